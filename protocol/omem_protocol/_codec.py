@@ -1,0 +1,67 @@
+"""Encoders and decoders, created once and shared.
+
+The daemon decodes a request in two steps: first the envelope with the body
+left raw, then the body. A request whose body is malformed (unknown method,
+wrong field types, out-of-range values) therefore still yields its id, and the
+daemon can answer that very request with a precise ``bad_request`` instead of
+dropping the connection.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+
+from omem_protocol._errors import MessageDecodeError
+from omem_protocol._framing import DEFAULT_MAX_FRAME, encode_frame
+from omem_protocol._messages import (
+    DaemonFrame,
+    Hello,
+    Msg,
+    RequestBody,
+)
+
+
+class RawRequest(msgspec.Struct, tag_field="type", tag="request", kw_only=True, frozen=True):
+    """Daemon-side view of `Request` with the body not yet decoded."""
+
+    id: Annotated[int, msgspec.Meta(ge=1)]
+    body: msgspec.Raw
+
+
+_encoder = msgspec.msgpack.Encoder()
+_client_frame_decoder: msgspec.msgpack.Decoder[Hello | RawRequest] = msgspec.msgpack.Decoder(
+    Hello | RawRequest
+)
+_request_body_decoder: msgspec.msgpack.Decoder[RequestBody] = msgspec.msgpack.Decoder(RequestBody)
+_daemon_frame_decoder: msgspec.msgpack.Decoder[DaemonFrame] = msgspec.msgpack.Decoder(DaemonFrame)
+
+
+def encode_message(msg: Msg, max_frame: int = DEFAULT_MAX_FRAME) -> bytes:
+    """Encode *msg* as one complete frame (length prefix included)."""
+    return encode_frame(_encoder.encode(msg), max_frame)
+
+
+def decode_client_frame(body: bytes) -> Hello | RawRequest:
+    """Daemon side: decode a frame a client sent."""
+    try:
+        return _client_frame_decoder.decode(body)
+    except msgspec.DecodeError as exc:
+        raise MessageDecodeError(str(exc)) from None
+
+
+def decode_request_body(raw: msgspec.Raw) -> RequestBody:
+    """Daemon side: decode the body of a `RawRequest`."""
+    try:
+        return _request_body_decoder.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise MessageDecodeError(str(exc)) from None
+
+
+def decode_daemon_frame(body: bytes) -> DaemonFrame:
+    """Client side: decode a frame the daemon sent."""
+    try:
+        return _daemon_frame_decoder.decode(body)
+    except msgspec.DecodeError as exc:
+        raise MessageDecodeError(str(exc)) from None

@@ -1,0 +1,275 @@
+"""Every message that crosses the socket.
+
+All wire types derive from `Msg`: frozen, keyword-only msgspec Structs tagged
+by a ``type`` field, so a decoder reads the tag first and builds the right
+class directly. Schema-evolution rules, which keep old clients and new
+daemons talking (and the reverse):
+
+* a field added after a release always has a default;
+* a field is never renamed, retyped or removed, and a tag is never reused;
+* unknown fields are ignored (no ``forbid_unknown_fields`` on wire types).
+
+Conversation shape::
+
+    client: Hello                    daemon: Welcome
+    client: Request{id, body}        daemon: Progress{id, ...}*  Reply{id, body}
+
+Several requests may be in flight on one connection; replies carry the
+request's id and may come back in any order. A reply with id 0 reports a
+problem with a frame that could not be tied to any request.
+
+Constraints declared with `msgspec.Meta` are enforced when the daemon decodes
+a request, so out-of-range values come back as ``bad_request`` errors that
+name the offending field.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+
+# Limits that protect the daemon; a client sending more gets `bad_request`.
+MAX_QUERY_CHARS = 8192
+MAX_PATH_CHARS = 4096
+MAX_APPEND_CHARS = 1_000_000
+MAX_LIMIT = 100
+
+NonNegInt = Annotated[int, msgspec.Meta(ge=0)]
+LineNo = Annotated[int, msgspec.Meta(ge=1)]
+Score = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+SourceName = Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
+WirePath = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_PATH_CHARS)]
+
+
+class Msg(msgspec.Struct, tag_field="type", kw_only=True, frozen=True):
+    """Base of every wire type.
+
+    Subclasses repeat ``frozen=True``: msgspec inherits it anyway, but type
+    checkers only see what each class statement says.
+    """
+
+
+# ---------------------------------------------------------------- handshake
+
+
+class Hello(Msg, tag="hello", frozen=True):
+    """First frame a client sends: its protocol major and what it can handle."""
+
+    protocol: int
+    client: str = ""
+    capabilities: tuple[str, ...] = ()
+
+
+class Welcome(Msg, tag="welcome", frozen=True):
+    """The daemon's answer to `Hello` when the protocol majors match."""
+
+    protocol: int
+    daemon_version: str
+    pid: int
+    workspaces: tuple[str, ...]
+    capabilities: tuple[str, ...]
+
+
+# ---------------------------------------------------------------- requests
+
+
+class StatusParams(Msg, tag="status", frozen=True):
+    """Ask for the daemon's and the workspace's state."""
+
+
+class SearchParams(Msg, tag="search", frozen=True):
+    """Search the memory index.
+
+    `limit` and `min_score` default to the daemon's configuration when None.
+    A `min_score` given explicitly is honoured strictly; the configured default
+    never hides exact keyword matches (see `SearchResult.threshold_relaxed`).
+    """
+
+    query: Annotated[str, msgspec.Meta(max_length=MAX_QUERY_CHARS)]
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_LIMIT)] | None = None
+    min_score: Score | None = None
+    sources: tuple[SourceName, ...] | None = None
+
+
+class GetParams(Msg, tag="get", frozen=True):
+    """Read a memory file, or `lines` lines of it starting at `from_line`."""
+
+    path: WirePath
+    from_line: LineNo | None = None
+    lines: LineNo | None = None
+
+
+class AppendParams(Msg, tag="append", frozen=True):
+    """Append a block of text to a memory file (default: today's daily file)."""
+
+    text: Annotated[str, msgspec.Meta(max_length=MAX_APPEND_CHARS)]
+    path: WirePath | None = None
+
+
+class SyncParams(Msg, tag="sync", frozen=True):
+    """Bring the index up to date with the files; `full` re-chunks every file."""
+
+    full: bool = False
+
+
+RequestBody = StatusParams | SearchParams | GetParams | AppendParams | SyncParams
+
+
+class Request(Msg, tag="request", frozen=True):
+    """A call: `id` is chosen by the client and echoed in the reply (>= 1)."""
+
+    id: Annotated[int, msgspec.Meta(ge=1)]
+    body: RequestBody
+
+
+# ---------------------------------------------------------------- results
+
+
+class SearchHit(Msg, tag="hit", frozen=True):
+    """One search result: where it is, what it says, and why it ranked."""
+
+    path: str
+    start_line: int
+    end_line: int
+    snippet: str
+    score: float
+    text_score: float | None
+    vector_score: float | None
+    source: str
+    citation: str
+    heading: str = ""
+
+
+class SearchResult(Msg, tag="search_result", frozen=True):
+    """Results plus everything a caller needs to trust or doubt them.
+
+    `empty_reason` is set only when `results` is empty: ``index_empty``,
+    ``no_terms`` (the query has nothing searchable), ``no_match`` or
+    ``below_min_score`` (then `best_score` says how close the best hit came).
+    `threshold_relaxed` is true when nothing cleared the default `min_score`
+    and keyword hits were returned anyway.
+    """
+
+    results: tuple[SearchHit, ...]
+    mode: str
+    provider: str
+    model: str | None
+    degraded: bool
+    degraded_reason: str | None
+    fallback: bool
+    stale: bool
+    empty_reason: str | None
+    best_score: float | None
+    min_score: float
+    threshold_relaxed: bool
+    took_ms: float
+
+
+class GetResult(Msg, tag="get_result", frozen=True):
+    """Text of the requested lines; `to_line` is 0 when no line was returned."""
+
+    path: str
+    text: str
+    from_line: int
+    to_line: int
+    total_lines: int
+
+
+class AppendResult(Msg, tag="append_result", frozen=True):
+    """Where the text landed; `indexed` means the next search will find it."""
+
+    path: str
+    start_line: int
+    end_line: int
+    created: bool
+    indexed: bool
+    citation: str
+
+
+class SyncResult(Msg, tag="sync_result", frozen=True):
+    """What one sync pass changed in the index."""
+
+    scanned: int
+    added: int
+    updated: int
+    removed: int
+    unchanged: int
+    skipped: int
+    chunks: int
+    took_ms: float
+    issues: tuple[str, ...] = ()
+
+
+class SourceCounts(Msg, tag="source_counts", frozen=True):
+    """Files on disk and in the index for one source (memory, sessions, ...)."""
+
+    source: str
+    files_on_disk: int
+    files_indexed: int
+    chunks: int
+
+
+class LastSync(Msg, tag="last_sync", frozen=True):
+    """The most recent completed (or failed) sync pass."""
+
+    finished_at: float
+    reason: str
+    took_ms: float
+    error: str | None = None
+
+
+class StatusResult(Msg, tag="status_result", frozen=True):
+    """The daemon and its workspace, as `omem-client status` shows them."""
+
+    daemon_version: str
+    protocol: int
+    pid: int
+    uptime_s: float
+    socket: str
+    workspace: str
+    workspace_path: str
+    index_path: str
+    index_bytes: int
+    files_on_disk: int
+    files_indexed: int
+    chunks: int
+    sources: tuple[SourceCounts, ...]
+    fts: bool
+    vector: bool
+    provider: str
+    model: str | None
+    syncing: bool
+    last_sync: LastSync | None
+    issues: tuple[str, ...] = ()
+
+
+class Error(Msg, tag="error", frozen=True):
+    """A failed request. `code` is one of `ErrorCode`; `message` is for humans."""
+
+    code: str
+    message: str
+    detail: str | None = None
+
+
+ReplyBody = StatusResult | SearchResult | GetResult | AppendResult | SyncResult | Error
+
+
+class Reply(Msg, tag="reply", frozen=True):
+    """The answer to request `id` (0: a frame that matched no request)."""
+
+    id: NonNegInt
+    body: ReplyBody
+
+
+class Progress(Msg, tag="progress", frozen=True):
+    """Interim progress of request `id`; zero or more precede its `Reply`."""
+
+    id: int
+    done: int
+    total: int
+    phase: str = ""
+
+
+ClientFrame = Hello | Request
+DaemonFrame = Welcome | Reply | Progress
