@@ -1,0 +1,7 @@
+"""The RPC methods the daemon serves."""
+
+from __future__ import annotations
+
+from openmemoryd.api.handlers import CAPABILITIES, Api, DaemonInfo
+
+__all__ = ["CAPABILITIES", "Api", "DaemonInfo"]

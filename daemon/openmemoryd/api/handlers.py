@@ -1,0 +1,109 @@
+"""One handler per RPC method: validate, call the engine, shape the reply.
+
+Handlers raise `OmemdError` subclasses for every failure a user can cause;
+the server turns them into `Error` replies. They never see frames, ids or
+sockets, so they are tested by calling them directly.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+from omem_protocol import (
+    PROTOCOL_VERSION,
+    AppendParams,
+    AppendResult,
+    GetParams,
+    GetResult,
+    ReplyBody,
+    RequestBody,
+    SearchParams,
+    SearchResult,
+    StatusParams,
+    StatusResult,
+    SyncParams,
+    SyncResult,
+    __version__,
+)
+from openmemoryd.engine import Engine, ProgressFn
+from openmemoryd.search import SearchQuery
+
+CAPABILITIES = ("status", "search", "get", "append", "sync", "progress")
+
+
+@dataclass(frozen=True, slots=True)
+class DaemonInfo:
+    """Facts about this daemon process that `status` reports."""
+
+    socket: str
+    pid: int = field(default_factory=os.getpid)
+    started: float = field(default_factory=time.monotonic)
+    version: str = __version__
+
+
+class Api:
+    """The daemon's methods, bound to one engine."""
+
+    def __init__(self, engine: Engine, info: DaemonInfo) -> None:
+        self.engine = engine
+        self.info = info
+        self.workspaces = ("default",)
+
+    async def dispatch(self, body: RequestBody, progress: ProgressFn) -> ReplyBody:
+        """Run the method *body* names; *progress* reports interim progress."""
+        match body:
+            case StatusParams():
+                return await self.status(body)
+            case SearchParams():
+                return await self.search(body)
+            case GetParams():
+                return await self.get(body)
+            case AppendParams():
+                return await self.append(body)
+            case SyncParams():
+                return await self.sync(body, progress)
+
+    async def status(self, _: StatusParams) -> StatusResult:
+        ws = await self.engine.status()
+        return StatusResult(
+            daemon_version=self.info.version,
+            protocol=PROTOCOL_VERSION,
+            pid=self.info.pid,
+            uptime_s=round(time.monotonic() - self.info.started, 3),
+            socket=self.info.socket,
+            workspace=self.workspaces[0],
+            workspace_path=ws.workspace_path,
+            index_path=ws.index_path,
+            index_bytes=ws.index_bytes,
+            files_on_disk=ws.files_on_disk,
+            files_indexed=ws.files_indexed,
+            chunks=ws.chunks,
+            sources=ws.sources,
+            fts=True,
+            vector=ws.vector,
+            provider=ws.provider,
+            model=ws.model,
+            syncing=ws.syncing,
+            last_sync=ws.last_sync,
+            issues=ws.issues,
+        )
+
+    async def search(self, params: SearchParams) -> SearchResult:
+        query = SearchQuery(
+            text=params.query,
+            limit=params.limit,
+            min_score=params.min_score,
+            sources=params.sources,
+        )
+        return await self.engine.search(query)
+
+    async def get(self, params: GetParams) -> GetResult:
+        return await self.engine.get(params.path, params.from_line, params.lines)
+
+    async def append(self, params: AppendParams) -> AppendResult:
+        return await self.engine.append(params.text, params.path)
+
+    async def sync(self, params: SyncParams, progress: ProgressFn) -> SyncResult:
+        return await self.engine.sync(full=params.full, reason="explicit", progress=progress)

@@ -1,0 +1,35 @@
+"""Configuration: TOML file, ``OPENMEMORY_*`` environment, command-line flags."""
+
+from __future__ import annotations
+
+from openmemoryd.config.load import (
+    LOG_LEVEL_ENV,
+    STATE_DIR_ENV,
+    WORKSPACE_ENV,
+    Overrides,
+    load_config,
+    normalize_extra_paths,
+)
+from openmemoryd.config.model import (
+    Config,
+    FileConfig,
+    IndexSettings,
+    LogLevel,
+    SearchSettings,
+    ServerSettings,
+)
+
+__all__ = [
+    "LOG_LEVEL_ENV",
+    "STATE_DIR_ENV",
+    "WORKSPACE_ENV",
+    "Config",
+    "FileConfig",
+    "IndexSettings",
+    "LogLevel",
+    "Overrides",
+    "SearchSettings",
+    "ServerSettings",
+    "load_config",
+    "normalize_extra_paths",
+]

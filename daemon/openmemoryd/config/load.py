@@ -1,0 +1,127 @@
+"""Build the `Config` from file, environment and flags, in that order of strength.
+
+Precedence (strongest first): command-line flags, ``OPENMEMORY_*`` environment
+variables, the TOML file, built-in defaults. Relative paths in the file are
+relative to the file's directory; relative paths from flags or the
+environment are relative to the current directory, as a shell user expects.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import msgspec
+import platformdirs
+
+from omem_protocol import default_config_path, resolve_socket_path
+from openmemoryd.config.model import Config, FileConfig
+from openmemoryd.errors import ConfigError
+
+WORKSPACE_ENV: Final = "OPENMEMORY_WORKSPACE"
+STATE_DIR_ENV: Final = "OPENMEMORY_STATE_DIR"
+LOG_LEVEL_ENV: Final = "OPENMEMORY_LOG_LEVEL"
+DEFAULT_WORKSPACE: Final = Path("~/.openmemory/workspace")
+
+
+@dataclass(frozen=True, slots=True)
+class Overrides:
+    """Values given as command-line flags; None means "not given"."""
+
+    config: Path | None = None
+    workspace: Path | None = None
+    state_dir: Path | None = None
+    socket: Path | None = None
+    log_level: str | None = None
+
+
+def load_config(
+    overrides: Overrides | None = None, environ: Mapping[str, str] | None = None
+) -> Config:
+    """Resolve the configuration; raise `ConfigError` with a precise message."""
+    flags = overrides or Overrides()
+    env = os.environ if environ is None else environ
+
+    if flags.config is not None:
+        path = _absolute(flags.config, Path.cwd())
+        explicit = True
+    else:
+        path = default_config_path(env)
+        explicit = bool(env.get("OPENMEMORY_CONFIG", "").strip())
+    file_config, config_path = _read_file(path, explicit)
+    base = path.parent
+
+    workspace = _pick(flags.workspace, env.get(WORKSPACE_ENV), file_config.workspace, base)
+    state_dir = _pick(flags.state_dir, env.get(STATE_DIR_ENV), file_config.state_dir, base)
+    if flags.socket is not None:
+        socket = _absolute(flags.socket, Path.cwd())
+    else:
+        configured = _absolute(Path(file_config.socket), base) if file_config.socket else None
+        socket = _absolute(resolve_socket_path(env, configured), Path.cwd())
+
+    workspace = workspace or _absolute(DEFAULT_WORKSPACE, Path.cwd())
+    state_dir = state_dir or Path(platformdirs.user_state_dir("openmemory", appauthor=False))
+    log_level = flags.log_level or env.get(LOG_LEVEL_ENV, "").strip() or file_config.log_level
+    if log_level not in ("debug", "info", "warning", "error"):
+        raise ConfigError(f"log level must be debug, info, warning or error, not {log_level!r}")
+
+    return Config(
+        config_path=config_path,
+        workspace=workspace,
+        state_dir=state_dir,
+        socket=socket,
+        extra_paths=normalize_extra_paths(workspace, file_config.extra_paths),
+        log_level=log_level,  # type: ignore[arg-type]  # checked just above
+        index=file_config.index,
+        search=file_config.search,
+        server=file_config.server,
+    )
+
+
+def normalize_extra_paths(workspace: Path, raw: Iterable[str]) -> tuple[Path, ...]:
+    """Expand ``~``, resolve relative entries against the workspace, drop
+    blanks and duplicates (keeping the first), without following symlinks."""
+    seen: dict[Path, None] = {}
+    for entry in raw:
+        text = entry.strip()
+        if not text:
+            continue
+        seen.setdefault(_absolute(Path(text), workspace), None)
+    return tuple(seen)
+
+
+def _read_file(path: Path, explicit: bool) -> tuple[FileConfig, Path | None]:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        if explicit:
+            raise ConfigError(f"config file not found: {path}") from None
+        return FileConfig(), None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    try:
+        return msgspec.toml.decode(data, type=FileConfig), path
+    except msgspec.DecodeError as exc:
+        raise ConfigError(f"invalid config file {path}: {exc}") from None
+
+
+def _pick(
+    flag: Path | None, env_value: str | None, file_value: str | None, base: Path
+) -> Path | None:
+    if flag is not None:
+        return _absolute(flag, Path.cwd())
+    if env_value and env_value.strip():
+        return _absolute(Path(env_value.strip()), Path.cwd())
+    if file_value:
+        return _absolute(Path(file_value), base)
+    return None
+
+
+def _absolute(path: Path, base: Path) -> Path:
+    """Expand ``~`` and anchor at *base*, normalising ``..`` lexically (no
+    symlink resolution: the user's spelling of the path is what we watch)."""
+    expanded = path.expanduser()
+    return Path(os.path.normpath(expanded if expanded.is_absolute() else base / expanded))

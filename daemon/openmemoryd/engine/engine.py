@@ -1,0 +1,328 @@
+"""One workspace's index and the operations on it.
+
+Concurrency model:
+
+* **Writer lane.** The single writer connection is only used inside
+  `Engine._write`, which runs a synchronous function in a worker thread under
+  a capacity-1 limiter. Calls are therefore serialised, never interleave
+  inside a transaction, and never ``await`` while one is open. A trio task
+  cancelled while its call runs waits for the call to finish (trio does not
+  abandon the thread), so a transaction is never left half done.
+* **Readers.** Searches and status queries run on read-only connections from
+  a small pool, in worker threads. WAL gives each a consistent snapshot, and a
+  long sync never blocks them.
+* **Sync passes** are serialised by a lock; a pass takes the writer lane per
+  batch of files, so an append waits for at most one batch, not a whole pass.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import date
+from typing import Final, TypeVar
+
+import apsw
+import msgspec
+import trio
+
+from omem_protocol import (
+    AppendResult,
+    GetResult,
+    LastSync,
+    SearchResult,
+    SourceCounts,
+    SyncResult,
+)
+from openmemoryd.config import Config
+from openmemoryd.errors import OmemdError, Unavailable
+from openmemoryd.index.indexer import FileOutcome, index_file
+from openmemoryd.memory import append_block, read_lines, target_path
+from openmemoryd.search import SearchContext, SearchQuery, citation, run_search
+from openmemoryd.store import (
+    OpenedIndex,
+    file_notes,
+    indexed_files,
+    open_index,
+    open_reader,
+    source_totals,
+)
+from openmemoryd.workspace import MemoryPath, PathPolicy, Scan, scan_memory_files
+
+logger = logging.getLogger("openmemoryd.engine")
+
+T = TypeVar("T")
+ProgressFn = Callable[[int, int, str], Awaitable[None]]
+
+READERS: Final = 4
+SYNC_BATCH: Final = 32
+
+
+@dataclass(frozen=True, slots=True)
+class EngineStatus:
+    """The workspace part of `status`."""
+
+    workspace_path: str
+    index_path: str
+    index_bytes: int
+    files_on_disk: int
+    files_indexed: int
+    chunks: int
+    sources: tuple[SourceCounts, ...]
+    vector: bool
+    provider: str
+    model: str | None
+    syncing: bool
+    last_sync: LastSync | None
+    issues: tuple[str, ...]
+
+
+class Engine:
+    """Search, read, append and sync for one workspace."""
+
+    def __init__(self, config: Config, opened: OpenedIndex) -> None:
+        self.config = config
+        self.policy = PathPolicy(config.workspace, config.extra_paths)
+        self.vector_error = opened.vector_error
+        self.recovered_to = opened.recovered_to
+        self._writer = opened.conn
+        self._closed = False
+        self._write_limiter = trio.CapacityLimiter(1)
+        self._read_limiter = trio.CapacityLimiter(READERS)
+        self._readers: list[apsw.Connection] = []
+        self._sync_lock = trio.Lock()
+        self._syncing = False
+        self._last_sync: LastSync | None = None
+
+    # ------------------------------------------------------------ lanes
+
+    async def _write(self, fn: Callable[..., T], *args: object) -> T:
+        if self._closed:
+            raise Unavailable("the index is closed")
+        return await trio.to_thread.run_sync(fn, self._writer, *args, limiter=self._write_limiter)
+
+    async def _read(self, fn: Callable[..., T], *args: object) -> T:
+        async with self._read_limiter:
+            if self._closed:
+                raise Unavailable("the index is closed")
+            conn = self._readers.pop() if self._readers else None
+            try:
+                if conn is None:
+                    conn = await trio.to_thread.run_sync(open_reader, self.config.index_path)
+                return await trio.to_thread.run_sync(fn, conn, *args)
+            finally:
+                if conn is not None:
+                    self._return_reader(conn)
+
+    def _return_reader(self, conn: apsw.Connection) -> None:
+        if self._closed:  # the engine closed while this read ran
+            conn.close()
+        else:
+            self._readers.append(conn)
+
+    # ------------------------------------------------------------ operations
+
+    async def search(self, query: SearchQuery) -> SearchResult:
+        started = time.perf_counter()
+        context = SearchContext(provider="none", model=None, stale=self._syncing)
+        result = await self._read(run_search, query, self.config.search, context)
+        took = round((time.perf_counter() - started) * 1000, 3)
+        return msgspec.structs.replace(result, took_ms=took)
+
+    async def get(self, path: str, from_line: int | None, lines: int | None) -> GetResult:
+        return await trio.to_thread.run_sync(
+            read_lines, self.policy, path, from_line, lines, self.config.index.max_file_bytes
+        )
+
+    async def append(self, text: str, path: str | None) -> AppendResult:
+        """Append and index in one writer-lane call: searchable when this returns."""
+        mp = target_path(self.policy, path, date.today())
+        return await self._write(self._append_and_index, mp, text)
+
+    def _append_and_index(self, conn: apsw.Connection, mp: MemoryPath, text: str) -> AppendResult:
+        appended = append_block(mp, text, self.config.index.max_file_bytes)
+        outcome = index_file(conn, mp.key, mp, self.config.index)
+        return AppendResult(
+            path=mp.key,
+            start_line=appended.start_line,
+            end_line=appended.end_line,
+            created=appended.created,
+            indexed=outcome.kind in ("added", "updated", "unchanged"),
+            citation=citation(mp.key, appended.start_line, appended.end_line),
+        )
+
+    async def sync(
+        self, *, full: bool = False, reason: str = "explicit", progress: ProgressFn | None = None
+    ) -> SyncResult:
+        """Reconcile the index with the files on disk; `full` re-chunks everything."""
+        async with self._sync_lock:
+            self._syncing = True
+            started = time.perf_counter()
+            try:
+                result = await self._sync_pass(full, progress)
+            except Exception as exc:
+                took = (time.perf_counter() - started) * 1000
+                self._last_sync = LastSync(
+                    finished_at=time.time(), reason=reason, took_ms=took, error=str(exc)
+                )
+                raise
+            finally:
+                self._syncing = False
+            self._last_sync = LastSync(
+                finished_at=time.time(), reason=reason, took_ms=result.took_ms
+            )
+            logger.info(
+                "sync (%s): %d scanned, %d added, %d updated, %d removed in %.0f ms",
+                reason,
+                result.scanned,
+                result.added,
+                result.updated,
+                result.removed,
+                result.took_ms,
+            )
+            return result
+
+    async def sync_in_background(self, reason: str) -> None:
+        """A sync whose failure is logged and shown in status, never raised."""
+        try:
+            await self.sync(reason=reason)
+        except Exception:
+            logger.exception("sync (%s) failed", reason)
+
+    async def _sync_pass(self, full: bool, progress: ProgressFn | None) -> SyncResult:
+        started = time.perf_counter()
+        scan = await trio.to_thread.run_sync(scan_memory_files, self.policy)
+        known = await self._read(indexed_files, "memory")
+        keys = sorted(scan.files) + sorted(set(known) - set(scan.files))
+        counts: Counter[str] = Counter()
+        issues = list(scan.issues)
+        chunks = 0
+        if progress is not None:
+            await progress(0, len(keys), "index")
+        for offset in range(0, len(keys), SYNC_BATCH):
+            batch = keys[offset : offset + SYNC_BATCH]
+            for outcome in await self._write(self._index_batch, batch, scan, full):
+                counts[outcome.kind] += 1
+                chunks += outcome.chunks
+                if outcome.issue and outcome.kind == "skipped":
+                    issues.append(f"{outcome.key}: {outcome.issue}")
+            if progress is not None:
+                await progress(offset + len(batch), len(keys), "index")
+        return SyncResult(
+            scanned=len(scan.files),
+            added=counts["added"],
+            updated=counts["updated"],
+            removed=counts["removed"],
+            unchanged=counts["unchanged"],
+            skipped=counts["skipped"],
+            chunks=chunks,
+            took_ms=round((time.perf_counter() - started) * 1000, 3),
+            issues=tuple(issues),
+        )
+
+    def _index_batch(
+        self, conn: apsw.Connection, keys: list[str], scan: Scan, full: bool
+    ) -> list[FileOutcome]:
+        outcomes = []
+        for key in keys:
+            disk = scan.files.get(key)
+            mp = disk.path if disk is not None else self._resolve_or_none(key)
+            try:
+                outcomes.append(index_file(conn, key, mp, self.config.index, force=full))
+            except apsw.Error as exc:
+                logger.error("indexing %s failed: %s", key, exc)
+                outcomes.append(FileOutcome(key, "skipped", issue=f"index error: {exc}"))
+        return outcomes
+
+    def _resolve_or_none(self, key: str) -> MemoryPath | None:
+        try:
+            return self.policy.resolve(key)
+        except OmemdError:
+            return None
+
+    async def status(self) -> EngineStatus:
+        scan = await trio.to_thread.run_sync(scan_memory_files, self.policy)
+        totals = await self._read(source_totals)
+        notes = await self._read(file_notes)
+        on_disk = Counter(f.source for f in scan.files.values())
+        by_source = {t.source: t for t in totals}
+        sources = tuple(
+            SourceCounts(
+                source=name,
+                files_on_disk=on_disk.get(name, 0),
+                files_indexed=by_source[name].files if name in by_source else 0,
+                chunks=by_source[name].chunks if name in by_source else 0,
+            )
+            for name in sorted(set(on_disk) | set(by_source))
+        )
+        issues = [*scan.issues, *(f"{path}: {note}" for path, note in notes)]
+        if self.vector_error:
+            issues.append(self.vector_error)
+        if self.recovered_to:
+            issues.append(
+                f"the index was unreadable and was rebuilt; the old file is {self.recovered_to}"
+            )
+        if self._last_sync is not None and self._last_sync.error:
+            issues.append(f"last sync failed: {self._last_sync.error}")
+        return EngineStatus(
+            workspace_path=str(self.config.workspace),
+            index_path=str(self.config.index_path),
+            index_bytes=_index_bytes(str(self.config.index_path)),
+            files_on_disk=len(scan.files),
+            files_indexed=sum(t.files for t in totals),
+            chunks=sum(t.chunks for t in totals),
+            sources=sources,
+            vector=False,
+            provider="none",
+            model=None,
+            syncing=self._syncing,
+            last_sync=self._last_sync,
+            issues=tuple(issues),
+        )
+
+    async def aclose(self) -> None:
+        """Close every connection; waits for a running write to commit first."""
+        async with self._write_limiter:
+            if self._closed:
+                return
+            self._closed = True
+            readers, self._readers = self._readers, []
+            await trio.to_thread.run_sync(_close_all, self._writer, readers)
+
+
+def _close_all(writer: apsw.Connection, readers: list[apsw.Connection]) -> None:
+    for reader in readers:
+        reader.close()
+    try:
+        writer.pragma("optimize")
+    except apsw.Error as exc:
+        logger.debug("optimize on close failed: %s", exc)
+    writer.close()
+
+
+def _index_bytes(path: str) -> int:
+    total = 0
+    for suffix in ("", "-wal"):
+        with contextlib.suppress(OSError):
+            total += os.stat(path + suffix).st_size
+    return total
+
+
+@asynccontextmanager
+async def open_engine(config: Config) -> AsyncIterator[Engine]:
+    """Open the workspace's index; the engine is closed (shielded) on exit."""
+    opened = await trio.to_thread.run_sync(
+        lambda: open_index(config.index_path, workspace=config.workspace)
+    )
+    engine = Engine(config, opened)
+    try:
+        yield engine
+    finally:
+        with trio.CancelScope(shield=True), trio.move_on_after(30):
+            await engine.aclose()

@@ -1,0 +1,113 @@
+"""Bringing one file's index entry in line with the file on disk.
+
+`index_file` runs on the writer connection (in the writer lane's thread).
+Reading, hashing, chunking and the write all happen in that one call, so two
+updates of the same file can never interleave and store an older version
+over a newer one.
+
+Outcomes: unchanged content (by sha256 of the bytes) is skipped, however its
+mtime moved; a file gone from disk, or no longer a memory path, leaves the
+index; binary files (NUL bytes) and files over ``max_file_bytes`` are
+recorded with a note and no chunks, so `status` can say why they are not
+searchable; invalid UTF-8 is indexed with U+FFFD in place of the bad bytes
+and noted. Nothing here raises for a bad file: a sync pass must finish.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass
+from typing import Literal
+
+import apsw
+
+from openmemoryd.config import IndexSettings
+from openmemoryd.errors import Forbidden, NotFound, OmemdError, TooLarge
+from openmemoryd.index.chunker import chunk_markdown
+from openmemoryd.store import (
+    ChunkRow,
+    FileState,
+    delete_file,
+    indexed_file,
+    replace_file,
+    touch_file,
+)
+from openmemoryd.workspace import MemoryPath, read_memory_file
+
+logger = logging.getLogger("openmemoryd.index")
+
+OutcomeKind = Literal["added", "updated", "unchanged", "removed", "skipped", "absent"]
+
+
+@dataclass(frozen=True, slots=True)
+class FileOutcome:
+    key: str
+    kind: OutcomeKind
+    chunks: int = 0
+    issue: str | None = None
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def index_file(
+    conn: apsw.Connection,
+    key: str,
+    mp: MemoryPath | None,
+    settings: IndexSettings,
+    *,
+    force: bool = False,
+    source: str = "memory",
+) -> FileOutcome:
+    """Update the index for the file *key*; *mp* None means "not memory any more"."""
+    known = indexed_file(conn, key)
+    if mp is None:
+        return _remove(conn, key, known is not None)
+    try:
+        data, st = read_memory_file(mp, settings.max_file_bytes)
+    except (NotFound, Forbidden):
+        return _remove(conn, key, known is not None)
+    except TooLarge as exc:
+        reason = f"skipped: {exc}"
+        if known is None or known.note != reason:
+            replace_file(conn, FileState(key, source, "", 0, 0, reason), ())
+        return FileOutcome(key, "skipped", issue=reason)
+    except OmemdError as exc:
+        logger.warning("cannot read %s: %s", key, exc)
+        return FileOutcome(key, "skipped", issue=f"skipped: {exc}")
+
+    digest = sha256_hex(data)
+    if known is not None and known.hash == digest and not force:
+        if (known.mtime_ns, known.size) != (st.st_mtime_ns, st.st_size):
+            touch_file(conn, key, st.st_mtime_ns, st.st_size)
+        return FileOutcome(key, "unchanged", known.chunks, known.note)
+
+    kind: OutcomeKind = "added" if known is None else "updated"
+    if b"\x00" in data:
+        binary = "skipped: binary file (contains NUL bytes)"
+        replace_file(conn, FileState(key, source, digest, st.st_mtime_ns, st.st_size, binary), ())
+        return FileOutcome(key, "skipped", issue=binary)
+
+    note: str | None = None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", errors="replace")
+        note = "invalid UTF-8 replaced with U+FFFD"
+    text = text.removeprefix("\ufeff")
+    rows = [
+        ChunkRow(c.start_line, c.end_line, c.heading, c.text, sha256_hex(c.text.encode("utf-8")))
+        for c in chunk_markdown(
+            text, max_tokens=settings.chunk_tokens, overlap_tokens=settings.chunk_overlap
+        )
+    ]
+    replace_file(conn, FileState(key, source, digest, st.st_mtime_ns, st.st_size, note), rows)
+    return FileOutcome(key, kind, len(rows), note)
+
+
+def _remove(conn: apsw.Connection, key: str, was_indexed: bool) -> FileOutcome:
+    if was_indexed and delete_file(conn, key):
+        return FileOutcome(key, "removed")
+    return FileOutcome(key, "absent")

@@ -1,0 +1,136 @@
+"""Appending to memory files without ever losing a byte.
+
+The file is opened beneath its root without following symlinks, locked with
+``flock`` (other openmemory processes and cooperating tools wait their turn),
+written with one ``O_APPEND`` write and fsynced before the call returns; a
+newly created file's directory is fsynced too. Existing content is only ever
+read, never rewritten.
+
+Layout: each append is its own block, separated from what came before by a
+blank line; a new daily file starts with a ``# YYYY-MM-DD`` heading. The
+returned line range is the appended text's, for citations.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import time
+from dataclasses import dataclass
+from datetime import date
+from typing import Final
+
+from openmemoryd.errors import BadRequest, Conflict, TooLarge
+from openmemoryd.workspace import (
+    MEMORY_DIR,
+    MemoryPath,
+    PathPolicy,
+    daily_date,
+    daily_key,
+    open_beneath,
+)
+
+LOCK_TIMEOUT_S: Final = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    path: MemoryPath
+    start_line: int
+    end_line: int
+    created: bool
+
+
+def target_path(policy: PathPolicy, raw_path: str | None, today: date) -> MemoryPath:
+    """The file an append goes to: the given path, or today's daily file."""
+    if raw_path is not None:
+        return policy.resolve(raw_path)
+    key = daily_key(today)
+    return MemoryPath(key=key, root=policy.workspace, parts=(MEMORY_DIR, key.split("/", 1)[1]))
+
+
+def normalize_block(text: str) -> str:
+    """The text as it will be written: LF line ends, no surrounding blank lines."""
+    if "\x00" in text:
+        raise BadRequest("text contains a NUL character")
+    block = text.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
+    if not block.strip():
+        raise BadRequest("nothing to append: text is empty")
+    return block
+
+
+def append_block(mp: MemoryPath, text: str, max_file_bytes: int) -> Appended:
+    """Append *text* as a block to *mp*, creating the file if needed."""
+    block = normalize_block(text)
+    fd = open_beneath(
+        mp, os.O_RDWR | os.O_APPEND | os.O_CREAT, mode=0o600, make_dirs=mp.parts[0] == MEMORY_DIR
+    )
+    try:
+        _lock(fd, mp.key)
+        existing = _read_all(fd)
+        created = not existing
+        prefix = _separator(existing, mp.key)
+        payload = (prefix + block + "\n").encode("utf-8")
+        if len(existing) + len(payload) > max_file_bytes:
+            raise TooLarge(f"{mp.key} would exceed the {max_file_bytes}-byte file limit")
+        _write_all(fd, payload)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if created:
+        _fsync_dir(mp)
+    # `prefix` leaves the file ending in a newline, so the block starts on
+    # the line after the last one already there.
+    start_line = existing.count(b"\n") + prefix.count("\n") + 1
+    return Appended(mp, start_line, start_line + block.count("\n"), created)
+
+
+def _separator(existing: bytes, key: str) -> str:
+    if not existing:
+        day = daily_date(key)
+        return f"# {day.isoformat()}\n\n" if day is not None else ""
+    if existing.endswith(b"\n\n"):
+        return ""
+    if existing.endswith(b"\n"):
+        return "\n"
+    return "\n\n"
+
+
+def _lock(fd: int, key: str) -> None:
+    deadline = time.monotonic() + LOCK_TIMEOUT_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise
+        if time.monotonic() > deadline:
+            raise Conflict(f"{key} is locked by another process; try again")
+        time.sleep(0.02)
+
+
+def _read_all(fd: int) -> bytes:
+    parts: list[bytes] = []
+    offset = 0
+    while block := os.pread(fd, 1 << 20, offset):
+        parts.append(block)
+        offset += len(block)
+    return b"".join(parts)
+
+
+def _write_all(fd: int, payload: bytes) -> None:
+    view = memoryview(payload)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _fsync_dir(mp: MemoryPath) -> None:
+    directory = mp.root.joinpath(*mp.parts[:-1])
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,69 @@
+"""The keyword leg: FTS5 BM25 over CJK-aware terms.
+
+BM25 ranks from FTS5 are negative (more negative is better). The score is
+``r / (1 + r)`` with ``r = -rank``: monotonic, in [0, 1), and it keeps the
+BM25 order. OpenClaw once clamped negative ranks to 0 so every hit scored 1.0
+and the order was lost (#5767); a test pins the order here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import apsw
+
+from openmemoryd.store import lexical_candidates
+from openmemoryd.text import fts_match_expression
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A chunk that some leg of the search found, with its part scores."""
+
+    id: int
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    heading: str
+    text: str
+    text_score: float | None
+    vector_score: float | None
+    score: float
+
+
+def bm25_score(rank: float) -> float:
+    """Map an FTS5 BM25 rank onto [0, 1), better matches higher."""
+    if not math.isfinite(rank):
+        return 0.0
+    relevance = max(0.0, -rank)
+    return relevance / (1.0 + relevance)
+
+
+def lexical_leg(
+    conn: apsw.Connection, terms: Sequence[str], limit: int, sources: Sequence[str] | None
+) -> list[Candidate]:
+    """The *limit* best keyword matches for *terms* (an OR query), best first."""
+    match = fts_match_expression(list(terms))
+    if match is None:
+        return []
+    candidates = []
+    for row in lexical_candidates(conn, match, limit, sources):
+        score = bm25_score(row.rank)
+        candidates.append(
+            Candidate(
+                id=row.id,
+                path=row.path,
+                source=row.source,
+                start_line=row.start_line,
+                end_line=row.end_line,
+                heading=row.heading,
+                text=row.text,
+                text_score=score,
+                vector_score=None,
+                score=score,
+            )
+        )
+    return candidates

@@ -1,0 +1,109 @@
+"""Snippets: the part of a chunk worth showing, with exact line numbers.
+
+A chunk (~400 tokens) is often longer than the snippet budget (700
+characters). A plain prefix cut would hide the line that matched whenever it
+sits in the chunk's second half, so the snippet is a window of whole lines
+around the line matching the most query terms. The reported line range is the
+window's, so ``get path --from start --lines n`` returns the snippet's lines
+and a citation points at what was shown.
+
+Invariants: ``len(snippet) <= max_chars``; no visible character is split; the
+snippet is verbatim text of the chunk (no ellipses added).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from openmemoryd.text import safe_boundary, token_set
+
+
+@dataclass(frozen=True, slots=True)
+class Snippet:
+    text: str
+    start_line: int
+    end_line: int
+
+
+def make_snippet(text: str, first_line: int, terms: Sequence[str], max_chars: int) -> Snippet:
+    """Choose the part of a chunk (starting at *first_line*) to show."""
+    lines = text.split("\n")
+    if len(text) <= max_chars:
+        return Snippet(text, first_line, first_line + len(lines) - 1)
+    best = _best_line(lines, terms)
+    if len(lines[best]) > max_chars:
+        return Snippet(
+            _cut_line(lines[best], terms, max_chars), first_line + best, first_line + best
+        )
+    start, end = _grow_window(lines, best, max_chars)
+    while start < best and not lines[start].strip():
+        start += 1
+    while end > best and not lines[end].strip():
+        end -= 1
+    return Snippet("\n".join(lines[start : end + 1]), first_line + start, first_line + end)
+
+
+def line_matches(line: str, terms: Sequence[str]) -> int:
+    """How many distinct query terms *line* contains (stems match by prefix)."""
+    if not terms:
+        return 0
+    present = token_set(line)
+    return sum(1 for term in terms if _has_term(term, present))
+
+
+def _has_term(term: str, present: frozenset[str]) -> bool:
+    if term in present:
+        return True
+    # FTS5 matched stems through the porter stemmer ("preferences" finds
+    # "prefers"), so count a word sharing a long enough prefix as present.
+    return len(term) >= 4 and any(_same_stem(term, word) for word in present)
+
+
+def _same_stem(a: str, b: str) -> bool:
+    if len(b) < 4 or a[:4] != b[:4]:
+        return False
+    common = 4
+    limit = min(len(a), len(b))
+    while common < limit and a[common] == b[common]:
+        common += 1
+    return common >= limit - 3
+
+
+def _best_line(lines: list[str], terms: Sequence[str]) -> int:
+    best, best_hits = 0, 0
+    for index, line in enumerate(lines):
+        hits = line_matches(line, terms)
+        if hits > best_hits:
+            best, best_hits = index, hits
+    return best
+
+
+def _grow_window(lines: list[str], center: int, max_chars: int) -> tuple[int, int]:
+    """Extend around *center*, alternating below and above, while it fits."""
+    start = end = center
+    size = len(lines[center])
+    grew = True
+    while grew:
+        grew = False
+        if end + 1 < len(lines) and size + 1 + len(lines[end + 1]) <= max_chars:
+            end += 1
+            size += 1 + len(lines[end])
+            grew = True
+        if start > 0 and size + 1 + len(lines[start - 1]) <= max_chars:
+            start -= 1
+            size += 1 + len(lines[start])
+            grew = True
+    return start, end
+
+
+def _cut_line(line: str, terms: Sequence[str], max_chars: int) -> str:
+    """A *max_chars* window of one long line, placed a little before the first match."""
+    lowered = line.lower()
+    positions = [p for p in (lowered.find(term) for term in terms) if p >= 0]
+    anchor = min(positions) if positions else 0
+    start = safe_boundary(line, max(0, anchor - max_chars // 4))
+    end = safe_boundary(line, start + max_chars)
+    if end <= start:  # a single "character" of hundreds of combining marks
+        end = start + max_chars
+    return line[start:end]

@@ -1,0 +1,50 @@
+"""The index database: schema, connections, reads and writes."""
+
+from __future__ import annotations
+
+from openmemoryd.store.db import (
+    BUSY_TIMEOUT_MS,
+    OpenedIndex,
+    get_meta,
+    load_vector_extension,
+    open_index,
+    open_reader,
+)
+from openmemoryd.store.reads import (
+    IndexedFile,
+    LexicalRow,
+    SourceTotals,
+    chunk_count,
+    file_notes,
+    indexed_file,
+    indexed_files,
+    lexical_candidates,
+    source_totals,
+)
+from openmemoryd.store.schema import APPLICATION_ID, SCHEMA_VERSION
+from openmemoryd.store.writes import ChunkRow, FileState, delete_file, replace_file, touch_file
+
+__all__ = [
+    "APPLICATION_ID",
+    "BUSY_TIMEOUT_MS",
+    "SCHEMA_VERSION",
+    "ChunkRow",
+    "FileState",
+    "IndexedFile",
+    "LexicalRow",
+    "OpenedIndex",
+    "SourceTotals",
+    "chunk_count",
+    "delete_file",
+    "file_notes",
+    "get_meta",
+    "indexed_file",
+    "indexed_files",
+    "lexical_candidates",
+    "load_vector_extension",
+    "open_index",
+    "open_reader",
+    "replace_file",
+    "source_totals",
+    "touch_file",
+]

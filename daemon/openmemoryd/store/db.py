@@ -1,0 +1,187 @@
+"""Opening the index database: all connection setup lives here.
+
+Invariants:
+
+* Every connection has a busy timeout, loads sqlite-vec when it can and then
+  disables extension loading again.
+* The writer connection uses WAL (readers never block it, it never blocks
+  readers), ``synchronous=NORMAL`` (the index is derived data: a power cut
+  may lose the last commits, never consistency) and BEGIN IMMEDIATE for
+  ``with conn:`` so a write transaction never has to upgrade its lock.
+* The index is derived from the Markdown, so a database that is corrupt or not
+  a database at all is moved aside (never deleted) and rebuilt. A database
+  from a newer schema, or some other application's file, is refused
+  untouched: those are the user's to sort out, not ours to destroy.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import apsw
+import sqlite_vec
+
+from openmemoryd.errors import StartupError
+from openmemoryd.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from openmemoryd.text import TERMS_VERSION, index_terms
+
+logger = logging.getLogger("openmemoryd.store")
+
+BUSY_TIMEOUT_MS: Final = 5000
+
+
+@dataclass(frozen=True, slots=True)
+class OpenedIndex:
+    """The writer connection and what happened while opening it."""
+
+    conn: apsw.Connection
+    vector_error: str | None
+    recovered_to: Path | None
+
+
+def load_vector_extension(conn: apsw.Connection) -> str | None:
+    """Load sqlite-vec into *conn*; return why not, or None on success."""
+    try:
+        conn.enable_load_extension(True)
+        try:
+            conn.load_extension(sqlite_vec.loadable_path())
+        finally:
+            conn.enable_load_extension(False)
+    except (apsw.Error, OSError) as exc:
+        return f"sqlite-vec could not be loaded: {exc}"
+    return None
+
+
+def open_index(path: Path, *, workspace: Path) -> OpenedIndex:
+    """Open (creating or migrating) the writer connection of an index.
+
+    Raises:
+        StartupError: the file belongs to a newer openmemoryd or another
+            application, or the directory cannot be created.
+    """
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StartupError(f"cannot create index directory {path.parent}: {exc.strerror}") from None
+    recovered_to: Path | None = None
+    try:
+        conn, vector_error = _open_writer(path, workspace)
+    except (apsw.NotADBError, apsw.CorruptError) as exc:
+        recovered_to = _move_aside(path)
+        logger.error(
+            "index %s is unreadable (%s); moved it to %s and rebuilding", path, exc, recovered_to
+        )
+        conn, vector_error = _open_writer(path, workspace)
+    return OpenedIndex(conn=conn, vector_error=vector_error, recovered_to=recovered_to)
+
+
+def open_reader(path: Path) -> apsw.Connection:
+    """A read-only connection for searches (used from worker threads)."""
+    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+    load_vector_extension(conn)
+    conn.pragma("query_only", True)
+    return conn
+
+
+def _open_writer(path: Path, workspace: Path) -> tuple[apsw.Connection, str | None]:
+    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
+    try:
+        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+        _check_identity(conn, path)
+        conn.pragma("journal_mode", "wal")
+        conn.pragma("synchronous", "normal")
+        conn.transaction_mode = "IMMEDIATE"
+        vector_error = load_vector_extension(conn)
+        _migrate(conn, path)
+        _ensure_terms(conn)
+        _set_meta(conn, "workspace", str(workspace))
+    except BaseException:
+        conn.close()
+        raise
+    return conn, vector_error
+
+
+def _check_identity(conn: apsw.Connection, path: Path) -> None:
+    app_id = conn.pragma("application_id")
+    version = conn.pragma("user_version")
+    if app_id not in (0, APPLICATION_ID):
+        raise StartupError(
+            f"{path} is not an openmemory index (application_id {app_id:#x}); "
+            "refusing to modify it: point state_dir elsewhere or move the file"
+        )
+    if version > SCHEMA_VERSION:
+        raise StartupError(
+            f"{path} was written by a newer openmemoryd (schema {version}, this one knows "
+            f"{SCHEMA_VERSION}); upgrade openmemoryd or move the file away to rebuild it"
+        )
+    if app_id == 0 and version == 0:
+        has_tables = conn.execute("SELECT count(*) FROM sqlite_schema").fetchall()[0][0]
+        if has_tables:
+            raise StartupError(
+                f"{path} is an SQLite database that openmemory did not create; "
+                "refusing to modify it"
+            )
+
+
+def _migrate(conn: apsw.Connection, path: Path) -> None:
+    version = conn.pragma("user_version")
+    for number in range(version, SCHEMA_VERSION):
+        migration = MIGRATIONS[number]
+        with conn:
+            migration(conn)
+            conn.pragma("application_id", APPLICATION_ID)
+            conn.pragma("user_version", number + 1)
+        logger.info("index %s migrated to schema %d (%s)", path, number + 1, migration.__name__)
+
+
+def get_meta(conn: apsw.Connection, key: str) -> str | None:
+    rows = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchall()
+    return str(rows[0][0]) if rows else None
+
+
+def _set_meta(conn: apsw.Connection, key: str, value: str) -> None:
+    with conn:
+        conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+
+def _ensure_terms(conn: apsw.Connection) -> None:
+    """Re-derive the FTS table from the stored chunks if segmentation changed.
+
+    The chunk text is stored, so this needs no file reads and no embeddings.
+    """
+    if get_meta(conn, "terms_version") == TERMS_VERSION:
+        return
+    with conn:
+        conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('delete-all')")
+        rows = conn.execute("SELECT id, text, heading FROM chunks").fetchall()
+        conn.executemany(
+            "INSERT INTO chunks_fts(rowid, body, heading) VALUES (?, ?, ?)",
+            (
+                (rowid, index_terms(str(text)), index_terms(str(heading)))
+                for rowid, text, heading in rows
+            ),
+        )
+        _set_meta(conn, "terms_version", TERMS_VERSION)
+    if rows:
+        logger.info("rebuilt the keyword index for %d chunks (terms %s)", len(rows), TERMS_VERSION)
+
+
+def _move_aside(path: Path) -> Path:
+    """Rename a broken database (and its WAL files) out of the way; return the new name."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    for suffix in ("", "-wal", "-shm"):
+        source = Path(f"{path}{suffix}")
+        if source.exists():
+            os.replace(source, Path(f"{target}{suffix}"))
+    return target

@@ -1,0 +1,87 @@
+"""The index schema as an ordered list of named migrations.
+
+``PRAGMA user_version`` records how many migrations ran. Each migration runs
+in one transaction together with the version bump, so a crash leaves the
+database at a whole version. A database whose version is higher than
+`SCHEMA_VERSION` was written by a newer openmemoryd and is refused, not
+touched.
+
+Tables:
+
+* ``meta``: key/value facts about the index (workspace, term segmentation).
+* ``files``: one row per indexed file: content hash, stat, chunk count and a
+  note when the file was skipped (binary, too large).
+* ``chunks``: the text units search returns, with 1-based inclusive lines.
+* ``chunks_fts``: FTS5 over our pre-segmented terms (see `text.terms`);
+  contentless, keyed by ``chunks.id``, BM25 weights body 1.0, heading 0.5.
+* ``embedding_cache``: vectors by provider key and text hash, so an unchanged
+  chunk is never embedded twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+import apsw
+
+APPLICATION_ID: Final = 0x4F4D454D  # "OMEM"
+
+
+def _m001_initial(conn: apsw.Connection) -> None:
+    conn.execute(
+        """
+        CREATE TABLE meta(
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        ) STRICT;
+
+        CREATE TABLE files(
+            path TEXT PRIMARY KEY,
+            source TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            chunks INTEGER NOT NULL,
+            indexed_at REAL NOT NULL,
+            note TEXT
+        ) STRICT;
+
+        CREATE TABLE chunks(
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL,
+            source TEXT NOT NULL,
+            agent TEXT,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            heading TEXT NOT NULL,
+            text TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            model TEXT,
+            created_at REAL NOT NULL
+        ) STRICT;
+        CREATE INDEX chunks_by_path ON chunks(path);
+        CREATE INDEX chunks_by_hash ON chunks(hash);
+
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(
+            body, heading,
+            content='', contentless_delete=1,
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        INSERT INTO chunks_fts(chunks_fts, rank) VALUES('rank', 'bm25(1.0, 0.5)');
+
+        CREATE TABLE embedding_cache(
+            provider_key TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            dims INTEGER NOT NULL,
+            vector BLOB NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY(provider_key, hash)
+        ) STRICT, WITHOUT ROWID;
+        CREATE INDEX embedding_cache_by_age ON embedding_cache(updated_at);
+        """
+    )
+
+
+MIGRATIONS: Final[tuple[Callable[[apsw.Connection], None], ...]] = (_m001_initial,)
+SCHEMA_VERSION: Final = len(MIGRATIONS)

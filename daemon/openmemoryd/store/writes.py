@@ -1,0 +1,106 @@
+"""Write operations on the index; each call is one transaction.
+
+Only the engine's writer lane calls these (one thread at a time on the one
+writer connection). A file's chunks, their FTS rows and its ``files`` row
+change together or not at all, so a search never sees half a file.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import apsw
+
+from openmemoryd.text import index_terms
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    """A chunk ready to store; `hash` is the sha256 of `text`."""
+
+    start_line: int
+    end_line: int
+    heading: str
+    text: str
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    """What the ``files`` row records about one file."""
+
+    path: str
+    source: str
+    hash: str
+    mtime_ns: int
+    size: int
+    note: str | None = None
+
+
+def replace_file(conn: apsw.Connection, state: FileState, chunks: Sequence[ChunkRow]) -> None:
+    """Make the index hold exactly *chunks* for the file, atomically."""
+    now = time.time()
+    with conn:
+        _delete_chunks(conn, state.path)
+        for chunk in chunks:
+            conn.execute(
+                "INSERT INTO chunks(path, source, start_line, end_line, heading, text, hash, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    state.path,
+                    state.source,
+                    chunk.start_line,
+                    chunk.end_line,
+                    chunk.heading,
+                    chunk.text,
+                    chunk.hash,
+                    now,
+                ),
+            )
+            conn.execute(
+                "INSERT INTO chunks_fts(rowid, body, heading) VALUES (?, ?, ?)",
+                (conn.last_insert_rowid(), index_terms(chunk.text), index_terms(chunk.heading)),
+            )
+        conn.execute(
+            "INSERT INTO files(path, source, hash, mtime_ns, size, chunks, indexed_at, note) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(path) DO UPDATE SET source = excluded.source, hash = excluded.hash, "
+            "mtime_ns = excluded.mtime_ns, size = excluded.size, chunks = excluded.chunks, "
+            "indexed_at = excluded.indexed_at, note = excluded.note",
+            (
+                state.path,
+                state.source,
+                state.hash,
+                state.mtime_ns,
+                state.size,
+                len(chunks),
+                now,
+                state.note,
+            ),
+        )
+
+
+def touch_file(conn: apsw.Connection, path: str, mtime_ns: int, size: int) -> None:
+    """Record a new stat for a file whose content hash did not change."""
+    with conn:
+        conn.execute(
+            "UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", (mtime_ns, size, path)
+        )
+
+
+def delete_file(conn: apsw.Connection, path: str) -> bool:
+    """Remove a file and every chunk of it; return whether it was indexed."""
+    with conn:
+        _delete_chunks(conn, path)
+        conn.execute("DELETE FROM files WHERE path = ?", (path,))
+        removed = conn.changes() > 0
+    return removed
+
+
+def _delete_chunks(conn: apsw.Connection, path: str) -> None:
+    conn.execute(
+        "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE path = ?)", (path,)
+    )
+    conn.execute("DELETE FROM chunks WHERE path = ?", (path,))

@@ -1,0 +1,28 @@
+"""Text handling shared by indexing and search: scripts, tokens, terms."""
+
+from __future__ import annotations
+
+from openmemoryd.text.boundaries import safe_boundary
+from openmemoryd.text.scripts import count_cjk, is_cjk
+from openmemoryd.text.terms import (
+    MAX_QUERY_TERMS,
+    TERMS_VERSION,
+    fts_match_expression,
+    index_terms,
+    query_terms,
+    token_set,
+)
+from openmemoryd.text.tokens import estimate_tokens
+
+__all__ = [
+    "MAX_QUERY_TERMS",
+    "TERMS_VERSION",
+    "count_cjk",
+    "estimate_tokens",
+    "fts_match_expression",
+    "index_terms",
+    "is_cjk",
+    "query_terms",
+    "safe_boundary",
+    "token_set",
+]

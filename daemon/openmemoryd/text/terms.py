@@ -1,0 +1,123 @@
+"""Terms for the lexical index and for queries, correct for CJK text.
+
+FTS5's ``unicode61`` tokenizer treats a run of Han characters as one token,
+so "我们讨论了缓存方案" is a single term and a search for 缓存方案 never
+matches it (OpenClaw #110500). We segment text ourselves before FTS5 sees it:
+
+* Latin and other spaced scripts: runs of letters and digits, lowercased
+  after NFKC (so full-width ＡＢＣ and ABC are the same term);
+* CJK runs: every character (unigram) and every adjacent pair (bigram) in the
+  indexed text; the query uses bigrams, or the unigram for a lone character.
+  A two-character query such as 周会 is one bigram and matches exactly.
+
+The index stores the space-joined terms, and ``porter unicode61`` then only
+splits on the spaces we put in (and stems English words). Queries are built as
+an OR of quoted terms, ranked by BM25, so a note matching more of the query
+ranks higher and a note matching some of it is still found (the AND-joined
+queries of OpenClaw #15226 and #83384 returned nothing).
+
+Invariant: `index_terms` and `query_terms` segment identically; changing
+either changes `TERMS_VERSION`, which makes the index rebuild its FTS table.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+from typing import Final
+
+from openmemoryd.text.scripts import CJK_CLASS
+
+TERMS_VERSION: Final = "cjk-bigram-1"
+
+# Cap on distinct query terms: keeps a pasted paragraph from building an FTS
+# query with thousands of OR branches.
+MAX_QUERY_TERMS: Final = 64
+
+_RUN_RE: Final = re.compile(f"(?P<cjk>[{CJK_CLASS}]+)|(?P<word>[^\\W_{CJK_CLASS}]+)")
+
+ENGLISH_STOPWORDS: Final = frozenset(
+    """
+    a about above after again all also am an and any are as at be because been
+    before being below between both but by can could did do does doing down
+    during each few for from further had has have having he her here hers him
+    his how i if in into is it its itself just me more most my no nor not now
+    of off on once only or other our ours out over own same she should so some
+    such than that the their theirs them then there these they this those
+    through to too under until up very was we were what when where which while
+    who whom why will with would you your yours thing things
+    """.split()
+)
+
+CJK_STOPWORDS: Final = frozenset(
+    """
+    的 了 着 吗 呢 吧 啊 呀 么 和 与 及 或 是 在 也 就 都 而 被 把 让 给 我 你 他 她 它
+    我们 你们 他们 她们 它们 这个 那个 这些 那些 这里 那里 什么 怎么 怎样 为什么
+    之前 之后 以前 以后 一个 一些 有没 没有 是不 不是 可以 还是 就是 但是 如果 因为 所以
+    """.split()
+)
+
+
+def _runs(text: str) -> Iterator[tuple[bool, str]]:
+    """Yield (is_cjk, run) for each term-bearing run of NFKC-normalised text."""
+    for match in _RUN_RE.finditer(unicodedata.normalize("NFKC", text)):
+        cjk = match.group("cjk")
+        if cjk is not None:
+            yield True, cjk
+        else:
+            yield False, match.group("word").lower()
+
+
+def _bigrams(run: str) -> Iterator[str]:
+    for i in range(len(run) - 1):
+        yield run[i : i + 2]
+
+
+def index_terms(text: str) -> str:
+    """The text FTS5 indexes for *text*: its terms joined by spaces."""
+    out: list[str] = []
+    for cjk, run in _runs(text):
+        if cjk:
+            out.extend(run)
+            out.extend(_bigrams(run))
+        else:
+            out.append(run)
+    return " ".join(out)
+
+
+def query_terms(query: str) -> list[str]:
+    """Distinct search terms of *query*, in order, stopwords dropped.
+
+    If every term is a stopword the stopwords are kept: a query of only
+    common words still means something to the person who typed it.
+    """
+    terms: list[str] = []
+    for cjk, run in _runs(query):
+        if cjk:
+            terms.extend(_bigrams(run) if len(run) > 1 else (run,))
+        else:
+            terms.append(run)
+    distinct = list(dict.fromkeys(terms))
+    content = [t for t in distinct if t not in ENGLISH_STOPWORDS and t not in CJK_STOPWORDS]
+    return (content or distinct)[:MAX_QUERY_TERMS]
+
+
+def fts_match_expression(terms: list[str]) -> str | None:
+    """An FTS5 MATCH expression that ORs *terms*; None when there are none.
+
+    Each term is a double-quoted string, so FTS5 operators (AND, NEAR, *, ^,
+    column filters) inside user input are inert.
+    """
+    if not terms:
+        return None
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def token_set(text: str) -> frozenset[str]:
+    """Terms of *text* as a set, CJK unigrams and bigrams included.
+
+    Used to compare texts (MMR diversity, snippet placement); matches the
+    token rules of OpenClaw's MMR with CJK support.
+    """
+    return frozenset(index_terms(text).split())

@@ -1,0 +1,41 @@
+"""The workspace: which files are memory, how to open them, how to create it."""
+
+from __future__ import annotations
+
+from openmemoryd.workspace.files import DiskFile, Scan, scan_memory_files
+from openmemoryd.workspace.layout import (
+    DAILY_KEY_RE,
+    daily_date,
+    daily_key,
+    init_workspace,
+    template_text,
+)
+from openmemoryd.workspace.paths import (
+    IGNORED_DIRS,
+    MEMORY_DIR,
+    ROOT_FILES,
+    MemoryPath,
+    PathPolicy,
+    ignored_name,
+    open_beneath,
+    read_memory_file,
+)
+
+__all__ = [
+    "DAILY_KEY_RE",
+    "IGNORED_DIRS",
+    "MEMORY_DIR",
+    "ROOT_FILES",
+    "DiskFile",
+    "MemoryPath",
+    "PathPolicy",
+    "Scan",
+    "daily_date",
+    "daily_key",
+    "ignored_name",
+    "init_workspace",
+    "open_beneath",
+    "read_memory_file",
+    "scan_memory_files",
+    "template_text",
+]

@@ -1,0 +1,61 @@
+"""The workspace's shape: bootstrap templates and daily file names.
+
+`init_workspace` is idempotent and never overwrites: a file that exists is
+left exactly as it is, whatever it contains. New directories are private
+(0700) because memory holds personal notes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import date
+from importlib import resources
+from pathlib import Path
+from typing import Final
+
+from openmemoryd.workspace.paths import MEMORY_DIR, ROOT_FILES
+
+DAILY_KEY_RE: Final = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")
+
+
+def daily_key(day: date) -> str:
+    """Index key of the daily file for *day*: ``memory/YYYY-MM-DD.md``."""
+    return f"{MEMORY_DIR}/{day.isoformat()}.md"
+
+
+def daily_date(key: str) -> date | None:
+    """The date a daily file's key names, or None for other files."""
+    match = DAILY_KEY_RE.match(key)
+    if match is None:
+        return None
+    try:
+        return date.fromisoformat(match.group(1))
+    except ValueError:
+        return None
+
+
+def template_text(name: str) -> str:
+    """The bootstrap template for one of `ROOT_FILES`."""
+    return (resources.files("openmemoryd.workspace") / "templates" / name).read_text("utf-8")
+
+
+def init_workspace(root: Path) -> list[str]:
+    """Create the workspace and any missing bootstrap file; return what was created."""
+    created: list[str] = []
+    if not root.exists():
+        root.mkdir(mode=0o700, parents=True)
+        created.append(str(root))
+    memory = root / MEMORY_DIR
+    if not memory.exists():
+        memory.mkdir(mode=0o700)
+        created.append(f"{MEMORY_DIR}/")
+    for name in ROOT_FILES:
+        try:
+            fd = os.open(root / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(template_text(name))
+        created.append(name)
+    return created
