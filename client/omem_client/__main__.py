@@ -1,0 +1,7 @@
+"""``python -m omem_client`` is the ``omem-client`` command."""
+
+from __future__ import annotations
+
+from omem_client.cli import main
+
+main()

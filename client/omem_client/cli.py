@@ -1,0 +1,226 @@
+"""The ``omem-client`` command.
+
+Exit codes (stable; scripts rely on them):
+
+* 0 success, including a search with no results;
+* 2 usage error (bad flags or arguments);
+* 3 the daemon is not reachable (the message says how to start it);
+* 4 the daemon answered with an error (the message is the daemon's).
+
+Human output goes to stdout, remarks (why a search is empty, progress) to
+stderr; ``--json`` prints the daemon's reply as one JSON object instead.
+No traceback is ever shown for an expected failure.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, NoReturn, TypeVar
+
+import msgspec
+import typer
+
+from omem_client import _render
+from omem_client._client import DEFAULT_TIMEOUT, Client
+from omem_client._errors import ConnectError, DaemonError, OmemError, ProtocolViolation
+from omem_protocol import MAX_LIMIT, Msg, Progress, __version__
+
+EXIT_UNREACHABLE = 3
+EXIT_DAEMON_ERROR = 4
+
+T = TypeVar("T")
+
+app = typer.Typer(
+    name="omem-client",
+    help="Talk to openmemoryd: search, read and append memory, check status.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    socket: Path | None
+    timeout: float
+
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the reply as JSON.")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"omem-client {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    ctx: typer.Context,
+    socket: Annotated[
+        Path | None,
+        typer.Option(
+            "--socket", help="Daemon socket (default: $OPENMEMORY_SOCKET, config, runtime dir)."
+        ),
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0.1, help="Seconds to wait for the daemon.")
+    ] = DEFAULT_TIMEOUT,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Client for the openmemory daemon."""
+    ctx.obj = Options(socket=socket, timeout=timeout)
+
+
+def _call(ctx: typer.Context, action: Callable[[Client], T]) -> T:
+    options: Options = ctx.obj
+    try:
+        with Client(options.socket, timeout=options.timeout) as client:
+            return action(client)
+    except DaemonError as exc:
+        _fail(f"error ({exc.code}): {exc}", EXIT_DAEMON_ERROR)
+    except (ConnectError, ProtocolViolation) as exc:
+        _fail(str(exc), EXIT_UNREACHABLE if isinstance(exc, ConnectError) else EXIT_DAEMON_ERROR)
+    except OmemError as exc:
+        _fail(str(exc), EXIT_DAEMON_ERROR)
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    typer.echo(f"omem-client: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def _print_json(result: Msg) -> None:
+    sys.stdout.write(msgspec.json.encode(result).decode("utf-8") + "\n")
+
+
+def _print_lines(lines: list[str], *, err: bool = False) -> None:
+    for line in lines:
+        typer.echo(line, err=err)
+
+
+@app.command()
+def search(
+    ctx: typer.Context,
+    query: Annotated[
+        list[str], typer.Argument(help="What to look for (words are joined with spaces).")
+    ],
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", "-n", min=1, max=MAX_LIMIT, help="Maximum results (default 6)."),
+    ] = None,
+    min_score: Annotated[
+        float | None,
+        typer.Option("--min-score", min=0.0, max=1.0, help="Only results scoring at least this."),
+    ] = None,
+    source: Annotated[
+        list[str] | None,
+        typer.Option("--source", help="Only this source (repeatable), e.g. memory."),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Search memory; prints `score path:start-end` and the snippet for each result."""
+    text = " ".join(query)
+    result = _call(
+        ctx, lambda c: c.search(text, limit=limit, min_score=min_score, sources=source or None)
+    )
+    if as_json:
+        _print_json(result)
+        return
+    lines = _render.search_lines(result)
+    _print_lines(lines or ["No matches."])
+    _print_lines(_render.search_notes(result), err=True)
+
+
+@app.command()
+def get(
+    ctx: typer.Context,
+    path: Annotated[
+        str, typer.Argument(help="Memory file, e.g. MEMORY.md or memory/2026-11-22.md.")
+    ],
+    from_line: Annotated[
+        int | None, typer.Option("--from", min=1, help="First line (1-based).")
+    ] = None,
+    lines: Annotated[int | None, typer.Option("--lines", min=1, help="How many lines.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print a memory file, or some of its lines."""
+    result = _call(ctx, lambda c: c.get(path, from_line=from_line, lines=lines))
+    if as_json:
+        _print_json(result)
+        return
+    if result.text:
+        sys.stdout.write(result.text if result.text.endswith("\n") else result.text + "\n")
+
+
+@app.command()
+def append(
+    ctx: typer.Context,
+    text: Annotated[
+        str | None, typer.Argument(help="Text to append; '-' or nothing reads stdin.")
+    ] = None,
+    path: Annotated[
+        str | None,
+        typer.Option("--path", help="Memory file to append to (default: today's daily file)."),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Append a note to memory; it is searchable as soon as this returns."""
+    if text is None or text == "-":
+        if sys.stdin.isatty():
+            _fail("nothing to append: give the text as an argument or on stdin", 2)
+        text = sys.stdin.read()
+    body = text
+    result = _call(ctx, lambda c: c.append(body, path=path))
+    if as_json:
+        _print_json(result)
+        return
+    typer.echo(_render.append_line(result))
+
+
+@app.command()
+def status(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """Show the daemon, the workspace, the index and any problems."""
+    result = _call(ctx, lambda c: c.status())
+    if as_json:
+        _print_json(result)
+        return
+    _print_lines(_render.status_lines(result))
+
+
+@app.command()
+def sync(
+    ctx: typer.Context,
+    full: Annotated[
+        bool, typer.Option("--full", help="Re-chunk every file, even unchanged ones.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Bring the index up to date with the Markdown files now."""
+    show = sys.stderr.isatty() and not as_json
+
+    def on_progress(progress: Progress) -> None:
+        if show and progress.total:
+            sys.stderr.write(f"\r{progress.phase} {progress.done}/{progress.total} files")
+            sys.stderr.flush()
+
+    result = _call(ctx, lambda c: c.sync(full=full, on_progress=on_progress))
+    if show:
+        sys.stderr.write("\r\033[K")
+    if as_json:
+        _print_json(result)
+        return
+    _print_lines(_render.sync_lines(result))
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
