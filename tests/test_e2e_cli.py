@@ -1,0 +1,172 @@
+"""End to end: the real openmemoryd driven by the real omem-client, as a user would."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date
+
+import pytest
+
+from conftest import Daemon
+
+pytestmark = pytest.mark.e2e
+
+HIT_LINE = re.compile(r"^(\d\.\d{3}) (\S+):(\d+)-(\d+)$")
+
+
+def hits(stdout: str) -> list[tuple[float, str, int, int]]:
+    found = []
+    for line in stdout.splitlines():
+        match = HIT_LINE.match(line)
+        if match:
+            score, path, start, end = match.groups()
+            found.append((float(score), path, int(start), int(end)))
+    return found
+
+
+def test_append_then_search_then_get(daemon: Daemon) -> None:
+    today = f"memory/{date.today().isoformat()}.md"
+    appended = daemon.cli("append", "Wei prefers oolong tea")
+    assert appended.returncode == 0, appended.stderr
+    assert appended.stdout.strip() == f"Appended to {today}#L3 (indexed, new file)"
+
+    found = daemon.cli("search", "oolong")
+    assert found.returncode == 0, found.stderr
+    (score, path, start, end), *_ = hits(found.stdout)
+    assert path == today
+    assert start <= 3 <= end
+    assert 0 < score <= 1
+    assert "  Wei prefers oolong tea" in found.stdout.splitlines()
+
+    got = daemon.cli("get", today, "--from", "2", "--lines", "3")
+    assert got.returncode == 0
+    assert got.stdout == "\nWei prefers oolong tea\n"
+    assert (daemon.env.workspace / today).read_text() == "# " + date.today().isoformat() + (
+        "\n\nWei prefers oolong tea\n"
+    )
+
+
+def test_edit_sync_and_delete_keep_the_index_true_to_the_files(daemon: Daemon) -> None:
+    note = daemon.env.workspace / "memory" / "projects.md"
+    note.write_text("# Projects\n\nThe kestrel migration ships in March.\n")
+    synced = daemon.cli("sync")
+    assert "1 added" in synced.stdout
+    assert hits(daemon.cli("search", "kestrel").stdout)[0][1] == "memory/projects.md"
+
+    note.write_text("# Projects\n\nThe falcon migration ships in April.\n")
+    synced = daemon.cli("sync")
+    assert "1 updated" in synced.stdout
+    assert daemon.cli("search", "kestrel").stdout.strip() == "No matches."
+    assert hits(daemon.cli("search", "falcon").stdout)[0][1] == "memory/projects.md"
+
+    again = daemon.cli("sync")
+    assert "0 added, 0 updated" in again.stdout
+
+    note.unlink()
+    synced = daemon.cli("sync")
+    assert "1 removed" in synced.stdout
+    gone = daemon.cli("search", "falcon")
+    assert gone.stdout.strip() == "No matches."
+    assert "no note contains" in gone.stderr
+
+
+def test_chinese_and_mixed_search(daemon: Daemon) -> None:
+    notes = daemon.env.workspace / "memory" / "tech.md"
+    notes.write_text(
+        "# 技术笔记\n\n我们讨论了缓存方案，决定用 Redis 做二级缓存。\n\n"
+        "## 例会\n\n每周一上午开周会，会后更新项目文档。\n"
+    )
+    (daemon.env.workspace / "memory" / "other.md").write_text("# Other\n\n周末去爬山，天气很好。\n")
+    daemon.cli("sync")
+    for query in ("缓存方案", "周会", "Redis 缓存", "二级缓存 Postgres"):
+        result = daemon.cli("search", query)
+        assert result.returncode == 0
+        assert hits(result.stdout), query
+        assert hits(result.stdout)[0][1] == "memory/tech.md", query
+    assert "每周一上午开周会" in daemon.cli("search", "周会").stdout
+
+
+def test_search_json_has_the_documented_shape(daemon: Daemon) -> None:
+    daemon.cli("append", "Wei prefers oolong tea")
+    result = daemon.cli("search", "oolong", "--json")
+    payload = json.loads(result.stdout)
+    for key in ("results", "provider", "model", "degraded", "stale", "empty_reason"):
+        assert key in payload
+    hit = payload["results"][0]
+    for key in (
+        "path",
+        "start_line",
+        "end_line",
+        "snippet",
+        "score",
+        "text_score",
+        "vector_score",
+        "source",
+        "citation",
+    ):
+        assert key in hit
+    assert hit["citation"] == f"{hit['path']}#L{hit['start_line']}" or hit["citation"].endswith(
+        f"-L{hit['end_line']}"
+    )
+    empty = json.loads(daemon.cli("search", "zzzunfindable", "--json").stdout)
+    assert empty["results"] == []
+    assert empty["empty_reason"] == "no_match"
+
+
+def test_status_shows_workspace_index_counts_and_version(daemon: Daemon) -> None:
+    daemon.cli("sync")
+    status = daemon.cli("status")
+    assert status.returncode == 0
+    text = status.stdout
+    assert str(daemon.env.workspace) in text
+    assert str(daemon.env.state_dir / "index" / "default.sqlite") in text
+    assert "Files:      3 indexed / 3 on disk" in text
+    assert re.search(r"^openmemoryd \d+\.\d+\.\d+ ", text, re.M)
+    payload = json.loads(daemon.cli("status", "--json").stdout)
+    assert payload["files_on_disk"] == payload["files_indexed"] == 3
+    assert payload["chunks"] >= 3
+
+
+def test_refused_paths_exit_4_with_the_reason(daemon: Daemon) -> None:
+    outside = daemon.env.root / "secret.md"
+    outside.write_text("secret")
+    (daemon.env.workspace / "memory" / "link.md").symlink_to(outside)
+    cases = {
+        "../secret.md": "'..'",
+        str(outside): "not a memory file",
+        "memory/link.md": "symlink",
+        "memory/none.md": "no such memory file",
+        "notes.txt": ".md",
+    }
+    for path, reason in cases.items():
+        result = daemon.cli("get", path)
+        assert result.returncode == 4, path
+        assert reason in result.stderr, (path, result.stderr)
+        assert "Traceback" not in result.stderr
+
+
+def test_append_reads_stdin_and_targets_a_path(daemon: Daemon) -> None:
+    result = daemon.cli("append", "--path", "MEMORY.md", stdin="- Prefers dark roast\n")
+    assert result.returncode == 0
+    assert "MEMORY.md#L" in result.stdout
+    assert "- Prefers dark roast\n" in (daemon.env.workspace / "MEMORY.md").read_text()
+    assert hits(daemon.cli("search", "dark roast").stdout)[0][1] == "MEMORY.md"
+    empty = daemon.cli("append", "   ")
+    assert empty.returncode == 4
+    assert "empty" in empty.stderr
+
+
+def test_full_sync_reports_every_file(daemon: Daemon) -> None:
+    daemon.cli("sync")
+    full = daemon.cli("sync", "--full", "--json")
+    payload = json.loads(full.stdout)
+    assert payload["updated"] == 3
+    assert payload["scanned"] == 3
+
+
+def test_daemon_not_running_exits_3(daemon: Daemon) -> None:
+    daemon.stop()
+    result = daemon.cli("status")
+    assert result.returncode == 3
+    assert "openmemoryd run" in result.stderr

@@ -1,0 +1,170 @@
+"""End to end: the daemon's life (start, refuse a twin, recover a crash, stop)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from conftest import Daemon, Env
+from omem_client import Client
+
+pytestmark = pytest.mark.e2e
+
+
+def test_first_start_creates_the_workspace_and_a_private_socket(daemon: Daemon) -> None:
+    ws = daemon.env.workspace
+    for name in ("MEMORY.md", "USER.md", "PROJECT.md"):
+        assert (ws / name).is_file()
+    assert (ws / "memory").is_dir()
+    mode = os.stat(daemon.env.socket).st_mode
+    assert stat.S_ISSOCK(mode)
+    assert stat.S_IMODE(mode) == 0o600
+
+
+def test_a_second_daemon_refuses_to_start(daemon: Daemon) -> None:
+    twin = subprocess.run(
+        [sys.executable, "-m", "openmemoryd", "run"],
+        env=daemon.env.vars,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert twin.returncode == 1
+    assert "already running" in twin.stderr
+    assert daemon.cli("status").returncode == 0  # the first one is unharmed
+
+
+def test_sigterm_stops_cleanly_and_removes_the_socket(daemon: Daemon) -> None:
+    assert daemon.stop(signal.SIGTERM) == 0
+    assert not daemon.env.socket.exists()
+    assert "openmemoryd stopped" in daemon.log()
+
+
+def test_a_crashed_daemons_socket_is_replaced(env: Env) -> None:
+    first = Daemon(env).start()
+    first.cli("append", "survives the crash")
+    assert first.stop(signal.SIGKILL) == -signal.SIGKILL
+    assert env.socket.exists()  # left behind by the crash
+    second = Daemon(env).start()
+    try:
+        result = second.cli("search", "survives")
+        assert "survives the crash" in result.stdout
+    finally:
+        second.stop()
+
+
+def test_an_unsafe_socket_directory_is_refused(env: Env) -> None:
+    os.chmod(env.socket_dir, 0o777)
+    result = subprocess.run(
+        [sys.executable, "-m", "openmemoryd", "run"],
+        env=env.vars,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "writable by group or others" in result.stderr
+
+
+def test_something_else_at_the_socket_path_is_not_deleted(env: Env) -> None:
+    env.socket.write_text("not a socket")
+    result = subprocess.run(
+        [sys.executable, "-m", "openmemoryd", "run"],
+        env=env.vars,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "not a socket" in result.stderr
+    assert env.socket.read_text() == "not a socket"
+
+
+def test_an_invalid_config_stops_start_up_with_its_location(env: Env) -> None:
+    config = env.config_home / "openmemory" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("[search]\nmin_score = 7\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "openmemoryd", "run"],
+        env=env.vars,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "$.search.min_score" in result.stderr
+
+
+def test_many_clients_at_once_lose_nothing(daemon: Daemon) -> None:
+    errors: list[BaseException] = []
+
+    def agent(n: int) -> None:
+        try:
+            with daemon.client() as client:
+                for i in range(10):
+                    client.append(f"agent{n} fact{i}")
+                    assert client.search(f"agent{n}").results
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=agent, args=(n,)) for n in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    with daemon.client() as client:
+        for n in range(12):
+            result = client.search(f"agent{n}", limit=20)
+            assert result.results
+    daily = next((daemon.env.workspace / "memory").glob("*.md")).read_text()
+    for n in range(12):
+        for i in range(10):
+            assert f"agent{n} fact{i}\n" in daily
+
+
+def test_a_garbage_speaking_client_does_not_hurt_others(daemon: Daemon) -> None:
+    rude = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    rude.connect(str(daemon.env.socket))
+    rude.sendall(b"\xff\xff\xff\xffGARBAGE")
+    polite = Client(daemon.env.socket)
+    try:
+        assert polite.status().files_on_disk == 3
+    finally:
+        polite.close()
+        rude.close()
+    assert daemon.cli("status").returncode == 0
+
+
+def test_init_creates_the_workspace_and_prints_where_things_are(env: Env) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "openmemoryd", "init"],
+        env=env.vars,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert result.returncode == 0
+    assert "created MEMORY.md" in result.stdout
+    assert str(env.workspace) in result.stdout
+    again = subprocess.run(
+        [sys.executable, "-m", "openmemoryd", "init"],
+        env=env.vars,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert "nothing to create" in again.stdout

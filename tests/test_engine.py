@@ -1,0 +1,111 @@
+"""The engine in-process: append, search, get, sync and status under trio."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+import trio.lowlevel
+
+from openmemoryd.engine import Engine
+from openmemoryd.errors import Forbidden, NotFound
+from openmemoryd.search import SearchQuery
+
+
+async def test_append_is_searchable_before_it_returns(engine: Engine) -> None:
+    appended = await engine.append("Wei prefers oolong tea", None)
+    assert appended.indexed
+    result = await engine.search(SearchQuery("oolong"))
+    assert [h.path for h in result.results] == [appended.path]
+    assert result.took_ms > 0
+
+
+async def test_sync_reports_what_changed(engine: Engine) -> None:
+    ws = engine.config.workspace
+    first = await engine.sync()
+    assert (first.added, first.scanned) == (3, 3)
+    (ws / "memory" / "a.md").write_text("alpha\n")
+    (ws / "memory" / "b.md").write_text("bravo\n")
+    second = await engine.sync()
+    assert (second.added, second.unchanged, second.removed) == (2, 3, 0)
+    (ws / "memory" / "a.md").write_text("alpha changed\n")
+    (ws / "memory" / "b.md").unlink()
+    third = await engine.sync()
+    assert (third.updated, third.removed, third.unchanged) == (1, 1, 3)
+    full = await engine.sync(full=True)
+    assert full.updated == 4
+
+
+async def test_sync_progress_reaches_the_total(engine: Engine) -> None:
+    for i in range(70):
+        (engine.config.workspace / "memory" / f"n{i}.md").write_text(f"note {i}\n")
+    seen: list[tuple[int, int]] = []
+
+    async def progress(done: int, total: int, phase: str) -> None:
+        seen.append((done, total))
+
+    await engine.sync(progress=progress)
+    assert seen[0] == (0, 73)
+    assert seen[-1] == (73, 73)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+async def test_skipped_files_appear_in_sync_and_status(engine: Engine) -> None:
+    (engine.config.workspace / "memory" / "bin.md").write_bytes(b"\x00\x01")
+    result = await engine.sync()
+    assert result.skipped == 1
+    assert any("binary" in issue for issue in result.issues)
+    status = await engine.status()
+    assert any("memory/bin.md" in issue and "binary" in issue for issue in status.issues)
+
+
+async def test_status_counts_disk_and_index(engine: Engine) -> None:
+    await engine.sync()
+    (engine.config.workspace / "memory" / "new.md").write_text("not yet indexed\n")
+    status = await engine.status()
+    assert (status.files_on_disk, status.files_indexed) == (4, 3)
+    assert status.chunks >= 3
+    assert status.last_sync is not None
+    assert status.last_sync.reason == "explicit"
+    assert status.index_bytes > 0
+
+
+async def test_get_reads_line_ranges(engine: Engine) -> None:
+    (engine.config.workspace / "memory" / "g.md").write_text("one\ntwo\nthree\n")
+    whole = await engine.get("memory/g.md", None, None)
+    assert (whole.text, whole.total_lines) == ("one\ntwo\nthree\n", 3)
+    part = await engine.get("memory/g.md", 2, 1)
+    assert (part.text, part.from_line, part.to_line) == ("two", 2, 2)
+    tail = await engine.get("memory/g.md", 2, None)
+    assert tail.text == "two\nthree"
+    past = await engine.get("memory/g.md", 10, 5)
+    assert (past.text, past.to_line) == ("", 0)
+    with pytest.raises(NotFound):
+        await engine.get("memory/none.md", None, None)
+    with pytest.raises(Forbidden):
+        await engine.get("../x.md", None, None)
+
+
+async def test_searches_run_while_a_sync_holds_the_writer(engine: Engine) -> None:
+    for i in range(200):
+        (engine.config.workspace / "memory" / f"n{i}.md").write_text(f"entry {i} oolong\n" * 40)
+    await engine.append("jasmine tea is nice", None)
+    answers: list[int] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(engine.sync)
+        await trio.lowlevel.checkpoint()
+        for _ in range(5):
+            result = await engine.search(SearchQuery("jasmine"))
+            answers.append(len(result.results))
+    assert answers == [1] * 5
+
+
+async def test_concurrent_appends_are_all_indexed(engine: Engine) -> None:
+    async def add(n: int) -> None:
+        await engine.append(f"concurrent entry number{n}", None)
+
+    async with trio.open_nursery() as nursery:
+        for n in range(20):
+            nursery.start_soon(add, n)
+    for n in range(20):
+        result = await engine.search(SearchQuery(f"number{n}"))
+        assert result.results, n

@@ -1,0 +1,116 @@
+"""Scores, thresholds and reasons, on a real index."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import apsw
+import pytest
+
+from openmemoryd.config import SearchSettings
+from openmemoryd.errors import BadRequest
+from openmemoryd.search import SearchContext, SearchQuery, run_search
+from openmemoryd.store import ChunkRow, FileState, open_index, replace_file
+
+CTX = SearchContext(provider="none", model=None, stale=False)
+SETTINGS = SearchSettings()
+
+
+@pytest.fixture
+def conn(tmp_path: Path) -> Iterator[apsw.Connection]:
+    connection = open_index(tmp_path / "i.sqlite", workspace=tmp_path).conn
+    yield connection
+    connection.close()
+
+
+def add(conn: apsw.Connection, path: str, *texts: str) -> None:
+    rows = [ChunkRow(i + 1, i + 1, "", text, f"h{path}{i}") for i, text in enumerate(texts)]
+    replace_file(conn, FileState(path, "memory", "h" + path, 1, 1), rows)
+
+
+def test_empty_index_says_so(conn: apsw.Connection) -> None:
+    result = run_search(conn, SearchQuery("oolong"), SETTINGS, CTX)
+    assert result.results == ()
+    assert result.empty_reason == "index_empty"
+
+
+def test_no_match_and_no_terms(conn: apsw.Connection) -> None:
+    add(conn, "a.md", "Wei prefers oolong tea")
+    assert run_search(conn, SearchQuery("espresso"), SETTINGS, CTX).empty_reason == "no_match"
+    assert run_search(conn, SearchQuery("?!…"), SETTINGS, CTX).empty_reason == "no_terms"
+
+
+def test_blank_query_is_a_bad_request(conn: apsw.Connection) -> None:
+    with pytest.raises(BadRequest, match="empty"):
+        run_search(conn, SearchQuery("   "), SETTINGS, CTX)
+
+
+def test_results_are_ordered_by_bm25_with_citations(conn: apsw.Connection) -> None:
+    add(conn, "a.md", "oolong", "oolong oolong tea from Taiwan", "coffee only")
+    add(conn, "b.md", "green tea")
+    add(conn, "c.md", *(f"filler {i}" for i in range(30)))
+    result = run_search(conn, SearchQuery("oolong tea"), SETTINGS, CTX)
+    assert [h.snippet for h in result.results][:2] == ["oolong oolong tea from Taiwan", "oolong"]
+    scores = [h.score for h in result.results]
+    assert scores == sorted(scores, reverse=True)
+    assert len(set(scores)) == len(scores)  # the #5767 bug made them all equal
+    top = result.results[0]
+    assert (top.path, top.start_line, top.end_line, top.citation) == ("a.md", 2, 2, "a.md#L2")
+    assert top.text_score == top.score
+    assert top.vector_score is None
+
+
+def test_limit(conn: apsw.Connection) -> None:
+    add(conn, "a.md", *(f"tea note {i} " + "x" * i for i in range(20)))
+    assert len(run_search(conn, SearchQuery("tea", limit=3), SETTINGS, CTX).results) == 3
+    assert len(run_search(conn, SearchQuery("tea"), SETTINGS, CTX).results) == SETTINGS.limit
+
+
+def test_default_threshold_never_hides_keyword_matches(conn: apsw.Connection) -> None:
+    """A term in every chunk has BM25 idf ~0; the default threshold must not hide it."""
+    add(conn, "a.md", "Wei likes tea", "Wei hates coffee", "Wei drinks water")
+    result = run_search(conn, SearchQuery("Wei"), SETTINGS, CTX)
+    assert len(result.results) == 3
+    assert result.threshold_relaxed is True
+    assert all(h.score < SETTINGS.min_score for h in result.results)
+
+
+def test_explicit_min_score_is_strict_and_reports_the_best(conn: apsw.Connection) -> None:
+    add(conn, "a.md", "Wei likes tea", "other words here", "more words here")
+    result = run_search(conn, SearchQuery("tea", min_score=0.99), SETTINGS, CTX)
+    assert result.results == ()
+    assert result.empty_reason == "below_min_score"
+    assert result.best_score is not None
+    assert 0 < result.best_score < 0.99
+
+
+def test_source_filter(conn: apsw.Connection) -> None:
+    add(conn, "a.md", "oolong")
+    replace_file(
+        conn,
+        FileState("sessions/x.jsonl", "sessions", "hx", 1, 1),
+        [ChunkRow(1, 1, "", "oolong in a session", "hs")],
+    )
+    only = run_search(conn, SearchQuery("oolong", sources=("sessions",)), SETTINGS, CTX)
+    assert [h.source for h in only.results] == ["sessions"]
+
+
+def test_overlapping_chunks_showing_the_same_lines_are_reported_once(
+    conn: apsw.Connection,
+) -> None:
+    rows = [
+        ChunkRow(1, 3, "", "alpha\nbeta\nomega oolong", "h1"),
+        ChunkRow(3, 3, "", "omega oolong", "h2"),
+    ]
+    replace_file(conn, FileState("a.md", "memory", "h", 1, 1), rows)
+    narrow = SearchSettings(snippet_chars=80)
+    result = run_search(conn, SearchQuery("oolong"), narrow, CTX)
+    keys = [(h.path, h.start_line, h.end_line) for h in result.results]
+    assert len(keys) == len(set(keys))
+
+
+def test_stale_flag_is_passed_through(conn: apsw.Connection) -> None:
+    add(conn, "a.md", "oolong")
+    stale = SearchContext(provider="none", model=None, stale=True)
+    assert run_search(conn, SearchQuery("oolong"), SETTINGS, stale).stale is True

@@ -1,0 +1,57 @@
+"""Snippets: around the match, within budget, on whole lines, never broken."""
+
+from __future__ import annotations
+
+from openmemoryd.search import citation, make_snippet
+from openmemoryd.text import safe_boundary
+
+
+def test_short_chunks_are_shown_whole() -> None:
+    snippet = make_snippet("a\nb\nc", 10, ["b"], 700)
+    assert (snippet.text, snippet.start_line, snippet.end_line) == ("a\nb\nc", 10, 12)
+
+
+def test_long_chunk_snippet_is_centred_on_the_matching_line() -> None:
+    lines = [f"filler line number {i} about nothing in particular" for i in range(60)]
+    lines[45] = "Wei prefers oolong tea"
+    snippet = make_snippet("\n".join(lines), 1, ["oolong"], 300)
+    assert "Wei prefers oolong tea" in snippet.text
+    assert len(snippet.text) <= 300
+    assert snippet.start_line <= 46 <= snippet.end_line
+    shown = snippet.text.split("\n")
+    assert shown == lines[snippet.start_line - 1 : snippet.end_line]
+
+
+def test_line_with_most_query_terms_wins() -> None:
+    lines = ["tea"] + ["x" * 50] * 30 + ["oolong tea with Wei"] + ["y" * 50] * 30
+    snippet = make_snippet("\n".join(lines), 1, ["oolong", "tea", "wei"], 200)
+    assert "oolong tea with Wei" in snippet.text
+
+
+def test_stemmed_matches_count() -> None:
+    lines = ["z" * 60] * 20 + ["she prefers green tea"] + ["z" * 60] * 20
+    snippet = make_snippet("\n".join(lines), 1, ["preferences"], 150)
+    assert "prefers" in snippet.text
+
+
+def test_one_huge_line_is_cut_around_the_match_without_breaking_characters() -> None:
+    line = "👩‍👩‍👧" * 200 + " needle here " + "é" * 400
+    snippet = make_snippet(line, 7, ["needle"], 120)
+    assert "needle" in snippet.text
+    assert len(snippet.text) <= 120
+    assert (snippet.start_line, snippet.end_line) == (7, 7)
+    start = line.index(snippet.text)
+    end = start + len(snippet.text)
+    assert safe_boundary(line, start) == start
+    assert safe_boundary(line, end) == end
+
+
+def test_cjk_snippet_budget_counts_characters() -> None:
+    text = "\n".join(["缓存方案讨论记录" * 10] * 20)
+    snippet = make_snippet(text, 1, ["缓存"], 700)
+    assert len(snippet.text) <= 700
+
+
+def test_citations() -> None:
+    assert citation("MEMORY.md", 5, 7) == "MEMORY.md#L5-L7"
+    assert citation("memory/2026-11-22.md", 3, 3) == "memory/2026-11-22.md#L3"

@@ -1,0 +1,137 @@
+"""CJK-aware terms, stopwords, the OR query and its behaviour inside FTS5."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import apsw
+import pytest
+
+from openmemoryd.search import bm25_score
+from openmemoryd.text import (
+    MAX_QUERY_TERMS,
+    estimate_tokens,
+    fts_match_expression,
+    index_terms,
+    query_terms,
+    token_set,
+)
+
+
+def test_cjk_runs_become_unigrams_and_bigrams() -> None:
+    assert index_terms("缓存方案").split() == ["缓", "存", "方", "案", "缓存", "存方", "方案"]
+
+
+def test_latin_is_lowercased_and_nfkc_normalised() -> None:
+    assert index_terms("Redis ＲＥＤＩＳ v2") == "redis redis v2"
+
+
+def test_mixed_script_words_split_at_the_script_boundary() -> None:
+    assert index_terms("v2版本").split() == ["v2", "版", "本", "版本"]
+
+
+def test_query_uses_bigrams_for_runs_and_the_unigram_for_a_lone_character() -> None:
+    assert query_terms("缓存方案") == ["缓存", "存方", "方案"]
+    assert query_terms("周会") == ["周会"]
+    assert query_terms("茶") == ["茶"]
+
+
+def test_stopwords_are_dropped_unless_nothing_else_remains() -> None:
+    assert query_terms("what drink does Wei like?") == ["drink", "wei", "like"]
+    assert query_terms("the a is") == ["the", "a", "is"]
+    assert "讨论" in query_terms("之前讨论的那个方案")
+    assert "那个" not in query_terms("之前讨论的那个方案")
+    assert "之前" not in query_terms("之前讨论的那个方案")
+
+
+def test_query_terms_are_distinct_and_capped() -> None:
+    assert query_terms("tea tea TEA") == ["tea"]
+    many = " ".join(f"word{i}" for i in range(500))
+    assert len(query_terms(many)) == MAX_QUERY_TERMS
+
+
+def test_match_expression_is_an_or_of_quoted_terms() -> None:
+    assert fts_match_expression(["hello", "world"]) == '"hello" OR "world"'
+    assert fts_match_expression([]) is None
+
+
+def test_token_set_includes_cjk_unigrams_and_bigrams() -> None:
+    assert token_set("今天讨论") == {"今", "天", "讨", "论", "今天", "天讨", "讨论"}
+    assert token_set("Hello World 123") == {"hello", "world", "123"}
+    assert token_set("!@#$%^&*()") == frozenset()
+
+
+def test_token_estimate_counts_cjk_per_character() -> None:
+    assert estimate_tokens("") == 0
+    assert estimate_tokens("abcd" * 100) == 100
+    assert estimate_tokens("缓" * 100) == 100
+
+
+# ---------------------------------------------------------------- against real FTS5
+
+
+@pytest.fixture
+def fts() -> Iterator[apsw.Connection]:
+    conn = apsw.Connection(":memory:")
+    conn.execute(
+        "CREATE VIRTUAL TABLE t USING fts5(body, content='', contentless_delete=1, "
+        "tokenize='porter unicode61 remove_diacritics 2')"
+    )
+    docs = {
+        1: "我们讨论了缓存方案，决定用 Redis 做二级缓存。",
+        2: "每周一上午开周会，会后更新项目文档。",
+        3: "Wei prefers oolong tea in the afternoon.",
+        4: "The deployment uses Postgres and Redis.",
+        5: "会议纪要：周三讨论部署。",
+    }
+    for rowid, text in docs.items():
+        conn.execute("INSERT INTO t(rowid, body) VALUES (?, ?)", (rowid, index_terms(text)))
+    yield conn
+    conn.close()
+
+
+def search(conn: apsw.Connection, query: str) -> list[int]:
+    match = fts_match_expression(query_terms(query))
+    if match is None:
+        return []
+    rows = conn.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY rank", (match,))
+    return [row[0] for row in rows]
+
+
+def test_chinese_phrase_without_spaces_is_found(fts: apsw.Connection) -> None:
+    """OpenClaw #110500: a CJK run used to be a single token, so this failed."""
+    assert search(fts, "缓存方案")[0] == 1
+
+
+def test_two_character_query_matches_exactly(fts: apsw.Connection) -> None:
+    assert search(fts, "周会") == [2]
+
+
+def test_or_semantics_find_partial_matches(fts: apsw.Connection) -> None:
+    """OpenClaw #15226 / #83384: AND-joined queries returned nothing here."""
+    assert search(fts, "oolong coffee") == [3]
+    assert 1 in search(fts, "缓存方案 不存在的词")
+
+
+def test_more_matching_terms_rank_higher(fts: apsw.Connection) -> None:
+    assert search(fts, "Redis 缓存")[0] == 1
+
+
+def test_mixed_chinese_english_query(fts: apsw.Connection) -> None:
+    assert search(fts, "Redis 二级缓存")[0] == 1
+
+
+def test_stemming_matches_inflections(fts: apsw.Connection) -> None:
+    assert search(fts, "preferring") == [3]
+
+
+def test_fts_syntax_in_user_input_is_inert(fts: apsw.Connection) -> None:
+    for hostile in ['" OR 1', "NEAR(tea coffee)", "body:tea", "tea*", "^tea", "(tea"]:
+        assert search(fts, hostile) in ([3], [])  # never a syntax error
+
+
+def test_bm25_scores_keep_the_rank_order() -> None:
+    """OpenClaw #5767: negative ranks were clamped, so every hit scored 1.0."""
+    assert bm25_score(-4.2) > bm25_score(-2.1) > bm25_score(-0.5) > bm25_score(0.0) == 0.0
+    assert bm25_score(-100.0) == pytest.approx(100 / 101)
+    assert bm25_score(float("nan")) == 0.0
