@@ -78,6 +78,7 @@ def load_config(
         index=file_config.index,
         search=file_config.search,
         server=file_config.server,
+        embedding=file_config.embedding,
     )
 
 

