@@ -26,6 +26,7 @@ from openmemoryd.config import Config, Overrides, load_config
 from openmemoryd.engine import Engine, open_engine
 
 START_TIMEOUT_S = 20.0
+KEYWORD_ONLY = '[embedding]\nprovider = "none"\n'
 
 
 @dataclass
@@ -44,6 +45,17 @@ class Env:
         self.state_dir = self.root / "state"
         self.config_home = self.root / "config"
         self.socket = self.socket_dir / "d.sock"
+        # Keyword search only unless a test asks for embeddings: most tests
+        # are about other things and should not load a model.
+        self.write_config(KEYWORD_ONLY)
+
+    @property
+    def config_file(self) -> Path:
+        return self.config_home / "openmemory" / "config.toml"
+
+    def write_config(self, text: str) -> None:
+        self.config_file.parent.mkdir(parents=True, exist_ok=True)
+        self.config_file.write_text(text)
 
     @property
     def vars(self) -> dict[str, str]:

@@ -91,9 +91,7 @@ def test_something_else_at_the_socket_path_is_not_deleted(env: Env) -> None:
 
 
 def test_an_invalid_config_stops_start_up_with_its_location(env: Env) -> None:
-    config = env.config_home / "openmemory" / "config.toml"
-    config.parent.mkdir(parents=True)
-    config.write_text("[search]\nmin_score = 7\n")
+    env.write_config("[search]\nmin_score = 7\n")
     result = subprocess.run(
         [sys.executable, "-m", "openmemoryd", "run"],
         env=env.vars,

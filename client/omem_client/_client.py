@@ -130,13 +130,18 @@ class Client:
         limit: int | None = None,
         min_score: float | None = None,
         sources: Sequence[str] | None = None,
+        explain: bool = False,
     ) -> SearchResult:
-        """Search memory; `limit` and `min_score` default to the daemon's config."""
+        """Search memory; `limit` and `min_score` default to the daemon's config.
+
+        With `explain`, the result carries how scores were combined.
+        """
         params = SearchParams(
             query=query,
             limit=limit,
             min_score=min_score,
             sources=tuple(sources) if sources is not None else None,
+            explain=explain,
         )
         return self._call(params, SearchResult)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from omem_protocol import AppendResult, SearchResult, StatusResult, SyncResult
+from omem_protocol import AppendResult, SearchHit, SearchResult, StatusResult, SyncResult
 
 EMPTY_REASONS = {
     "index_empty": "the index is empty: add notes to the workspace or run `omem-client sync`",
@@ -14,15 +14,55 @@ EMPTY_REASONS = {
 }
 
 
-def search_lines(result: SearchResult) -> list[str]:
-    """``score path:start-end`` then the snippet indented, a blank line between hits."""
+def search_lines(result: SearchResult, *, explain: bool = False) -> list[str]:
+    """``score path:start-end`` then the snippet indented, a blank line between hits.
+
+    With *explain*, a header says how scores were combined and each hit gets
+    a line with its parts.
+    """
     lines: list[str] = []
+    if explain and result.explain is not None:
+        lines.extend(_explain_header(result))
     for hit in result.results:
         if lines:
             lines.append("")
         lines.append(f"{hit.score:.3f} {hit.path}:{hit.start_line}-{hit.end_line}")
+        if explain:
+            lines.append("  [" + _parts(hit) + "]")
         lines.extend("  " + line for line in hit.snippet.split("\n"))
     return lines
+
+
+def _explain_header(result: SearchResult) -> list[str]:
+    ex = result.explain
+    assert ex is not None
+    if result.mode == "hybrid":
+        if ex.fusion == "rrf":
+            formula = "reciprocal rank fusion of the vector and keyword ranks"
+        else:
+            formula = f"{ex.vector_weight:.2f}·vector + {ex.text_weight:.2f}·text"
+    else:
+        formula = "keyword score only (no vector leg)"
+    decay = f"half-life {ex.half_life_days:g} d, floor {ex.decay_floor:g}" if ex.decay else "off"
+    mmr = f"λ {ex.mmr_lambda:g}" if ex.mmr else "off"
+    via = result.provider + (f" ({result.model})" if result.model else "")
+    return [
+        f"# {result.mode} search via {via}: score = {formula}; decay {decay}; MMR {mmr}",
+        f"# terms: {' '.join(ex.query_terms) or '(none)'}; candidates: "
+        f"{ex.lexical_candidates} keyword, {ex.vector_candidates} vector; "
+        f"min score {result.min_score:.2f}; {result.took_ms:.1f} ms",
+    ]
+
+
+def _parts(hit: SearchHit) -> str:
+    def part(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    mmr = f" · mmr #{hit.mmr_rank}" if hit.mmr_rank is not None else ""
+    return (
+        f"vector {part(hit.vector_score)} · text {part(hit.text_score)} · "
+        f"decay {hit.decay:.3f}{mmr}"
+    )
 
 
 def search_notes(result: SearchResult) -> list[str]:
@@ -35,7 +75,7 @@ def search_notes(result: SearchResult) -> list[str]:
         notes.append(f"({reason})")
     if result.threshold_relaxed:
         notes.append(
-            f"(no result reached min score {result.min_score:.2f}; showing keyword matches)"
+            f"(no result reached min score {result.min_score:.2f}; showing the closest matches)"
         )
     if result.degraded:
         notes.append(f"(degraded: {result.degraded_reason or 'vector search unavailable'})")
@@ -75,11 +115,8 @@ def status_lines(status: StatusResult) -> list[str]:
             f"  {counts.source}: {counts.files_indexed}/{counts.files_on_disk} files, "
             f"{counts.chunks} chunks"
         )
-    vector = (
-        f"{status.provider} {status.model or ''}".strip()
-        if status.vector
-        else "off (no embedding provider)"
-    )
+    lines.append(f"Vectors:    {_embedding_line(status)}")
+    vector = f"{status.provider} {status.model or ''}".strip() if status.vector else "off"
     lines.append(
         f"Search:     keyword {'ready' if status.fts else 'unavailable'} · vector {vector}"
     )
@@ -90,6 +127,23 @@ def status_lines(status: StatusResult) -> list[str]:
     else:
         lines.append("Issues:     none")
     return lines
+
+
+def _embedding_line(status: StatusResult) -> str:
+    emb = status.embedding
+    if emb is None or emb.state == "off":
+        reason = emb.reason if emb is not None and emb.reason else "no embedding provider"
+        return f"off ({reason})"
+    model = f"{emb.provider} {emb.model or ''}".strip()
+    dims = f", {emb.dims} dims" if emb.dims else ""
+    fallback = " · FALLBACK in use" if emb.fallback_active else ""
+    line = (
+        f"{emb.state} · {model}{dims} · {emb.embedded}/{emb.total} chunks"
+        f" · cache {emb.cache_entries}{fallback}"
+    )
+    if emb.state == "rebuilding":
+        line += " (searches use keywords until the new vectors are complete)"
+    return line
 
 
 def _last_sync(status: StatusResult) -> str:

@@ -125,17 +125,24 @@ def search(
         list[str] | None,
         typer.Option("--source", help="Only this source (repeatable), e.g. memory."),
     ] = None,
+    explain: Annotated[
+        bool,
+        typer.Option("--explain", help="Show each result's vector, text, decay and MMR parts."),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Search memory; prints `score path:start-end` and the snippet for each result."""
     text = " ".join(query)
     result = _call(
-        ctx, lambda c: c.search(text, limit=limit, min_score=min_score, sources=source or None)
+        ctx,
+        lambda c: c.search(
+            text, limit=limit, min_score=min_score, sources=source or None, explain=explain
+        ),
     )
     if as_json:
         _print_json(result)
         return
-    lines = _render.search_lines(result)
+    lines = _render.search_lines(result, explain=explain)
     _print_lines(lines or ["No matches."])
     _print_lines(_render.search_notes(result), err=True)
 

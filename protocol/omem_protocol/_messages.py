@@ -83,13 +83,15 @@ class SearchParams(Msg, tag="search", frozen=True):
 
     `limit` and `min_score` default to the daemon's configuration when None.
     A `min_score` given explicitly is honoured strictly; the configured default
-    never hides exact keyword matches (see `SearchResult.threshold_relaxed`).
+    never leaves a search empty when something matches (see
+    `SearchResult.threshold_relaxed`). `explain` adds how scores combined.
     """
 
     query: Annotated[str, msgspec.Meta(max_length=MAX_QUERY_CHARS)]
     limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_LIMIT)] | None = None
     min_score: Score | None = None
     sources: tuple[SourceName, ...] | None = None
+    explain: bool = False
 
 
 class GetParams(Msg, tag="get", frozen=True):
@@ -139,6 +141,24 @@ class SearchHit(Msg, tag="hit", frozen=True):
     source: str
     citation: str
     heading: str = ""
+    decay: float = 1.0
+    mmr_rank: int | None = None
+
+
+class SearchExplain(Msg, tag="search_explain", frozen=True):
+    """How scores were combined, for ``search --explain``."""
+
+    vector_weight: float
+    text_weight: float
+    fusion: str
+    decay: bool
+    half_life_days: float
+    decay_floor: float
+    mmr: bool
+    mmr_lambda: float
+    lexical_candidates: int
+    vector_candidates: int
+    query_terms: tuple[str, ...]
 
 
 class SearchResult(Msg, tag="search_result", frozen=True):
@@ -148,7 +168,9 @@ class SearchResult(Msg, tag="search_result", frozen=True):
     ``no_terms`` (the query has nothing searchable), ``no_match`` or
     ``below_min_score`` (then `best_score` says how close the best hit came).
     `threshold_relaxed` is true when nothing cleared the default `min_score`
-    and keyword hits were returned anyway.
+    and the closest matches were returned anyway. `min_score` applies to a
+    hit's strongest evidence (``max(vector_score, text_score)``); `score`,
+    which orders the results, is the fused score.
     """
 
     results: tuple[SearchHit, ...]
@@ -164,6 +186,7 @@ class SearchResult(Msg, tag="search_result", frozen=True):
     min_score: float
     threshold_relaxed: bool
     took_ms: float
+    explain: SearchExplain | None = None
 
 
 class GetResult(Msg, tag="get_result", frozen=True):
@@ -219,6 +242,28 @@ class LastSync(Msg, tag="last_sync", frozen=True):
     error: str | None = None
 
 
+class EmbeddingStatus(Msg, tag="embedding_status", frozen=True):
+    """Where vector indexing stands.
+
+    `state` is ``off`` (no provider; `reason` says why), ``idle``,
+    ``embedding`` (vectors being added), ``rebuilding`` (vectors for a new
+    provider or model are being built; searches use keywords until done) or
+    ``failing`` (the provider errs; `last_error` says how; retried).
+    """
+
+    state: str
+    provider: str
+    model: str | None
+    dims: int | None
+    embedded: int
+    total: int
+    fallback_active: bool = False
+    reason: str | None = None
+    last_error: str | None = None
+    last_error_at: float | None = None
+    cache_entries: int = 0
+
+
 class StatusResult(Msg, tag="status_result", frozen=True):
     """The daemon and its workspace, as `omem-client status` shows them."""
 
@@ -242,6 +287,7 @@ class StatusResult(Msg, tag="status_result", frozen=True):
     syncing: bool
     last_sync: LastSync | None
     issues: tuple[str, ...] = ()
+    embedding: EmbeddingStatus | None = None
 
 
 class Error(Msg, tag="error", frozen=True):

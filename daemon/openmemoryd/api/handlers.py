@@ -88,6 +88,7 @@ class Api:
             syncing=ws.syncing,
             last_sync=ws.last_sync,
             issues=ws.issues,
+            embedding=ws.embedding,
         )
 
     async def search(self, params: SearchParams) -> SearchResult:
@@ -96,6 +97,7 @@ class Api:
             limit=params.limit,
             min_score=params.min_score,
             sources=params.sources,
+            explain=params.explain,
         )
         return await self.engine.search(query)
 

@@ -13,6 +13,9 @@ Concurrency model:
   long sync never blocks them.
 * **Sync passes** are serialised by a lock; a pass takes the writer lane per
   batch of files, so an append waits for at most one batch, not a whole pass.
+* **Vectors** are filled by a background `VectorIndexer`; a search embeds its
+  query (bounded by ``query_timeout_s``) and falls back to keywords alone,
+  marked degraded, when the embedder fails or its vectors are not ready.
 """
 
 from __future__ import annotations
@@ -21,12 +24,12 @@ import contextlib
 import logging
 import os
 import time
-from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections import Counter, OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import date
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 import apsw
 import msgspec
@@ -34,6 +37,7 @@ import trio
 
 from omem_protocol import (
     AppendResult,
+    EmbeddingStatus,
     GetResult,
     LastSync,
     SearchResult,
@@ -41,10 +45,14 @@ from omem_protocol import (
     SyncResult,
 )
 from openmemoryd.config import Config
+from openmemoryd.embed import Embedder, EmbeddingError, Vectors, is_zero, to_blob
+from openmemoryd.embed.registry import Choice, choose_embedder, choose_fallback
+from openmemoryd.engine.vectors import VectorIndexer
 from openmemoryd.errors import OmemdError, Unavailable
 from openmemoryd.index.indexer import FileOutcome, index_file
 from openmemoryd.memory import append_block, read_lines, target_path
 from openmemoryd.search import SearchContext, SearchQuery, citation, run_search
+from openmemoryd.search.vector import VectorQuery
 from openmemoryd.store import (
     OpenedIndex,
     file_notes,
@@ -53,6 +61,7 @@ from openmemoryd.store import (
     open_reader,
     source_totals,
 )
+from openmemoryd.store.vectors import active_table
 from openmemoryd.workspace import MemoryPath, PathPolicy, Scan, scan_memory_files
 
 logger = logging.getLogger("openmemoryd.engine")
@@ -61,6 +70,7 @@ T = TypeVar("T")
 ProgressFn = Callable[[int, int, str], Awaitable[None]]
 
 READERS: Final = 4
+QUERY_CACHE_SIZE: Final = 256
 SYNC_BATCH: Final = 32
 
 
@@ -81,12 +91,15 @@ class EngineStatus:
     syncing: bool
     last_sync: LastSync | None
     issues: tuple[str, ...]
+    embedding: EmbeddingStatus
 
 
 class Engine:
     """Search, read, append and sync for one workspace."""
 
-    def __init__(self, config: Config, opened: OpenedIndex) -> None:
+    def __init__(
+        self, config: Config, opened: OpenedIndex, choice: Choice, fallback: Embedder | None = None
+    ) -> None:
         self.config = config
         self.policy = PathPolicy(config.workspace, config.extra_paths)
         self.vector_error = opened.vector_error
@@ -99,15 +112,29 @@ class Engine:
         self._sync_lock = trio.Lock()
         self._syncing = False
         self._last_sync: LastSync | None = None
+        self._embedding_reason = choice.reason
+        self._query_vectors: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
+        self.vectors: VectorIndexer | None = None
+        if choice.embedder is not None:
+            embedding = config.embedding
+            self.vectors = VectorIndexer(
+                self,
+                choice.embedder,
+                fallback,
+                batch_size=embedding.local.batch_size if choice.embedder.name == "local" else 64,
+                cache_max_entries=embedding.cache_max_entries,
+            )
 
     # ------------------------------------------------------------ lanes
 
-    async def _write(self, fn: Callable[..., T], *args: object) -> T:
+    async def write(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run *fn(writer_connection, *args)* in the writer lane."""
         if self._closed:
             raise Unavailable("the index is closed")
         return await trio.to_thread.run_sync(fn, self._writer, *args, limiter=self._write_limiter)
 
-    async def _read(self, fn: Callable[..., T], *args: object) -> T:
+    async def read(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run *fn(read_only_connection, *args)* on a pooled reader."""
         async with self._read_limiter:
             if self._closed:
                 raise Unavailable("the index is closed")
@@ -130,10 +157,53 @@ class Engine:
 
     async def search(self, query: SearchQuery) -> SearchResult:
         started = time.perf_counter()
-        context = SearchContext(provider="none", model=None, stale=self._syncing)
-        result = await self._read(run_search, query, self.config.search, context)
+        vector, degraded_reason = await self._query_vector(query.text)
+        embedder = self.vectors.embedder if self.vectors is not None else None
+        context = SearchContext(
+            provider=embedder.name if embedder is not None else "none",
+            model=embedder.model if embedder is not None else None,
+            stale=self._syncing,
+            degraded=degraded_reason is not None,
+            degraded_reason=degraded_reason,
+            fallback=self.vectors is not None and self.vectors.fallback_active,
+        )
+        result = await self.read(
+            run_search, query, self.config.search, context, vector, time.time()
+        )
         took = round((time.perf_counter() - started) * 1000, 3)
         return msgspec.structs.replace(result, took_ms=took)
+
+    async def _query_vector(self, text: str) -> tuple[VectorQuery | None, str | None]:
+        """The embedded query and its table, or None and why not (None: not degraded)."""
+        if self.vectors is None or not text.strip():
+            return None, None
+        embedder = self.vectors.embedder
+        identity = embedder.identity()
+        active = await self.read(active_table)
+        if active is None or active.identity != identity:
+            return None, f"vectors for {embedder.model} are still being built; keyword results only"
+        key = (identity, text)
+        vector = self._query_vectors.get(key)
+        if vector is None:
+            timeout = self.config.search.query_timeout_s
+            try:
+                with trio.move_on_after(timeout) as scope:
+                    vector = await trio.to_thread.run_sync(
+                        embedder.embed_query, text, abandon_on_cancel=True
+                    )
+            except EmbeddingError as exc:
+                return None, f"query embedding failed: {exc}"
+            if scope.cancelled_caught or vector is None:
+                return None, f"query embedding took longer than {timeout:g} s"
+            self._query_vectors[key] = vector
+            if len(self._query_vectors) > QUERY_CACHE_SIZE:
+                self._query_vectors.popitem(last=False)
+        else:
+            self._query_vectors.move_to_end(key)
+        if is_zero(vector):
+            return None, None
+        floor, ceiling = embedder.score_floor, embedder.score_ceiling
+        return VectorQuery(active, to_blob(vector), floor, ceiling), None
 
     async def get(self, path: str, from_line: int | None, lines: int | None) -> GetResult:
         return await trio.to_thread.run_sync(
@@ -143,7 +213,10 @@ class Engine:
     async def append(self, text: str, path: str | None) -> AppendResult:
         """Append and index in one writer-lane call: searchable when this returns."""
         mp = target_path(self.policy, path, date.today())
-        return await self._write(self._append_and_index, mp, text)
+        result = await self.write(self._append_and_index, mp, text)
+        if self.vectors is not None:
+            self.vectors.wake()
+        return result
 
     def _append_and_index(self, conn: apsw.Connection, mp: MemoryPath, text: str) -> AppendResult:
         appended = append_block(mp, text, self.config.index.max_file_bytes)
@@ -177,6 +250,8 @@ class Engine:
             self._last_sync = LastSync(
                 finished_at=time.time(), reason=reason, took_ms=result.took_ms
             )
+            if self.vectors is not None and (result.added or result.updated):
+                self.vectors.wake()
             logger.info(
                 "sync (%s): %d scanned, %d added, %d updated, %d removed in %.0f ms",
                 reason,
@@ -198,7 +273,7 @@ class Engine:
     async def _sync_pass(self, full: bool, progress: ProgressFn | None) -> SyncResult:
         started = time.perf_counter()
         scan = await trio.to_thread.run_sync(scan_memory_files, self.policy)
-        known = await self._read(indexed_files, "memory")
+        known = await self.read(indexed_files, "memory")
         keys = sorted(scan.files) + sorted(set(known) - set(scan.files))
         counts: Counter[str] = Counter()
         issues = list(scan.issues)
@@ -207,7 +282,7 @@ class Engine:
             await progress(0, len(keys), "index")
         for offset in range(0, len(keys), SYNC_BATCH):
             batch = keys[offset : offset + SYNC_BATCH]
-            for outcome in await self._write(self._index_batch, batch, scan, full):
+            for outcome in await self.write(self._index_batch, batch, scan, full):
                 counts[outcome.kind] += 1
                 chunks += outcome.chunks
                 if outcome.issue and outcome.kind == "skipped":
@@ -248,8 +323,8 @@ class Engine:
 
     async def status(self) -> EngineStatus:
         scan = await trio.to_thread.run_sync(scan_memory_files, self.policy)
-        totals = await self._read(source_totals)
-        notes = await self._read(file_notes)
+        totals = await self.read(source_totals)
+        notes = await self.read(file_notes)
         on_disk = Counter(f.source for f in scan.files.values())
         by_source = {t.source: t for t in totals}
         sources = tuple(
@@ -270,6 +345,11 @@ class Engine:
             )
         if self._last_sync is not None and self._last_sync.error:
             issues.append(f"last sync failed: {self._last_sync.error}")
+        embedding = await self._embedding_status()
+        if embedding.state == "off":
+            issues.append(f"vector search is off: {embedding.reason}")
+        elif embedding.last_error:
+            issues.append(f"embedding provider error: {embedding.last_error}")
         return EngineStatus(
             workspace_path=str(self.config.workspace),
             index_path=str(self.config.index_path),
@@ -278,13 +358,27 @@ class Engine:
             files_indexed=sum(t.files for t in totals),
             chunks=sum(t.chunks for t in totals),
             sources=sources,
-            vector=False,
-            provider="none",
-            model=None,
+            vector=embedding.state in ("idle", "embedding") and embedding.embedded > 0,
+            provider=embedding.provider,
+            model=embedding.model,
             syncing=self._syncing,
             last_sync=self._last_sync,
             issues=tuple(issues),
+            embedding=embedding,
         )
+
+    async def _embedding_status(self) -> EmbeddingStatus:
+        if self.vectors is None:
+            return EmbeddingStatus(
+                state="off",
+                provider="none",
+                model=None,
+                dims=None,
+                embedded=0,
+                total=0,
+                reason=self._embedding_reason,
+            )
+        return await self.vectors.status()
 
     async def aclose(self) -> None:
         """Close every connection; waits for a running write to commit first."""
@@ -315,14 +409,39 @@ def _index_bytes(path: str) -> int:
 
 
 @asynccontextmanager
-async def open_engine(config: Config) -> AsyncIterator[Engine]:
-    """Open the workspace's index; the engine is closed (shielded) on exit."""
+async def open_engine(
+    config: Config,
+    environ: Mapping[str, str] | None = None,
+    *,
+    choice: Choice | None = None,
+    fallback: Embedder | None = None,
+) -> AsyncIterator[Engine]:
+    """Open the workspace's index and its embedder; vector indexing runs in
+    the background while the engine is open. Everything is closed (shielded)
+    on exit.
+
+    The embedder comes from the configuration unless *choice* (and
+    *fallback*) are given, e.g. by a program embedding the engine with a
+    provider of its own.
+    """
     opened = await trio.to_thread.run_sync(
         lambda: open_index(config.index_path, workspace=config.workspace)
     )
-    engine = Engine(config, opened)
+    env = os.environ if environ is None else environ
+    if choice is None:
+        choice = choose_embedder(config.embedding, env)
+        if choice.embedder is not None:
+            fallback = choose_fallback(config.embedding, env)
+    engine = Engine(config, opened, choice, fallback)
     try:
-        yield engine
+        async with trio.open_nursery() as background:
+            if engine.vectors is not None:
+                await background.start(engine.vectors.serve)
+            yield engine
+            background.cancel_scope.cancel()
     finally:
         with trio.CancelScope(shield=True), trio.move_on_after(30):
             await engine.aclose()
+        for embedder in (choice.embedder, fallback):
+            if embedder is not None:
+                await trio.to_thread.run_sync(embedder.close)

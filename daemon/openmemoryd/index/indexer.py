@@ -10,7 +10,10 @@ mtime moved; a file gone from disk, or no longer a memory path, leaves the
 index; binary files (NUL bytes) and files over ``max_file_bytes`` are
 recorded with a note and no chunks, so `status` can say why they are not
 searchable; invalid UTF-8 is indexed with U+FFFD in place of the bad bytes
-and noted. Nothing here raises for a bad file: a sync pass must finish.
+and noted. A bootstrap file still identical to its template holds no memory,
+only instructions, and would match every vague query; it is recorded with no
+chunks until someone writes in it. Nothing here raises for a bad file: a sync
+pass must finish.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from openmemoryd.store import (
     replace_file,
     touch_file,
 )
-from openmemoryd.workspace import MemoryPath, read_memory_file
+from openmemoryd.workspace import MemoryPath, is_pristine_template, read_memory_file
 
 logger = logging.getLogger("openmemoryd.index")
 
@@ -85,6 +88,9 @@ def index_file(
         return FileOutcome(key, "unchanged", known.chunks, known.note)
 
     kind: OutcomeKind = "added" if known is None else "updated"
+    if is_pristine_template(key, data):
+        replace_file(conn, FileState(key, source, digest, st.st_mtime_ns, st.st_size), ())
+        return FileOutcome(key, kind)
     if b"\x00" in data:
         binary = "skipped: binary file (contains NUL bytes)"
         replace_file(conn, FileState(key, source, digest, st.st_mtime_ns, st.st_size, binary), ())

@@ -10,28 +10,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import apsw
 
+from openmemoryd.search.candidate import Candidate
 from openmemoryd.store import lexical_candidates
 from openmemoryd.text import fts_match_expression
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """A chunk that some leg of the search found, with its part scores."""
-
-    id: int
-    path: str
-    source: str
-    start_line: int
-    end_line: int
-    heading: str
-    text: str
-    text_score: float | None
-    vector_score: float | None
-    score: float
 
 
 def bm25_score(rank: float) -> float:

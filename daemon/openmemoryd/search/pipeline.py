@@ -1,14 +1,29 @@
 """One search, from query text to the reply, on a read-only connection.
 
+Stages: keyword leg (BM25) and vector leg (cosine, when an embedded query and
+a matching vector table exist) → fusion (weighted sum, or RRF) → min_score →
+temporal decay (optional, floored; after the threshold so it re-orders but
+never hides) → MMR (optional) → limit → snippets. Without a vector leg the
+keyword score is the score.
+
 Thresholding rules (OpenClaw PR #20994 is the bug they avoid):
 
-* hits scoring at least ``min_score`` are returned, best first;
-* when none does and the caller did not set ``min_score`` explicitly, the
-  keyword hits are returned anyway and the reply says ``threshold_relaxed``:
-  the default threshold must never hide an exact keyword match (BM25 scores
-  of terms that occur in most notes of a small workspace are near zero);
+* results are ranked by the fused score, but ``min_score`` is the bar for a
+  result's *strongest evidence*: its vector score or its keyword score,
+  whichever is higher. With weighted fusion a result found by one leg only
+  can never score more than that leg's weight, so a bar on the fused score
+  would hide exactly what hybrid search is for: matches by meaning with no
+  shared word (an English question finding a Chinese note), and exact
+  keywords the model misses;
+* when nothing reaches the bar and the caller did not set ``min_score``
+  explicitly, the closest matches (any keyword hit, any vector score above
+  the model's floor) are returned anyway and the reply says
+  ``threshold_relaxed``: the default must never answer "nothing" when the
+  memory holds an exact keyword match (BM25 scores of terms that occur in
+  most notes of a small workspace are near zero) or a paraphrase the small
+  model scores weakly;
 * an explicit ``min_score`` is honoured strictly, and an empty reply then
-  says ``below_min_score`` with the best score seen.
+  says ``below_min_score`` with the best evidence seen.
 
 Hits whose snippets show the same lines of the same file (chunk overlap) are
 reported once.
@@ -20,12 +35,17 @@ from dataclasses import dataclass
 
 import apsw
 
-from omem_protocol import SearchHit, SearchResult
+from omem_protocol import SearchExplain, SearchHit, SearchResult
 from openmemoryd.config import SearchSettings
 from openmemoryd.errors import BadRequest
-from openmemoryd.search.lexical import Candidate, lexical_leg
+from openmemoryd.search.candidate import Candidate
+from openmemoryd.search.decay import apply_decay
+from openmemoryd.search.fusion import fuse_rrf, fuse_weighted, normalize_weights
+from openmemoryd.search.lexical import lexical_leg
+from openmemoryd.search.mmr import mmr_rerank
 from openmemoryd.search.snippet import make_snippet
-from openmemoryd.store import chunk_count
+from openmemoryd.search.vector import VectorQuery, vector_leg
+from openmemoryd.store import chunk_count, file_mtimes
 from openmemoryd.text import query_terms
 
 MAX_CANDIDATES = 200
@@ -39,6 +59,7 @@ class SearchQuery:
     limit: int | None = None
     min_score: float | None = None
     sources: tuple[str, ...] | None = None
+    explain: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +69,18 @@ class SearchContext:
     provider: str
     model: str | None
     stale: bool
+    degraded: bool = False
+    degraded_reason: str | None = None
+    fallback: bool = False
 
 
 def run_search(
-    conn: apsw.Connection, query: SearchQuery, settings: SearchSettings, context: SearchContext
+    conn: apsw.Connection,
+    query: SearchQuery,
+    settings: SearchSettings,
+    context: SearchContext,
+    vector: VectorQuery | None = None,
+    now: float = 0.0,
 ) -> SearchResult:
     """Run *query* on *conn*; `took_ms` is left 0 for the caller to fill."""
     if not query.text.strip():
@@ -60,41 +89,97 @@ def run_search(
     min_score = settings.min_score if query.min_score is None else query.min_score
     terms = query_terms(query.text)
     pool = min(MAX_CANDIDATES, max(1, limit * settings.candidate_multiplier))
-    candidates = lexical_leg(conn, terms, pool, query.sources)
 
-    chosen = [c for c in candidates if c.score >= min_score]
-    relaxed = not chosen and bool(candidates) and query.min_score is None
-    if relaxed:
-        chosen = [c for c in candidates if c.text_score is not None]
+    lexical = lexical_leg(conn, terms, pool, query.sources)
+    nearest = vector_leg(conn, vector, pool, query.sources) if vector is not None else []
+    merged = _fuse(lexical, nearest, settings) if vector is not None else lexical
+
+    chosen = [c for c in merged if strongest(c) >= min_score]
+    relaxed = False
+    if not chosen and query.min_score is None:
+        chosen = [c for c in merged if c.text_score is not None or strongest(c) > 0.0]
+        relaxed = bool(chosen)
+    if settings.decay.enabled and chosen:
+        # After thresholding, so decay re-orders relevant memories and never
+        # pushes an old one under min_score (DESIGN.md, "Search").
+        mtimes = file_mtimes(conn, [c.path for c in chosen])
+        chosen = apply_decay(
+            chosen,
+            now=now,
+            half_life_days=settings.decay.half_life_days,
+            mtime_of=lambda c: mtimes.get(c.path),
+            floor=settings.decay.floor,
+        )
+    if settings.mmr.enabled and len(chosen) > 1:
+        chosen = mmr_rerank(chosen, lambda_=settings.mmr.lambda_)
     hits = _to_hits(chosen, terms, limit, settings.snippet_chars)
 
     empty_reason: str | None = None
     best: float | None = None
     if not hits:
-        if not terms:
+        if not terms and vector is None:
             empty_reason = "no_terms"
-        elif candidates:
+        elif merged:
             empty_reason = "below_min_score"
-            best = round(max(c.score for c in candidates), 6)
+            best = round(max(strongest(c) for c in merged), 6)
         elif chunk_count(conn) == 0:
             empty_reason = "index_empty"
         else:
             empty_reason = "no_match"
     return SearchResult(
         results=tuple(hits),
-        mode="lexical",
+        mode="hybrid" if vector is not None else "lexical",
         provider=context.provider,
         model=context.model,
-        degraded=False,
-        degraded_reason=None,
-        fallback=False,
+        degraded=context.degraded,
+        degraded_reason=context.degraded_reason,
+        fallback=context.fallback,
         stale=context.stale,
         empty_reason=empty_reason,
         best_score=best,
         min_score=min_score,
         threshold_relaxed=relaxed and bool(hits),
         took_ms=0.0,
+        explain=_explain(settings, terms, len(lexical), len(nearest)) if query.explain else None,
     )
+
+
+def strongest(candidate: Candidate) -> float:
+    """The candidate's best evidence: its higher leg score (or its score)."""
+    legs = [s for s in (candidate.vector_score, candidate.text_score) if s is not None]
+    return max(legs) if legs else candidate.score
+
+
+def _fuse(
+    lexical: list[Candidate], nearest: list[Candidate], settings: SearchSettings
+) -> list[Candidate]:
+    if settings.fusion == "rrf":
+        return fuse_rrf(lexical, nearest, k=settings.rrf_k)
+    vector_weight, text_weight = normalize_weights(settings.vector_weight, settings.text_weight)
+    return fuse_weighted(lexical, nearest, vector_weight=vector_weight, text_weight=text_weight)
+
+
+def _explain(
+    settings: SearchSettings, terms: list[str], lexical: int, nearest: int
+) -> SearchExplain:
+    vector_weight, text_weight = normalize_weights(settings.vector_weight, settings.text_weight)
+    return SearchExplain(
+        vector_weight=vector_weight,
+        text_weight=text_weight,
+        fusion=settings.fusion,
+        decay=settings.decay.enabled,
+        half_life_days=settings.decay.half_life_days,
+        decay_floor=settings.decay.floor,
+        mmr=settings.mmr.enabled,
+        mmr_lambda=settings.mmr.lambda_,
+        lexical_candidates=lexical,
+        vector_candidates=nearest,
+        query_terms=tuple(terms),
+    )
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
 
 
 def _to_hits(
@@ -115,13 +200,13 @@ def _to_hits(
                 end_line=snippet.end_line,
                 snippet=snippet.text,
                 score=round(candidate.score, 6),
-                text_score=None if candidate.text_score is None else round(candidate.text_score, 6),
-                vector_score=None
-                if candidate.vector_score is None
-                else round(candidate.vector_score, 6),
+                text_score=_round(candidate.text_score),
+                vector_score=_round(candidate.vector_score),
                 source=candidate.source,
                 citation=citation(candidate.path, snippet.start_line, snippet.end_line),
                 heading=candidate.heading,
+                decay=round(candidate.decay, 6),
+                mmr_rank=candidate.mmr_rank,
             )
         )
         if len(hits) == limit:

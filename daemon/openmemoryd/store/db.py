@@ -27,7 +27,12 @@ import apsw
 import sqlite_vec
 
 from openmemoryd.errors import StartupError
-from openmemoryd.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from openmemoryd.store.schema import (
+    APPLICATION_ID,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    add_smoothing_rows,
+)
 from openmemoryd.text import TERMS_VERSION, index_terms
 
 logger = logging.getLogger("openmemoryd.store")
@@ -163,6 +168,7 @@ def _ensure_terms(conn: apsw.Connection) -> None:
         return
     with conn:
         conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('delete-all')")
+        add_smoothing_rows(conn)
         rows = conn.execute("SELECT id, text, heading FROM chunks").fetchall()
         conn.executemany(
             "INSERT INTO chunks_fts(rowid, body, heading) VALUES (?, ?, ?)",

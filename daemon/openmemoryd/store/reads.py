@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import apsw
 
-SQLiteValue = int | float | bytes | str | None
+from openmemoryd.store.rows import SQLiteValue, as_float, as_int, as_str
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +39,19 @@ class LexicalRow:
 
 
 @dataclass(frozen=True, slots=True)
+class ChunkRecord:
+    """A chunk's location and text, for results found by vector search."""
+
+    id: int
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    heading: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class SourceTotals:
     source: str
     files: int
@@ -51,19 +64,14 @@ _FILE_COLUMNS = "path, source, hash, mtime_ns, size, chunks, note"
 def _indexed_file(row: tuple[SQLiteValue, ...]) -> IndexedFile:
     path, source, digest, mtime_ns, size, chunks, note = row
     return IndexedFile(
-        path=str(path),
-        source=str(source),
-        hash=str(digest),
-        mtime_ns=_int(mtime_ns),
-        size=_int(size),
-        chunks=_int(chunks),
-        note=None if note is None else str(note),
+        path=as_str(path),
+        source=as_str(source),
+        hash=as_str(digest),
+        mtime_ns=as_int(mtime_ns),
+        size=as_int(size),
+        chunks=as_int(chunks),
+        note=None if note is None else as_str(note),
     )
-
-
-def _int(value: SQLiteValue) -> int:
-    assert isinstance(value, int), value
-    return value
 
 
 def indexed_files(conn: apsw.Connection, source: str | None = None) -> dict[str, IndexedFile]:
@@ -87,17 +95,20 @@ def source_totals(conn: apsw.Connection) -> list[SourceTotals]:
         "SELECT source, count(*), coalesce(sum(chunks), 0) FROM files "
         "GROUP BY source ORDER BY source"
     )
-    return [SourceTotals(str(source), _int(files), _int(chunks)) for source, files, chunks in rows]
+    return [
+        SourceTotals(as_str(source), as_int(files), as_int(chunks))
+        for source, files, chunks in rows
+    ]
 
 
 def file_notes(conn: apsw.Connection) -> list[tuple[str, str]]:
     """(path, note) for files indexed with a note (skipped, lossy decoding)."""
     rows = conn.execute("SELECT path, note FROM files WHERE note IS NOT NULL ORDER BY path")
-    return [(str(path), str(note)) for path, note in rows]
+    return [(as_str(path), as_str(note)) for path, note in rows]
 
 
 def chunk_count(conn: apsw.Connection) -> int:
-    return _int(conn.execute("SELECT count(*) FROM chunks").fetchall()[0][0])
+    return as_int(conn.execute("SELECT count(*) FROM chunks").fetchall()[0][0])
 
 
 def lexical_candidates(
@@ -117,14 +128,51 @@ def lexical_candidates(
     args.append(limit)
     return [
         LexicalRow(
-            id=_int(rowid),
-            path=str(path),
-            source=str(source),
-            start_line=_int(start),
-            end_line=_int(end),
-            heading=str(heading),
-            text=str(text),
-            rank=float(rank),  # bm25() is always a float
+            id=as_int(rowid),
+            path=as_str(path),
+            source=as_str(source),
+            start_line=as_int(start),
+            end_line=as_int(end),
+            heading=as_str(heading),
+            text=as_str(text),
+            rank=as_float(rank),
         )
         for rowid, path, source, start, end, heading, text, rank in conn.execute(sql, args)
     ]
+
+
+def chunk_records(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, ChunkRecord]:
+    """The chunks with these ids (missing ids are simply absent)."""
+    found: dict[int, ChunkRecord] = {}
+    for start in range(0, len(ids), 400):
+        part = ids[start : start + 400]
+        rows = conn.execute(
+            "SELECT id, path, source, start_line, end_line, heading, text FROM chunks "
+            f"WHERE id IN ({', '.join('?' * len(part))})",
+            tuple(part),
+        )
+        for rowid, path, source, start_line, end_line, heading, text in rows:
+            found[as_int(rowid)] = ChunkRecord(
+                id=as_int(rowid),
+                path=as_str(path),
+                source=as_str(source),
+                start_line=as_int(start_line),
+                end_line=as_int(end_line),
+                heading=as_str(heading),
+                text=as_str(text),
+            )
+    return found
+
+
+def file_mtimes(conn: apsw.Connection, paths: Sequence[str]) -> dict[str, float]:
+    """Modification times (seconds) of indexed files, for decaying sessions."""
+    unique = list(dict.fromkeys(paths))
+    found: dict[str, float] = {}
+    for start in range(0, len(unique), 400):
+        part = unique[start : start + 400]
+        rows = conn.execute(
+            f"SELECT path, mtime_ns FROM files WHERE path IN ({', '.join('?' * len(part))})",
+            tuple(part),
+        )
+        found.update((as_str(path), as_int(mtime) / 1e9) for path, mtime in rows)
+    return found

@@ -14,8 +14,18 @@ Tables:
 * ``chunks``: the text units search returns, with 1-based inclusive lines.
 * ``chunks_fts``: FTS5 over our pre-segmented terms (see `text.terms`);
   contentless, keyed by ``chunks.id``, BM25 weights body 1.0, heading 0.5.
+  It also holds `SMOOTHING_ROWS` padding documents (negative rowids, no
+  chunk): FTS5's BM25 idf, ``log((N - n + 0.5) / (n + 0.5))``, is clamped to
+  ~0 whenever a term occurs in half the documents, so in a workspace of a few
+  notes every exact match scored 0. The padding is collection smoothing: it
+  gives small workspaces meaningful idf and vanishes against thousands of
+  real chunks. Searches join on ``chunks``, so padding never shows up.
 * ``embedding_cache``: vectors by provider key and text hash, so an unchanged
   chunk is never embedded twice.
+* ``vec_<id>`` (created at run time, see `store.vectors`): one sqlite-vec
+  table per embedding identity; ``meta`` names the active one and the one
+  being built. ``chunks.model`` holds the identity whose table has the
+  chunk's vector.
 """
 
 from __future__ import annotations
@@ -83,5 +93,33 @@ def _m001_initial(conn: apsw.Connection) -> None:
     )
 
 
-MIGRATIONS: Final[tuple[Callable[[apsw.Connection], None], ...]] = (_m001_initial,)
+def _m002_vector_progress(conn: apsw.Connection) -> None:
+    # Background embedding walks chunks by id looking for ones whose vector
+    # is missing for the target identity; this keeps that walk an index scan.
+    conn.execute("CREATE INDEX chunks_by_model ON chunks(model, id)")
+
+
+SMOOTHING_ROWS: Final = 50
+_SMOOTHING_LENGTH: Final = 200  # tokens, about a real chunk's, to keep avgdl sane
+
+
+def add_smoothing_rows(conn: apsw.Connection) -> None:
+    """Insert the BM25 padding documents (idempotent)."""
+    body = " ".join(["omempadding"] * _SMOOTHING_LENGTH)
+    conn.execute("DELETE FROM chunks_fts WHERE rowid < 0")
+    conn.executemany(
+        "INSERT INTO chunks_fts(rowid, body, heading) VALUES (?, ?, '')",
+        ((-row, body) for row in range(1, SMOOTHING_ROWS + 1)),
+    )
+
+
+def _m003_bm25_smoothing(conn: apsw.Connection) -> None:
+    add_smoothing_rows(conn)
+
+
+MIGRATIONS: Final[tuple[Callable[[apsw.Connection], None], ...]] = (
+    _m001_initial,
+    _m002_vector_progress,
+    _m003_bm25_smoothing,
+)
 SCHEMA_VERSION: Final = len(MIGRATIONS)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import apsw
 
+from openmemoryd.store.vectors import delete_chunk_vectors
 from openmemoryd.text import index_terms
 
 
@@ -100,6 +101,7 @@ def delete_file(conn: apsw.Connection, path: str) -> bool:
 
 
 def _delete_chunks(conn: apsw.Connection, path: str) -> None:
+    delete_chunk_vectors(conn, path)
     conn.execute(
         "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE path = ?)", (path,)
     )

@@ -8,6 +8,7 @@ from openmemoryd.workspace.layout import (
     daily_date,
     daily_key,
     init_workspace,
+    is_pristine_template,
     template_text,
 )
 from openmemoryd.workspace.paths import (
@@ -34,6 +35,7 @@ __all__ = [
     "daily_key",
     "ignored_name",
     "init_workspace",
+    "is_pristine_template",
     "open_beneath",
     "read_memory_file",
     "scan_memory_files",

@@ -7,6 +7,7 @@ left exactly as it is, whatever it contains. New directories are private
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from datetime import date
@@ -38,6 +39,16 @@ def daily_date(key: str) -> date | None:
 def template_text(name: str) -> str:
     """The bootstrap template for one of `ROOT_FILES`."""
     return (resources.files("openmemoryd.workspace") / "templates" / name).read_text("utf-8")
+
+
+@functools.cache
+def _template_bytes() -> dict[str, bytes]:
+    return {name: template_text(name).encode("utf-8") for name in ROOT_FILES}
+
+
+def is_pristine_template(key: str, content: bytes) -> bool:
+    """True if *key* is a bootstrap file nobody has written in yet."""
+    return _template_bytes().get(key) == content
 
 
 def init_workspace(root: Path) -> list[str]:

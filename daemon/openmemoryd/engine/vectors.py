@@ -1,0 +1,277 @@
+"""Background vector indexing: every chunk gets a vector, eventually.
+
+Keyword search answers the moment a file is indexed; vectors follow here, in
+batches, without ever holding the writer lane while a model runs:
+
+1. read a batch of chunks missing a vector for the current identity (by id,
+   resuming after the last batch, with one extra pass from the start to
+   catch chunks that appeared behind the cursor);
+2. take what the embedding cache has; embed only the rest (in a thread, or
+   the local model's worker process);
+3. store vectors and cache entries in one short write.
+
+Provider failures are recorded for ``status`` and retried with exponential
+backoff (1 s doubling to 5 min); a configured fallback provider takes over
+after a non-retryable error or three failures in a row. When the provider or
+model changes, vectors go to a new table that replaces the old one only when
+complete (`store.vectors.promote_building`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Final, Protocol, TypeVar
+
+import apsw
+import trio
+
+from omem_protocol import EmbeddingStatus
+from openmemoryd.embed import Embedder, EmbeddingError, to_blob
+from openmemoryd.store.vectors import (
+    PendingChunk,
+    active_table,
+    building_table,
+    cache_get,
+    cache_prune,
+    cache_put,
+    cache_size,
+    cache_touch,
+    pending_chunks,
+    promote_building,
+    retire_active,
+    store_vectors,
+    target_table,
+    vector_progress,
+)
+
+logger = logging.getLogger("openmemoryd.vectors")
+
+T = TypeVar("T")
+
+MAX_BACKOFF_S: Final = 300.0
+FAILURES_BEFORE_FALLBACK: Final = 3
+PRUNE_EVERY: Final = 50
+
+
+class Lanes(Protocol):
+    """The engine's serialised writer and pooled readers."""
+
+    async def write(self, fn: Callable[..., T], *args: Any) -> T: ...
+
+    async def read(self, fn: Callable[..., T], *args: Any) -> T: ...
+
+
+class VectorIndexer:
+    """Keeps the vector table of the current embedder complete."""
+
+    def __init__(
+        self,
+        lanes: Lanes,
+        primary: Embedder,
+        fallback: Embedder | None,
+        *,
+        batch_size: int,
+        cache_max_entries: int,
+    ) -> None:
+        self._lanes = lanes
+        self.embedder = primary
+        self._fallback = fallback
+        self.fallback_active = False
+        self._batch_size = batch_size
+        self._cache_max = cache_max_entries
+        self._wakeup = trio.Event()
+        self._cursor = 0
+        self._busy = False
+        self._failures = 0
+        self._batches = 0
+        self.last_error: str | None = None
+        self.last_error_at: float | None = None
+        self.documents_embedded = 0
+
+    def wake(self) -> None:
+        """There may be new chunks: look for work."""
+        self._wakeup.set()
+
+    async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Run forever; ready at once (the work happens in the background)."""
+        task_status.started()
+        await self._warm_up()
+        self.wake()
+        delay = 1.0
+        while True:
+            await self._wakeup.wait()
+            self._wakeup = trio.Event()
+            try:
+                await self._drain()
+            except EmbeddingError as exc:
+                self._record_failure(exc)
+                if self._should_fall_back(exc):
+                    self._activate_fallback()
+                    self.wake()
+                    continue
+                logger.warning("embedding failed (%s); retrying in %.0f s", exc, delay)
+                await trio.sleep(delay)
+                delay = min(delay * 2, MAX_BACKOFF_S)
+                self.wake()
+            else:
+                delay = 1.0
+
+    async def _warm_up(self) -> None:
+        """Load the query model now, so the first search does not pay for it."""
+        try:
+            await trio.to_thread.run_sync(
+                self.embedder.embed_query, "warm up", abandon_on_cancel=True
+            )
+        except EmbeddingError as exc:
+            self._record_failure(exc)
+        except Exception:
+            logger.exception("warming up %s failed", self.embedder.identity())
+
+    async def _drain(self) -> None:
+        self._busy = True
+        try:
+            while await self._step():
+                pass
+            promoted = await self._lanes.write(
+                _promote_if_complete, self.embedder.identity(), self.embedder.dims
+            )
+            if promoted:
+                logger.info("vectors for %s complete; now used for search", promoted)
+            self._failures = 0
+            self.last_error = None
+        finally:
+            self._busy = False
+
+    async def _step(self) -> bool:
+        identity = self.embedder.identity()
+        pending = await self._lanes.read(pending_chunks, identity, self._cursor, self._batch_size)
+        if not pending:
+            if self._cursor == 0:
+                return False
+            self._cursor = 0  # one more pass from the start catches stragglers
+            return True
+        cached = await self._lanes.read(cache_get, identity, [p.hash for p in pending])
+        missing = _distinct([p for p in pending if p.hash not in cached])
+        fresh: dict[str, bytes] = {}
+        if missing:
+            vectors = await trio.to_thread.run_sync(
+                self.embedder.embed_documents, [p.text for p in missing], abandon_on_cancel=True
+            )
+            fresh = {p.hash: to_blob(v) for p, v in zip(missing, vectors, strict=True)}
+            self.documents_embedded += len(missing)
+        known = {**cached, **fresh}
+        rows = [(p.id, p.hash, known[p.hash]) for p in pending]
+        dims = len(rows[0][2]) // 4
+        self._batches += 1
+        prune = self._batches % PRUNE_EVERY == 0
+        await self._lanes.write(
+            _store_batch,
+            identity,
+            dims,
+            rows,
+            fresh,
+            list(cached),
+            self._cache_max if prune else None,
+        )
+        self._cursor = pending[-1].id
+        return True
+
+    def _record_failure(self, exc: EmbeddingError) -> None:
+        self._failures += 1
+        self.last_error = str(exc)
+        self.last_error_at = time.time()
+
+    def _should_fall_back(self, exc: EmbeddingError) -> bool:
+        if self._fallback is None or self.fallback_active:
+            return False
+        return not exc.retryable or self._failures >= FAILURES_BEFORE_FALLBACK
+
+    def _activate_fallback(self) -> None:
+        assert self._fallback is not None
+        logger.error(
+            "embedding provider %s keeps failing (%s); switching to fallback %s",
+            self.embedder.identity(),
+            self.last_error,
+            self._fallback.identity(),
+        )
+        self.embedder = self._fallback
+        self.fallback_active = True
+        self._cursor = 0
+        self._failures = 0
+
+    async def status(self) -> EmbeddingStatus:
+        identity = self.embedder.identity()
+        embedded, total = await self._lanes.read(vector_progress, identity)
+        rebuilding = await self._lanes.read(_is_rebuilding, identity)
+        entries = await self._lanes.read(cache_size)
+        if self._failures and self.last_error:
+            state = "failing"
+        elif rebuilding:
+            state = "rebuilding"
+        elif self._busy or embedded < total:
+            state = "embedding"
+        else:
+            state = "idle"
+        return EmbeddingStatus(
+            state=state,
+            provider=self.embedder.name,
+            model=self.embedder.model,
+            dims=self.embedder.dims,
+            embedded=embedded,
+            total=total,
+            fallback_active=self.fallback_active,
+            last_error=self.last_error,
+            last_error_at=self.last_error_at,
+            cache_entries=entries,
+        )
+
+
+def _distinct(chunks: Sequence[PendingChunk]) -> list[PendingChunk]:
+    """One chunk per text hash: identical texts need one embedding."""
+    return list({p.hash: p for p in chunks}.values())
+
+
+def _store_batch(
+    conn: apsw.Connection,
+    identity: str,
+    dims: int,
+    rows: list[tuple[int, str, bytes]],
+    fresh: dict[str, bytes],
+    reused: list[str],
+    prune_to: int | None,
+) -> None:
+    with conn:
+        table = target_table(conn, identity, dims)
+        if fresh:
+            cache_put(conn, identity, dims, fresh.items())
+        if reused:
+            cache_touch(conn, identity, reused)
+        store_vectors(conn, table, rows)
+    if prune_to is not None:
+        cache_prune(conn, prune_to)
+
+
+def _is_rebuilding(conn: apsw.Connection, identity: str) -> bool:
+    """Vectors of another model are active: ours are being built to replace them."""
+    active = active_table(conn)
+    return active is not None and active.identity != identity
+
+
+def _promote_if_complete(conn: apsw.Connection, identity: str, dims: int | None) -> str | None:
+    """Once no chunk lacks a vector for *identity*, make its table the active one."""
+    if pending_chunks(conn, identity, 0, 1):
+        return None
+    building = building_table(conn)
+    if building is not None and building.identity == identity:
+        promote_building(conn)
+        return identity
+    active = active_table(conn)
+    if active is not None and active.identity != identity:
+        # Nothing to embed (no chunks): the old model's table is just stale.
+        retire_active(conn)
+        if dims:
+            target_table(conn, identity, dims)
+        return identity
+    return None

@@ -1,0 +1,66 @@
+"""The vector leg: nearest chunks by cosine similarity in sqlite-vec.
+
+Cosine similarity is rescaled between the embedder's score floor and
+ceiling, ``clamp((cos - floor) / (ceiling - floor), 0, 1)``, because models
+differ in where texts land (e5: unrelated near 0.75, paraphrases near 0.95;
+OpenAI: near 0 and 0.7). After rescaling, 0 means "unrelated" and
+``min_score`` means the same whichever model is configured. The map is
+monotonic, so it never changes the vector leg's own order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import apsw
+
+from openmemoryd.search.candidate import Candidate
+from openmemoryd.store import chunk_records
+from openmemoryd.store.vectors import VecTable, knn
+
+
+@dataclass(frozen=True, slots=True)
+class VectorQuery:
+    """An embedded query and the table of vectors from the same model."""
+
+    table: VecTable
+    vector: bytes
+    score_floor: float = 0.0
+    score_ceiling: float = 1.0
+
+
+def rescale(cosine: float, floor: float, ceiling: float = 1.0) -> float:
+    """Map a cosine similarity onto [0, 1]: *floor* and below → 0, *ceiling* and above → 1."""
+    if ceiling <= floor:
+        return 1.0 if cosine >= ceiling else 0.0
+    return min(1.0, max(0.0, (cosine - floor) / (ceiling - floor)))
+
+
+def vector_leg(
+    conn: apsw.Connection, query: VectorQuery, limit: int, sources: Sequence[str] | None
+) -> list[Candidate]:
+    """The *limit* nearest chunks, best first."""
+    neighbours = knn(conn, query.table, query.vector, limit, sources)
+    records = chunk_records(conn, [chunk_id for chunk_id, _ in neighbours])
+    candidates = []
+    for chunk_id, distance in neighbours:
+        record = records.get(chunk_id)
+        if record is None:  # a vector whose chunk is gone: never shown
+            continue
+        score = rescale(1.0 - distance, query.score_floor, query.score_ceiling)
+        candidates.append(
+            Candidate(
+                id=record.id,
+                path=record.path,
+                source=record.source,
+                start_line=record.start_line,
+                end_line=record.end_line,
+                heading=record.heading,
+                text=record.text,
+                text_score=None,
+                vector_score=score,
+                score=score,
+            )
+        )
+    return candidates
