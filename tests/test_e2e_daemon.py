@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -9,6 +10,7 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -166,3 +168,31 @@ def test_init_creates_the_workspace_and_prints_where_things_are(env: Env) -> Non
         check=False,
     )
     assert "nothing to create" in again.stdout
+
+
+def test_changing_the_chunking_rebuilds_the_index_by_itself(env: Env) -> None:
+    env.write_config('[embedding]\nprovider = "none"\n[index]\nchunk_tokens = 400\n')
+    first = Daemon(env).start()
+    lines = "\n".join(f"- sandpiper release note {i}: the build passed" for i in range(60))
+    (env.workspace / "memory" / "release.md").write_text("# Release\n\n" + lines + "\n")
+    first.cli("sync")
+    before = json.loads(first.cli("status", "--json").stdout)["chunks"]
+    first.stop()
+
+    env.write_config(
+        '[embedding]\nprovider = "none"\n[index]\nchunk_tokens = 64\nchunk_overlap = 8\n'
+    )
+    second = Daemon(env).start()
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            status = json.loads(second.cli("status", "--json").stdout)
+            assert "sandpiper" in second.cli("search", "sandpiper").stdout  # answers throughout
+            if status["rebuild"] is None and status["chunks"] != before:
+                break
+            assert time.monotonic() < deadline, second.log()
+            time.sleep(0.1)
+        assert status["chunks"] > before
+        assert "rebuilt" in second.log()
+    finally:
+        second.stop()

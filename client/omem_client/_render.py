@@ -121,6 +121,8 @@ def status_lines(status: StatusResult) -> list[str]:
         f"Search:     keyword {'ready' if status.fts else 'unavailable'} · vector {vector}"
     )
     lines.append(f"Sync:       {'running' if status.syncing else 'idle'}{_last_sync(status)}")
+    if status.rebuild:
+        lines.append(f"Rebuild:    {status.rebuild} (searches use the previous index meanwhile)")
     if status.issues:
         lines.append("Issues:")
         lines.extend(f"  ! {issue}" for issue in status.issues)

@@ -288,6 +288,7 @@ class StatusResult(Msg, tag="status_result", frozen=True):
     last_sync: LastSync | None
     issues: tuple[str, ...] = ()
     embedding: EmbeddingStatus | None = None
+    rebuild: str | None = None
 
 
 class Error(Msg, tag="error", frozen=True):

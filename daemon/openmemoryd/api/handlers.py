@@ -89,6 +89,7 @@ class Api:
             last_sync=ws.last_sync,
             issues=ws.issues,
             embedding=ws.embedding,
+            rebuild=ws.rebuild,
         )
 
     async def search(self, params: SearchParams) -> SearchResult:

@@ -16,6 +16,9 @@ Concurrency model:
 * **Vectors** are filled by a background `VectorIndexer`; a search embeds its
   query (bounded by ``query_timeout_s``) and falls back to keywords alone,
   marked degraded, when the embedder fails or its vectors are not ready.
+* **Rebuilds** (the chunking changed) build a new index file beside the live
+  one and swap it in with `replace_index`, holding the writer lane and every
+  reader slot, so no request ever sees a half-built index.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import date
+from pathlib import Path
 from typing import Any, Final, TypeVar
 
 import apsw
@@ -47,6 +51,7 @@ from omem_protocol import (
 from openmemoryd.config import Config
 from openmemoryd.embed import Embedder, EmbeddingError, Vectors, is_zero, to_blob
 from openmemoryd.embed.registry import Choice, choose_embedder, choose_fallback
+from openmemoryd.engine.rebuild import needs_rebuild, rebuild_index
 from openmemoryd.engine.vectors import VectorIndexer
 from openmemoryd.errors import OmemdError, Unavailable
 from openmemoryd.index.indexer import FileOutcome, index_file
@@ -92,6 +97,7 @@ class EngineStatus:
     last_sync: LastSync | None
     issues: tuple[str, ...]
     embedding: EmbeddingStatus
+    rebuild: str | None
 
 
 class Engine:
@@ -113,6 +119,8 @@ class Engine:
         self._syncing = False
         self._last_sync: LastSync | None = None
         self._embedding_reason = choice.reason
+        self.rebuild_progress: str | None = None
+        self._rebuild_error: str | None = None
         self._query_vectors: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
         self.vectors: VectorIndexer | None = None
         if choice.embedder is not None:
@@ -131,7 +139,14 @@ class Engine:
         """Run *fn(writer_connection, *args)* in the writer lane."""
         if self._closed:
             raise Unavailable("the index is closed")
-        return await trio.to_thread.run_sync(fn, self._writer, *args, limiter=self._write_limiter)
+        return await trio.to_thread.run_sync(self._on_writer, fn, args, limiter=self._write_limiter)
+
+    def _on_writer(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+        # Resolved here, inside the lane: a call queued before `replace_index`
+        # swapped the connection must run on the new one, not the closed one.
+        if self._closed:
+            raise Unavailable("the index is closed")
+        return fn(self._writer, *args)
 
     async def read(self, fn: Callable[..., T], *args: Any) -> T:
         """Run *fn(read_only_connection, *args)* on a pooled reader."""
@@ -282,7 +297,7 @@ class Engine:
             await progress(0, len(keys), "index")
         for offset in range(0, len(keys), SYNC_BATCH):
             batch = keys[offset : offset + SYNC_BATCH]
-            for outcome in await self.write(self._index_batch, batch, scan, full):
+            for outcome in await self.write(self.index_batch, batch, scan, full):
                 counts[outcome.kind] += 1
                 chunks += outcome.chunks
                 if outcome.issue and outcome.kind == "skipped":
@@ -301,9 +316,10 @@ class Engine:
             issues=tuple(issues),
         )
 
-    def _index_batch(
+    def index_batch(
         self, conn: apsw.Connection, keys: list[str], scan: Scan, full: bool
     ) -> list[FileOutcome]:
+        """Index the files *keys* into *conn* (the live index or one being built)."""
         outcomes = []
         for key in keys:
             disk = scan.files.get(key)
@@ -345,6 +361,8 @@ class Engine:
             )
         if self._last_sync is not None and self._last_sync.error:
             issues.append(f"last sync failed: {self._last_sync.error}")
+        if self._rebuild_error:
+            issues.append(f"index rebuild failed (will retry on restart): {self._rebuild_error}")
         embedding = await self._embedding_status()
         if embedding.state == "off":
             issues.append(f"vector search is off: {embedding.reason}")
@@ -365,6 +383,7 @@ class Engine:
             last_sync=self._last_sync,
             issues=tuple(issues),
             embedding=embedding,
+            rebuild=self.rebuild_progress,
         )
 
     async def _embedding_status(self) -> EmbeddingStatus:
@@ -380,6 +399,40 @@ class Engine:
             )
         return await self.vectors.status()
 
+    async def rebuild_in_background(self) -> None:
+        """Rebuild for new chunking; a failure is logged and shown, never raised."""
+        try:
+            await rebuild_index(self)
+        except Exception as exc:
+            logger.exception("index rebuild failed")
+            self._rebuild_error = str(exc)
+
+    async def replace_index(self, build: Path, build_conn: apsw.Connection) -> None:
+        """Swap the live index for the complete one at *build* (writer *build_conn*).
+
+        Holds the writer lane and every reader slot: requests wait a moment
+        and then see the new index whole. Files changed while it was built
+        are indexed into it first.
+        """
+        borrowers = [object() for _ in range(READERS)]
+        async with self._write_limiter:
+            for borrower in borrowers:
+                await self._read_limiter.acquire_on_behalf_of(borrower)
+            try:
+                scan = await trio.to_thread.run_sync(scan_memory_files, self.policy)
+                known = await trio.to_thread.run_sync(indexed_files, build_conn, "memory")
+                keys = sorted(scan.files) + sorted(set(known) - set(scan.files))
+                await trio.to_thread.run_sync(self.index_batch, build_conn, keys, scan, False)
+                readers, self._readers = self._readers, []
+                self._writer = await trio.to_thread.run_sync(
+                    _swap_files, self._writer, readers, build_conn, build, self.config
+                )
+            finally:
+                for borrower in borrowers:
+                    self._read_limiter.release_on_behalf_of(borrower)
+        if self.vectors is not None:
+            self.vectors.restart()
+
     async def aclose(self) -> None:
         """Close every connection; waits for a running write to commit first."""
         async with self._write_limiter:
@@ -388,6 +441,29 @@ class Engine:
             self._closed = True
             readers, self._readers = self._readers, []
             await trio.to_thread.run_sync(_close_all, self._writer, readers)
+
+
+def _swap_files(
+    writer: apsw.Connection,
+    readers: list[apsw.Connection],
+    build_conn: apsw.Connection,
+    build: Path,
+    config: Config,
+) -> apsw.Connection:
+    """Close both indexes, move the new file over the old, open it."""
+    for reader in readers:
+        reader.close()
+    writer.close()  # the last connection: SQLite checkpoints and removes its WAL
+    build_conn.pragma("wal_checkpoint(TRUNCATE)")
+    build_conn.close()
+    live = config.index_path
+    # Any WAL or shared-memory file left belongs to the old content and must
+    # never be applied to the new file.
+    for path in (f"{live}-wal", f"{live}-shm", f"{build}-wal", f"{build}-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+    os.replace(build, live)
+    return open_index(live, workspace=config.workspace).conn
 
 
 def _close_all(writer: apsw.Connection, readers: list[apsw.Connection]) -> None:
@@ -437,6 +513,9 @@ async def open_engine(
         async with trio.open_nursery() as background:
             if engine.vectors is not None:
                 await background.start(engine.vectors.serve)
+            if await engine.write(needs_rebuild, config.index):
+                logger.info("the chunking changed: rebuilding the index in the background")
+                background.start_soon(engine.rebuild_in_background)
             yield engine
             background.cancel_scope.cancel()
     finally:

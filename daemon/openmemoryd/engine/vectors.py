@@ -90,9 +90,36 @@ class VectorIndexer:
         self.last_error_at: float | None = None
         self.documents_embedded = 0
 
+    @property
+    def batch_size(self) -> int:
+        return self._batch_size
+
     def wake(self) -> None:
         """There may be new chunks: look for work."""
         self._wakeup.set()
+
+    def restart(self) -> None:
+        """The index was replaced: rescan from the first chunk."""
+        self._cursor = 0
+        self.wake()
+
+    async def fill(self) -> None:
+        """Embed until every chunk has a vector, for a one-off build.
+
+        Retryable provider errors are retried with backoff; others raise.
+        """
+        delay = 1.0
+        while True:
+            try:
+                await self._drain()
+            except EmbeddingError as exc:
+                self._record_failure(exc)
+                if not exc.retryable:
+                    raise
+                await trio.sleep(delay)
+                delay = min(delay * 2, MAX_BACKOFF_S)
+            else:
+                return
 
     async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Run forever; ready at once (the work happens in the background)."""
@@ -112,11 +139,19 @@ class VectorIndexer:
                     self.wake()
                     continue
                 logger.warning("embedding failed (%s); retrying in %.0f s", exc, delay)
-                await trio.sleep(delay)
-                delay = min(delay * 2, MAX_BACKOFF_S)
-                self.wake()
+            except Exception as exc:
+                # Vectors are a background nicety: an unexpected failure is
+                # reported and retried, never allowed to take the daemon down.
+                logger.exception("vector indexing failed; retrying in %.0f s", delay)
+                self._failures += 1
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                self.last_error_at = time.time()
             else:
                 delay = 1.0
+                continue
+            await trio.sleep(delay)
+            delay = min(delay * 2, MAX_BACKOFF_S)
+            self.wake()
 
     async def _warm_up(self) -> None:
         """Load the query model now, so the first search does not pay for it."""

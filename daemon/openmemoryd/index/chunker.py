@@ -35,7 +35,11 @@ from typing import Final
 from openmemoryd.text.boundaries import safe_boundary
 from openmemoryd.text.tokens import estimate_tokens
 
-__all__ = ["Chunk", "chunk_markdown"]
+__all__ = ["CHUNKER_VERSION", "Chunk", "chunk_markdown"]
+
+# Bump when the packing rules change: indexes built with another version are
+# rebuilt in the background (see `engine.rebuild`).
+CHUNKER_VERSION: Final = "chunker-1"
 
 # Below this a heading plus one line of prose no longer fits in a chunk.
 MIN_MAX_TOKENS: Final = 16

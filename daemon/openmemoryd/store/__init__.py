@@ -9,6 +9,7 @@ from openmemoryd.store.db import (
     load_vector_extension,
     open_index,
     open_reader,
+    set_meta,
 )
 from openmemoryd.store.reads import (
     ChunkRecord,
@@ -51,6 +52,7 @@ __all__ = [
     "open_index",
     "open_reader",
     "replace_file",
+    "set_meta",
     "source_totals",
     "touch_file",
 ]

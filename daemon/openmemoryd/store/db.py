@@ -105,7 +105,7 @@ def _open_writer(path: Path, workspace: Path) -> tuple[apsw.Connection, str | No
         vector_error = load_vector_extension(conn)
         _migrate(conn, path)
         _ensure_terms(conn)
-        _set_meta(conn, "workspace", str(workspace))
+        set_meta(conn, "workspace", str(workspace))
     except BaseException:
         conn.close()
         raise
@@ -150,7 +150,7 @@ def get_meta(conn: apsw.Connection, key: str) -> str | None:
     return str(rows[0][0]) if rows else None
 
 
-def _set_meta(conn: apsw.Connection, key: str, value: str) -> None:
+def set_meta(conn: apsw.Connection, key: str, value: str) -> None:
     with conn:
         conn.execute(
             "INSERT INTO meta(key, value) VALUES (?, ?) "
@@ -177,7 +177,7 @@ def _ensure_terms(conn: apsw.Connection) -> None:
                 for rowid, text, heading in rows
             ),
         )
-        _set_meta(conn, "terms_version", TERMS_VERSION)
+        set_meta(conn, "terms_version", TERMS_VERSION)
     if rows:
         logger.info("rebuilt the keyword index for %d chunks (terms %s)", len(rows), TERMS_VERSION)
 
