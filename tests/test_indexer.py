@@ -43,7 +43,7 @@ def test_add_unchanged_update_remove(conn: apsw.Connection, ws: Path) -> None:
     note.write_text("# Notes\n\ncharlie\n")
     assert run(conn, ws, "memory/n.md") == "updated"
     assert lexical_candidates(conn, '"alpha"', 5) == []
-    assert [r.start_line for r in lexical_candidates(conn, '"charlie"', 5)] == [1]
+    assert [chunk.start_line for chunk, _ in lexical_candidates(conn, '"charlie"', 5)] == [1]
     note.unlink()
     assert run(conn, ws, "memory/n.md") == "removed"
     assert "memory/n.md" not in indexed_files(conn)
@@ -84,7 +84,7 @@ def test_invalid_utf8_is_indexed_with_replacement_and_noted(
 ) -> None:
     (ws / "memory" / "u.md").write_bytes(b"caf\xe9 latte and oolong\n")
     assert run(conn, ws, "memory/u.md") == "added"
-    assert lexical_candidates(conn, '"oolong"', 5)[0].text == "caf\ufffd latte and oolong"
+    assert lexical_candidates(conn, '"oolong"', 5)[0][0].text == "caf\ufffd latte and oolong"
     assert dict(file_notes(conn))["memory/u.md"] == "invalid UTF-8 replaced with U+FFFD"
 
 
@@ -93,7 +93,7 @@ def test_bom_and_empty_files(conn: apsw.Connection, ws: Path) -> None:
     (ws / "memory" / "empty.md").write_bytes(b"\n\n\n")
     assert run(conn, ws, "memory/bom.md") == "added"
     assert run(conn, ws, "memory/empty.md") == "added"
-    assert lexical_candidates(conn, '"hello"', 5)[0].text == "hello bom"
+    assert lexical_candidates(conn, '"hello"', 5)[0][0].text == "hello bom"
     assert indexed_files(conn)["memory/empty.md"].chunks == 0
 
 

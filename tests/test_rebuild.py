@@ -54,13 +54,18 @@ async def vectors_complete(engine: Engine) -> bool:
     return bool(emb.total) and emb.embedded == emb.total and emb.state == "idle"
 
 
-async def test_new_chunking_is_built_aside_and_swapped_in_whole(env: Env) -> None:
+async def index_with_big_chunks(env: Env) -> int:
+    """Index the notes with the first chunking; return the chunk count."""
     init_workspace(env.workspace)
     write_notes(env)
     async with engine_with(env, FakeEmbedder(), BIG) as engine:
         await engine.sync()
         await poll(lambda: vectors_complete(engine))
-        big_chunks = await engine.read(chunk_count)
+        return await engine.read(chunk_count)
+
+
+async def test_new_chunking_is_built_aside_and_swapped_in_whole(env: Env) -> None:
+    big_chunks = await index_with_big_chunks(env)
 
     embedder = FakeEmbedder()
     embedder.gate.clear()  # hold the new index's embedding so the test can look mid-rebuild
@@ -88,12 +93,7 @@ async def test_new_chunking_is_built_aside_and_swapped_in_whole(env: Env) -> Non
 
 
 async def test_a_failed_rebuild_leaves_the_live_index_alone(env: Env) -> None:
-    init_workspace(env.workspace)
-    write_notes(env)
-    async with engine_with(env, FakeEmbedder(), BIG) as engine:
-        await engine.sync()
-        await poll(lambda: vectors_complete(engine))
-        before = await engine.read(chunk_count)
+    before = await index_with_big_chunks(env)
 
     broken = FakeEmbedder()
     broken.fail_documents = EmbeddingError("401 check the API key", retryable=False)

@@ -113,7 +113,7 @@ def test_changed_term_segmentation_rebuilds_the_keyword_index(tmp_path: Path) ->
     assert lexical_candidates(conn, '"缓存"', 5) == []
     conn.close()
     conn = open_index(path, workspace=tmp_path).conn
-    assert [row.path for row in lexical_candidates(conn, '"缓存"', 5)] == ["a.md"]
+    assert [chunk.path for chunk, _ in lexical_candidates(conn, '"缓存"', 5)] == ["a.md"]
     conn.close()
 
 
@@ -155,7 +155,7 @@ def test_a_failed_write_leaves_the_previous_chunks(tmp_path: Path) -> None:
             FileState("a.md", "memory", "h2", 1, 2),
             [chunk("bravo"), Exploding()],  # type: ignore[list-item]
         )
-    assert [row.text for row in lexical_candidates(conn, '"alpha"', 5)] == ["alpha"]
+    assert [chunk.text for chunk, _ in lexical_candidates(conn, '"alpha"', 5)] == ["alpha"]
     assert lexical_candidates(conn, '"bravo"', 5) == []
     assert indexed_files(conn)["a.md"].hash == "h1"
     conn.close()

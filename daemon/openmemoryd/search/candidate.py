@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from openmemoryd.store import ChunkRecord
+
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
@@ -26,3 +28,33 @@ class Candidate:
     score: float
     decay: float = 1.0
     mmr_rank: int | None = None
+
+    @classmethod
+    def found_by_keyword(cls, chunk: ChunkRecord, score: float) -> Candidate:
+        return cls._of(chunk, text_score=score, vector_score=None, score=score)
+
+    @classmethod
+    def found_by_vector(cls, chunk: ChunkRecord, score: float) -> Candidate:
+        return cls._of(chunk, text_score=None, vector_score=score, score=score)
+
+    @classmethod
+    def _of(
+        cls,
+        chunk: ChunkRecord,
+        *,
+        text_score: float | None,
+        vector_score: float | None,
+        score: float,
+    ) -> Candidate:
+        return cls(
+            id=chunk.id,
+            path=chunk.path,
+            source=chunk.source,
+            start_line=chunk.start_line,
+            end_line=chunk.end_line,
+            heading=chunk.heading,
+            text=chunk.text,
+            text_score=text_score,
+            vector_score=vector_score,
+            score=score,
+        )

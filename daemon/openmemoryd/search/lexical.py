@@ -33,21 +33,7 @@ def lexical_leg(
     match = fts_match_expression(list(terms))
     if match is None:
         return []
-    candidates = []
-    for row in lexical_candidates(conn, match, limit, sources):
-        score = bm25_score(row.rank)
-        candidates.append(
-            Candidate(
-                id=row.id,
-                path=row.path,
-                source=row.source,
-                start_line=row.start_line,
-                end_line=row.end_line,
-                heading=row.heading,
-                text=row.text,
-                text_score=score,
-                vector_score=None,
-                score=score,
-            )
-        )
-    return candidates
+    return [
+        Candidate.found_by_keyword(chunk, bm25_score(rank))
+        for chunk, rank in lexical_candidates(conn, match, limit, sources)
+    ]

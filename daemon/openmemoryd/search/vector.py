@@ -49,18 +49,5 @@ def vector_leg(
         if record is None:  # a vector whose chunk is gone: never shown
             continue
         score = rescale(1.0 - distance, query.score_floor, query.score_ceiling)
-        candidates.append(
-            Candidate(
-                id=record.id,
-                path=record.path,
-                source=record.source,
-                start_line=record.start_line,
-                end_line=record.end_line,
-                heading=record.heading,
-                text=record.text,
-                text_score=None,
-                vector_score=score,
-                score=score,
-            )
-        )
+        candidates.append(Candidate.found_by_vector(record, score))
     return candidates

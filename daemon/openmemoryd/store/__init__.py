@@ -14,7 +14,6 @@ from openmemoryd.store.db import (
 from openmemoryd.store.reads import (
     ChunkRecord,
     IndexedFile,
-    LexicalRow,
     SourceTotals,
     chunk_count,
     chunk_records,
@@ -36,7 +35,6 @@ __all__ = [
     "ChunkRow",
     "FileState",
     "IndexedFile",
-    "LexicalRow",
     "OpenedIndex",
     "SourceTotals",
     "chunk_count",

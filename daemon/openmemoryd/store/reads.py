@@ -24,21 +24,6 @@ class IndexedFile:
 
 
 @dataclass(frozen=True, slots=True)
-class LexicalRow:
-    """A chunk matched by the keyword leg, with FTS5's BM25 rank (negative:
-    more negative is better)."""
-
-    id: int
-    path: str
-    source: str
-    start_line: int
-    end_line: int
-    heading: str
-    text: str
-    rank: float
-
-
-@dataclass(frozen=True, slots=True)
 class ChunkRecord:
     """A chunk's location and text, for results found by vector search."""
 
@@ -111,12 +96,29 @@ def chunk_count(conn: apsw.Connection) -> int:
     return as_int(conn.execute("SELECT count(*) FROM chunks").fetchall()[0][0])
 
 
+_CHUNK_COLUMNS = "c.id, c.path, c.source, c.start_line, c.end_line, c.heading, c.text"
+
+
+def _record(row: tuple[SQLiteValue, ...]) -> ChunkRecord:
+    rowid, path, source, start_line, end_line, heading, text = row
+    return ChunkRecord(
+        id=as_int(rowid),
+        path=as_str(path),
+        source=as_str(source),
+        start_line=as_int(start_line),
+        end_line=as_int(end_line),
+        heading=as_str(heading),
+        text=as_str(text),
+    )
+
+
 def lexical_candidates(
     conn: apsw.Connection, match: str, limit: int, sources: Sequence[str] | None = None
-) -> list[LexicalRow]:
-    """Best *limit* chunks for an FTS5 MATCH expression, best first."""
+) -> list[tuple[ChunkRecord, float]]:
+    """Best *limit* chunks for an FTS5 MATCH expression with their BM25 rank
+    (negative: more negative is better), best first."""
     sql = (
-        "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.heading, c.text, f.rank "
+        f"SELECT {_CHUNK_COLUMNS}, f.rank "
         "FROM chunks_fts AS f JOIN chunks AS c ON c.id = f.rowid "
         "WHERE chunks_fts MATCH ?"
     )
@@ -126,19 +128,7 @@ def lexical_candidates(
         args.extend(sources)
     sql += " ORDER BY f.rank LIMIT ?"
     args.append(limit)
-    return [
-        LexicalRow(
-            id=as_int(rowid),
-            path=as_str(path),
-            source=as_str(source),
-            start_line=as_int(start),
-            end_line=as_int(end),
-            heading=as_str(heading),
-            text=as_str(text),
-            rank=as_float(rank),
-        )
-        for rowid, path, source, start, end, heading, text, rank in conn.execute(sql, args)
-    ]
+    return [(_record(row[:-1]), as_float(row[-1])) for row in conn.execute(sql, args)]
 
 
 def chunk_records(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, ChunkRecord]:
@@ -147,20 +137,13 @@ def chunk_records(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, ChunkR
     for start in range(0, len(ids), 400):
         part = ids[start : start + 400]
         rows = conn.execute(
-            "SELECT id, path, source, start_line, end_line, heading, text FROM chunks "
-            f"WHERE id IN ({', '.join('?' * len(part))})",
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks AS c "
+            f"WHERE c.id IN ({', '.join('?' * len(part))})",
             tuple(part),
         )
-        for rowid, path, source, start_line, end_line, heading, text in rows:
-            found[as_int(rowid)] = ChunkRecord(
-                id=as_int(rowid),
-                path=as_str(path),
-                source=as_str(source),
-                start_line=as_int(start_line),
-                end_line=as_int(end_line),
-                heading=as_str(heading),
-                text=as_str(text),
-            )
+        for row in rows:
+            record = _record(row)
+            found[record.id] = record
     return found
 
 
