@@ -9,9 +9,13 @@ unless ``keep=True``::
     /tmp/omb-XXXXXXXX/
         ws/          OPENMEMORY_WORKSPACE (empty until the caller fills it)
         state/       OPENMEMORY_STATE_DIR (index, locks)
-        config/      XDG_CONFIG_HOME (no config file: built-in defaults)
+        config/      XDG_CONFIG_HOME (openmemory/config.toml from ``config_toml=``
+                     or `write_config`; none: built-in defaults)
         d.sock       OPENMEMORY_SOCKET
         daemon.log   the daemon's stdout and stderr
+
+`use_workspace` points a later start at another directory with the same
+state dir, so a benchmark can compare layouts of one corpus on one index.
 
 The directory is short and fixed under /tmp because Unix socket addresses are
 limited to 107 bytes and pytest or macOS temp paths can exceed that. Every
@@ -88,6 +92,8 @@ class BenchDaemon:
         log_level: ``OPENMEMORY_LOG_LEVEL`` for the daemon; None keeps its default.
         extra_env: more variables for the daemon and `env`; ``OPENMEMORY_*``
             keys here are honoured, so a benchmark can vary a setting on purpose.
+        config_toml: the daemon's config file (e.g. ``[embedding] provider =
+            "none"`` for keyword-only runs); empty means the defaults.
     """
 
     def __init__(
@@ -96,11 +102,14 @@ class BenchDaemon:
         keep: bool = False,
         log_level: str | None = None,
         extra_env: Mapping[str, str] | None = None,
+        config_toml: str = "",
     ) -> None:
         self.keep = keep
+        self._config_toml = config_toml
         self._log_level = log_level
         self._extra_env = dict(extra_env or {})
         self._root: Path | None = None
+        self._workspace: Path | None = None
         self._proc: subprocess.Popen[bytes] | None = None
 
     # ------------------------------------------------------------ lifecycle
@@ -113,6 +122,8 @@ class BenchDaemon:
         self._root = Path(tempfile.mkdtemp(prefix="omb-", dir="/tmp"))
         self.workspace.mkdir()
         self.config_home.mkdir()
+        if self._config_toml:
+            self.write_config(self._config_toml)
         return self
 
     def __exit__(
@@ -128,6 +139,7 @@ class BenchDaemon:
             if self._root is not None and not self.keep:
                 shutil.rmtree(self._root, ignore_errors=True)
             self._root = None
+            self._workspace = None
 
     def start(self, timeout: float = 30.0) -> float:
         """Spawn the daemon and return the seconds until it answered `status`.
@@ -180,6 +192,38 @@ class BenchDaemon:
                 raise self._error(f"openmemoryd ignored SIGTERM for {timeout:g} s") from None
         return proc.returncode
 
+    # ------------------------------------------------------------ between runs
+
+    def write_config(self, text: str) -> None:
+        """Replace the daemon's config file; empty *text* removes it (built-in defaults).
+
+        The daemon reads its config only at start, so this refuses while it
+        runs: a benchmark that compares settings restarts the daemon between
+        them, and a silently ignored change would mislabel every number after it.
+        """
+        if self.running:
+            raise RuntimeError("stop the daemon before changing its config")
+        config = self.config_path
+        if not text:
+            config.unlink(missing_ok=True)
+            return
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text(text, encoding="utf-8")
+
+    def use_workspace(self, path: Path | None) -> None:
+        """Point the next start at another workspace (``OPENMEMORY_WORKSPACE``); None: ``ws/``.
+
+        The state dir stays the same, so the index and its embedding cache
+        carry over: the first sync drops the old workspace's files and adds
+        the new ones, and chunks with the same text reuse cached vectors. That
+        is how one benchmark compares file layouts of the same content without
+        embedding it twice. Refused while the daemon runs, for the same reason
+        as `write_config`.
+        """
+        if self.running:
+            raise RuntimeError("stop the daemon before changing its workspace")
+        self._workspace = None if path is None else Path(path).resolve()
+
     # ------------------------------------------------------------ talking to it
 
     def client(self, timeout: float = 60.0) -> Client:
@@ -220,6 +264,20 @@ class BenchDaemon:
                 raise self._error(f"indexing did not finish within {timeout:g} s")
             time.sleep(INDEX_POLL_INTERVAL_S)
 
+    def wait_vectors(self, timeout: float = 7200.0) -> StatusResult:
+        """Wait until every chunk has a vector and the embedder is idle."""
+        deadline = time.monotonic() + timeout
+        while True:
+            status = self.status()
+            emb = status.embedding
+            if emb is not None and emb.state == "off":
+                raise self._error(f"vector search is off: {emb.reason}")
+            if emb is not None and emb.total and emb.embedded == emb.total and emb.state == "idle":
+                return status
+            if time.monotonic() > deadline:
+                raise self._error(f"vectors incomplete after {timeout:.0f} s: {emb}")
+            time.sleep(0.5)
+
     def log(self) -> str:
         try:
             return self.log_path.read_text("utf-8", errors="replace")
@@ -236,7 +294,8 @@ class BenchDaemon:
 
     @property
     def workspace(self) -> Path:
-        return self.root / "ws"
+        """``ws/`` in the temp directory, unless `use_workspace` chose another."""
+        return self._workspace if self._workspace is not None else self.root / "ws"
 
     @property
     def state_dir(self) -> Path:
@@ -245,6 +304,11 @@ class BenchDaemon:
     @property
     def config_home(self) -> Path:
         return self.root / "config"
+
+    @property
+    def config_path(self) -> Path:
+        """The config file the daemon reads (absent: built-in defaults)."""
+        return self.config_home / "openmemory" / "config.toml"
 
     @property
     def socket(self) -> Path:

@@ -225,12 +225,19 @@ def _progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def measure_size(sections: int, *, queries: int, cli_runs: int, seed: int) -> SizeResult:
-    """Build an N-section workspace, index it in a fresh daemon, and time searches on it."""
+def measure_size(
+    sections: int, *, queries: int, cli_runs: int, seed: int, provider: str = "none"
+) -> SizeResult:
+    """Build an N-section workspace, index it in a fresh daemon, and time searches on it.
+
+    With a *provider* other than ``none`` the searches are hybrid, and timing
+    starts only once every chunk has its vector.
+    """
     all_queries = sample_queries(WARMUP_SEARCHES + queries, seed=seed)
     warmup, measured = all_queries[:WARMUP_SEARCHES], all_queries[WARMUP_SEARCHES:]
     cli = cli_command()
-    with BenchDaemon() as daemon:
+    config = f'[embedding]\nprovider = "{provider}"\n'
+    with BenchDaemon(config_toml=config) as daemon:
         _progress(f"[{sections} sections] writing the workspace in {daemon.root}")
         corpus = generate_workspace(daemon.workspace, sections, seed=seed)
         ready_s = daemon.start()
@@ -242,6 +249,9 @@ def measure_size(sections: int, *, queries: int, cli_runs: int, seed: int) -> Si
         check = daemon.sync()
         if check.added or check.updated or check.removed or check.skipped:
             raise RuntimeError(f"the index was not complete after the startup sync: {check}")
+        if provider != "none":
+            _progress(f"[{sections} sections] waiting for every chunk's vector ({provider})")
+            daemon.wait_vectors()
         status = daemon.status()
         _progress(
             f"[{sections} sections] {status.chunks} chunks in {status.files_indexed} files "
@@ -351,7 +361,8 @@ def render_table(results: Sequence[SizeResult], machine: Mapping[str, Any], comm
             f"Searches: n={first.search_took.n} per size on one connection "
             f"(+{WARMUP_SEARCHES} warm-up); processes: n={first.cli_wall.n} of each kind "
             f"per size, alternating (+{WARMUP_PROCESSES} warm-up). "
-            "Chunks as reported by `omem-client status`; index s is the daemon's startup sync.",
+            "Chunks as reported by `omem-client status`; index s is the daemon's startup sync. "
+            f"Search mode: {machine.get('search_mode', 'keyword')}.",
         ]
     return "\n".join(lines)
 
@@ -409,16 +420,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--queries", type=_positive, default=DEFAULT_QUERIES)
     parser.add_argument("--cli-runs", type=_positive, default=DEFAULT_CLI_RUNS)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--provider",
+        default="none",
+        choices=("none", "auto", "local"),
+        help="embedding provider: none (keyword search, default) or a hybrid run",
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     args = parser.parse_args(args_list)
 
     command = shlex.join([sys.executable, "-m", "bench.search_latency", *args_list])
     machine = machine_info()
+    machine["search_mode"] = (
+        "keyword (embedding provider none)"
+        if args.provider == "none"
+        else f"hybrid (embedding provider {args.provider})"
+    )
     settings = {
         "sizes": args.sizes,
         "queries": args.queries,
         "cli_runs": args.cli_runs,
         "seed": args.seed,
+        "provider": args.provider,
         "warmup_searches": WARMUP_SEARCHES,
         "warmup_processes": WARMUP_PROCESSES,
         "cli": cli_command(),
@@ -427,7 +450,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         for size in args.sizes:
             results.append(
-                measure_size(size, queries=args.queries, cli_runs=args.cli_runs, seed=args.seed)
+                measure_size(
+                    size,
+                    queries=args.queries,
+                    cli_runs=args.cli_runs,
+                    seed=args.seed,
+                    provider=args.provider,
+                )
             )
     # BenchDaemonError is a RuntimeError; OmemError covers a daemon dying mid-run.
     except (RuntimeError, OmemError, OSError, subprocess.TimeoutExpired) as exc:

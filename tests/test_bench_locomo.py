@@ -1,0 +1,268 @@
+"""The LoCoMo benchmark must keep running end to end and keep scoring what it claims.
+
+A tiny LoCoMo-shaped file (2 conversations x 2 sessions, a handful of
+questions including a packed evidence string, an adversarial item and ids
+that do not exist) goes through the same `main` as the real run: real
+workspaces, a real keyword-only daemon per conversation, the real client.
+The model is never loaded (bm25 only). The assertions check bookkeeping and
+obvious hits, never speed, so they hold on any machine.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.locomo import (
+    Scores,
+    file_name,
+    load_locomo,
+    main,
+    rank_evidence,
+    render_day,
+    snippet_ids,
+    split_evidence,
+    to_json,
+    write_workspace,
+)
+
+
+def _turn(dia_id: str, speaker: str, text: str, caption: str | None = None) -> dict[str, str]:
+    turn = {"speaker": speaker, "dia_id": dia_id, "text": text}
+    if caption is not None:
+        turn["blip_caption"] = caption
+    return turn
+
+
+TINY: list[dict[str, Any]] = [
+    {
+        "sample_id": "tiny-0",
+        "conversation": {
+            "speaker_a": "Alice",
+            "speaker_b": "Bob",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                _turn("D1:1", "Alice", "Hi Bob, how was your week?"),
+                _turn("D1:2", "Bob", "I started learning the cello with an orchestra teacher."),
+                _turn("D1:3", "Alice", "Lovely! I adopted a tabby kitten named Marmalade."),
+            ],
+            "session_2_date_time": "10:15 am on 2 June, 2023",
+            "session_2": [
+                _turn("D2:1", "Bob", "The cello recital went well last Sunday."),
+                _turn(
+                    "D2:2",
+                    "Alice",
+                    "Marmalade climbed the bookshelf again.",
+                    caption="a cat sitting on a tall bookshelf",
+                ),
+            ],
+            # LoCoMo lists dates of sessions that have no turns; they must be ignored.
+            "session_3_date_time": "9:00 am on 3 July, 2023",
+        },
+        "qa": [
+            {
+                "question": "Which instrument is Bob learning?",
+                "answer": "cello",
+                "evidence": ["D1:2"],
+                "category": 4,
+            },
+            {
+                "question": "When was Bob's cello recital, and who teaches him?",
+                "answer": "late May 2023",
+                "evidence": ["D1:2; D2:1"],
+                "category": 1,
+            },
+            {
+                "question": "What is the name of Bob's dog?",
+                "adversarial_answer": "Rex",
+                "evidence": ["D1:3"],
+                "category": 5,
+            },
+            {
+                "question": "Where did Alice travel?",
+                "answer": "Paris",
+                "evidence": ["D9:9"],
+                "category": 2,
+            },
+        ],
+    },
+    {
+        "sample_id": "tiny-1",
+        "conversation": {
+            "speaker_a": "Chen",
+            "speaker_b": "Dana",
+            "session_1_date_time": "8:00 pm on 1 March, 2022",
+            "session_1": [
+                _turn("D1:1", "Chen", "I finally repaired the old sailboat hull."),
+                _turn("D1:2", "Dana", "Nice. I am training for the Boston marathon."),
+            ],
+            "session_2_date_time": "7:30 pm on 20 April, 2022",
+            "session_2": [
+                _turn("D2:1", "Dana", "Marathon done in four hours!"),
+                _turn("D2:2", "Chen", "The sailboat launched on the lake at sunrise."),
+            ],
+        },
+        "qa": [
+            {
+                "question": "What did Chen repair and launch?",
+                "answer": "a sailboat",
+                "evidence": ["D1:1", "D2:2", "D:11:26"],
+                "category": 3,
+            },
+            {
+                "question": "Which marathon was Dana training for?",
+                "answer": "Boston",
+                "evidence": ["D1:2"],
+                "category": 2,
+            },
+        ],
+    },
+]
+
+
+@pytest.fixture
+def tiny_data(tmp_path: Path) -> Path:
+    path = tmp_path / "locomo-tiny.json"
+    path.write_text(json.dumps(TINY), encoding="utf-8")
+    return path
+
+
+def test_split_evidence_unpacks_packed_ids() -> None:
+    assert split_evidence(["D8:6; D9:17"]) == ["D8:6", "D9:17"]
+    assert split_evidence(["D9:1 D4:4 D4:6", "D9:1"]) == ["D9:1", "D4:4", "D4:6"]
+    assert split_evidence([]) == []
+
+
+def test_rank_evidence_and_scores() -> None:
+    hits = [frozenset({"D1:1"}), frozenset({"D2:2", "D2:3"}), frozenset({"D3:1"})]
+    assert rank_evidence(hits, ["D2:2"]) == (2, 2)
+    assert rank_evidence(hits, ["D2:3", "D3:1"]) == (2, 3)
+    assert rank_evidence(hits, ["D3:1", "D9:9"]) == (3, None)
+    assert rank_evidence(hits, ["D9:9"]) == (None, None)
+    scores = Scores.of([(1, 1), (2, None), (None, None), (7, 9)])
+    assert scores.n == 4
+    assert (scores.r1_any, scores.r1_all) == (0.25, 0.25)
+    assert (scores.r5_any, scores.r5_all) == (0.5, 0.25)
+    assert (scores.r10_any, scores.r10_all) == (0.75, 0.5)
+    assert scores.mrr == pytest.approx((1 + 1 / 2 + 1 / 7) / 4, abs=1e-4)
+
+
+def test_to_json_round_trips_with_scalar_lists_on_one_line() -> None:
+    value = {"rows": [[1, 2, None, 3.5], [4, 5, 6, 7.0]], "argv": ["a b", "[c]"], "e": {}}
+    text = to_json(value)
+    assert json.loads(text) == value
+    assert "[1, 2, null, 3.5]" in text.splitlines()[2]
+
+
+def test_workspace_layouts_hold_the_same_lines(tiny_data: Path, tmp_path: Path) -> None:
+    conversation = load_locomo(tiny_data)[0]
+    assert file_name(date(2023, 5, 8), "dated") == "memory/2023-05-08.md"
+    assert file_name(date(2023, 5, 8), "undated") == "memory/locomo-2023-05-08.md"
+
+    dated = write_workspace(conversation, tmp_path / "d", "dated")
+    undated = write_workspace(conversation, tmp_path / "u", "undated")
+    assert dated.files == undated.files == 2
+    assert (tmp_path / "d" / "MEMORY.md").read_text() == ""
+    first = (tmp_path / "d" / "memory" / "2023-05-08.md").read_text("utf-8")
+    assert first == (tmp_path / "u" / "memory" / "locomo-2023-05-08.md").read_text("utf-8")
+    lines = first.splitlines()
+    assert lines[0] == "# 2023-05-08"
+    assert "## Session 1 — 1:56 pm on 8 May, 2023" in lines
+    assert "- [D1:2] Bob: I started learning the cello with an orchestra teacher." in lines
+    assert dated.turn_lines["memory/2023-05-08.md"][len(lines)] == "D1:3"
+
+    text, where = render_day(date(2023, 6, 2), conversation.sessions[1:])
+    assert (
+        "- [D2:2] Alice: Marmalade climbed the bookshelf again. "
+        "[shares photo: a cat sitting on a tall bookshelf]"
+    ) in text
+    assert sorted(where.values()) == ["D2:1", "D2:2"]
+    assert snippet_ids(text) == {"D2:1", "D2:2"}
+
+
+def test_missing_data_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--data", str(tmp_path / "absent.json"), "--methods", "bm25"]) == 2
+    assert "LoCoMo data not found" in capsys.readouterr().err
+
+
+@pytest.mark.e2e
+def test_tiny_run_scores_both_layouts(
+    tiny_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "locomo.json"
+    argv = [
+        "--data",
+        str(tiny_data),
+        "--methods",
+        "bm25",
+        "--layouts",
+        "dated,undated",
+        "--json",
+        str(out),
+    ]
+
+    assert main(argv) == 0
+
+    table = capsys.readouterr().out
+    assert "| method | layout | n | R@1 any | R@1 all | R@5 any" in table
+    assert "multi-hop (n=1)" in table
+    assert "| bm25 | dated | 4 |" in table
+    assert "| bm25 | undated | 4 |" in table
+    assert "-m bench.locomo --data" in table
+
+    report = json.loads(out.read_text("utf-8"))
+    assert report["benchmark"] == "locomo"
+    assert report["argv"] == argv
+    assert report["machine"]["cpu_count"] >= 1
+    assert len(report["machine"]["load_average"]) == 3
+    data = report["data"]
+    assert len(data["sha256"]) == 64
+    assert data["conversations"] == [0, 1]
+    # 6 QA items: the adversarial one and the one whose only id is unknown are skipped.
+    assert data["questions"] == 4
+    assert data["skipped_adversarial"] == 1
+    assert data["skipped_no_evidence"] == 1
+    assert data["questions_with_dropped_ids"] == 1
+    assert data["dropped_ids"] == ["D:11:26"]
+    assert data["questions_by_category"] == {
+        "multi-hop": 1,
+        "temporal": 1,
+        "open-domain": 1,
+        "single-hop": 1,
+    }
+
+    results = report["results"]
+    assert [(r["method"], r["layout"]) for r in results] == [
+        ("bm25", "dated"),
+        ("bm25", "undated"),
+    ]
+    for result in results:
+        overall = result["overall"]
+        assert overall["n"] == 4
+        for key in ("r1_any", "r1_all", "r5_any", "r5_all", "r10_any", "r10_all", "mrr"):
+            assert 0.0 <= overall[key] <= 1.0, key
+        assert overall["r1_any"] <= overall["r5_any"] <= overall["r10_any"]
+        assert overall["r5_all"] <= overall["r5_any"]
+        assert set(result["by_category"]) == {"multi-hop", "temporal", "open-domain", "single-hop"}
+        assert sum(s["n"] for s in result["by_category"].values()) == 4
+        assert result["latency_ms"]["n"] == 4
+        assert 0 < result["latency_ms"]["p50"] <= result["latency_ms"]["p95"]
+        assert result["snippet_mismatches"] == 0
+        assert result["lexical_replies"] == 0
+        assert result["chunks"] >= 4  # two files per conversation, at least one chunk each
+        assert result["vectors_s"] is None
+
+        queries = {(q[0], q[1]): q for q in result["queries"]}
+        # Skipped items (adversarial; only an unknown id) never reach the daemon.
+        assert set(queries) == {(0, 0), (0, 1), (1, 0), (1, 1)}
+        # Answerable by one rare word each: the evidence must be the top hit.
+        assert queries[(0, 0)][3] == 1  # "instrument ... learning" -> cello line
+        assert queries[(1, 1)][3] == 1  # "marathon" -> D1:2
+        # Both sailboat lines are in the top 10 (the unknown id was dropped, not required).
+        assert queries[(1, 0)][4] is not None
+    # The layouts hold the same text and decay is off: identical rankings.
+    assert [q[:5] for q in results[0]["queries"]] == [q[:5] for q in results[1]["queries"]]
