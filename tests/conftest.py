@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from omem_client import Client, DaemonNotRunning
-from openmemoryd.config import Config, Overrides, load_config
+from openmemoryd.config import Config, Overrides, SyncSettings, load_config
 from openmemoryd.engine import Engine, open_engine
 
 START_TIMEOUT_S = 20.0
@@ -174,7 +174,10 @@ async def engine(env: Env) -> AsyncIterator[Engine]:
     """An in-process engine over a fresh workspace (no socket)."""
     from openmemoryd.workspace import init_workspace
 
-    config = env.config()
+    # No watcher: these tests count what each explicit sync does, so nothing
+    # may index behind their backs (the watcher has end-to-end tests).
+    config = env.config(sync=SyncSettings(watch="off", interval_minutes=0))
     init_workspace(config.workspace)
     async with open_engine(config) as opened:
+        await opened.syncer.queue.wait_applied()  # the start-up reconcile
         yield opened

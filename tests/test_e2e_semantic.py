@@ -85,7 +85,7 @@ def test_english_paraphrases_match_by_meaning(semantic: Daemon) -> None:
 
 def test_explain_shows_the_parts_of_each_score(semantic: Daemon) -> None:
     shown = semantic.cli("search", "what drink does Wei like", "--explain")
-    assert "score = 0.50·vector + 0.50·text" in shown.stdout
+    assert "score = 0.30·vector + 0.70·text" in shown.stdout
     assert "[vector " in shown.stdout
     assert "decay 1.000" in shown.stdout
 

@@ -144,6 +144,7 @@ def test_a_failed_write_leaves_the_previous_chunks(tmp_path: Path) -> None:
 
         start_line = end_line = 1
         heading = hash = ""
+        agent = msg_time = None
 
         @property
         def text(self) -> str:

@@ -19,13 +19,14 @@ import os
 import socket
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
 
 from omem_client._discovery import discover_socket
 from omem_client._errors import (
+    BadRequestError,
     ConnectError,
     DaemonNotRunning,
     ProtocolViolation,
@@ -42,6 +43,8 @@ from omem_protocol import (
     GetParams,
     GetResult,
     Hello,
+    LogTurnsParams,
+    LogTurnsResult,
     Progress,
     ProtocolError,
     Reply,
@@ -50,10 +53,13 @@ from omem_protocol import (
     RequestBody,
     SearchParams,
     SearchResult,
+    SessionStartParams,
+    SessionStartResult,
     StatusParams,
     StatusResult,
     SyncParams,
     SyncResult,
+    Turn,
     Welcome,
     __version__,
     decode_daemon_frame,
@@ -130,17 +136,24 @@ class Client:
         limit: int | None = None,
         min_score: float | None = None,
         sources: Sequence[str] | None = None,
+        agent: str | None = None,
+        fresh: bool = False,
         explain: bool = False,
     ) -> SearchResult:
         """Search memory; `limit` and `min_score` default to the daemon's config.
 
-        With `explain`, the result carries how scores were combined.
+        `sources` (``memory``, ``sessions``) and `agent` narrow the search.
+        With `fresh`, every change made to the files before the call is
+        indexed first (the reply says ``stale`` if that took too long). With
+        `explain`, the result carries how scores were combined.
         """
         params = SearchParams(
             query=query,
             limit=limit,
             min_score=min_score,
             sources=tuple(sources) if sources is not None else None,
+            agent=agent,
+            fresh=fresh,
             explain=explain,
         )
         return self._call(params, SearchResult)
@@ -154,6 +167,26 @@ class Client:
     def append(self, text: str, *, path: str | None = None) -> AppendResult:
         """Append *text* (default: to today's daily file); searchable on return."""
         return self._call(AppendParams(text=text, path=path), AppendResult)
+
+    def log_turns(
+        self, agent: str, session_id: str, turns: Sequence[Turn | Mapping[str, object]]
+    ) -> LogTurnsResult:
+        """Append conversation turns to the daemon-kept transcript of a session.
+
+        Turns are `Turn`s or mappings with ``role`` (user/assistant) and
+        ``content`` or ``text``, optionally ``timestamp`` (epoch seconds).
+        They are searchable with ``sources=["sessions"]`` when this returns.
+        """
+        params = LogTurnsParams(
+            agent=agent, session_id=session_id, turns=tuple(_turn(t) for t in turns)
+        )
+        return self._call(params, LogTurnsResult)
+
+    def session_start(self, agent: str, session_id: str | None = None) -> SessionStartResult:
+        """Tell the daemon a session starts: the agent's transcripts are indexed now."""
+        return self._call(
+            SessionStartParams(agent=agent, session_id=session_id), SessionStartResult
+        )
 
     def sync(
         self, *, full: bool = False, on_progress: ProgressCallback | None = None
@@ -275,6 +308,21 @@ class Client:
         self.welcome = None
         self._frames = FrameBuffer(DEFAULT_MAX_FRAME)
         self._pending.clear()
+
+
+def _turn(turn: Turn | Mapping[str, object]) -> Turn:
+    if isinstance(turn, Turn):
+        return turn
+    text = turn.get("content", turn.get("text"))
+    timestamp = turn.get("timestamp")
+    if not isinstance(text, str):
+        raise BadRequestError("each turn needs a 'content' (or 'text') string")
+    if timestamp is not None and not isinstance(timestamp, int | float):
+        raise BadRequestError("a turn's 'timestamp' must be epoch seconds")
+    role = turn.get("role")
+    if role != "user" and role != "assistant":
+        raise BadRequestError(f"a turn's role must be 'user' or 'assistant', not {role!r}")
+    return Turn(role=role, text=text, timestamp=timestamp)
 
 
 def default_socket() -> Path:

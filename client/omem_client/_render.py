@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import sys
 import time
 
-from omem_protocol import AppendResult, SearchHit, SearchResult, StatusResult, SyncResult
+from omem_protocol import (
+    AppendResult,
+    Progress,
+    SearchHit,
+    SearchResult,
+    StatusResult,
+    SyncResult,
+)
 
 EMPTY_REASONS = {
     "index_empty": "the index is empty: add notes to the workspace or run `omem-client sync`",
@@ -123,12 +131,83 @@ def status_lines(status: StatusResult) -> list[str]:
     lines.append(f"Sync:       {'running' if status.syncing else 'idle'}{_last_sync(status)}")
     if status.rebuild:
         lines.append(f"Rebuild:    {status.rebuild} (searches use the previous index meanwhile)")
+    lines.extend(_sync_lines(status))
     if status.issues:
         lines.append("Issues:")
         lines.extend(f"  ! {issue}" for issue in status.issues)
     else:
         lines.append("Issues:     none")
     return lines
+
+
+def _sync_lines(status: StatusResult) -> list[str]:
+    sync = status.sync
+    if sync is None:
+        return []
+    if sync.watcher == "off":
+        watcher = "off (changes are found by the periodic check and `omem-client sync`)"
+    else:
+        health = "healthy" if sync.watcher_healthy else f"NOT healthy ({sync.watcher_error})"
+        last = (
+            f" · last event {_ago(sync.watcher_last_event_at)}"
+            if sync.watcher_last_event_at
+            else ""
+        )
+        restarts = f" · {sync.watcher_restarts} restart(s)" if sync.watcher_restarts else ""
+        watcher = f"{sync.watcher}, {health}{last}{restarts}"
+    queue = f"queue {sync.queue_depth}" + (" · indexing now" if sync.running else "")
+    if sync.last_reason:
+        queue += f" · last {sync.last_reason} {_ago(sync.last_finished_at)}"
+    lines = [f"Watcher:    {watcher}", f"Changes:    {queue}"]
+    if sync.pending_sessions:
+        waiting = sum(p.pending_bytes for p in sync.pending_sessions)
+        lines.append(
+            f"Sessions:   {len(sync.pending_sessions)} transcript(s) with {_size(waiting)} "
+            "not indexed yet (below the delta thresholds)"
+        )
+    return lines
+
+
+def _ago(when: float | None) -> str:
+    if when is None:
+        return "never"
+    return f"{_duration(max(0.0, time.time() - when))} ago"
+
+
+class ProgressBar:
+    """``sync`` progress on stderr: a bar, done/total, elapsed and ETA."""
+
+    WIDTH = 30
+
+    def __init__(self, *, enabled: bool) -> None:
+        self._enabled = enabled
+        self._started = time.monotonic()
+        self._drawn = False
+
+    def update(self, progress: Progress) -> None:
+        if not self._enabled or not progress.total:
+            return
+        elapsed = time.monotonic() - self._started
+        fraction = min(1.0, progress.done / progress.total)
+        filled = int(self.WIDTH * fraction)
+        eta = elapsed / fraction - elapsed if fraction > 0 else 0.0
+        bar = "#" * filled + "-" * (self.WIDTH - filled)
+        sys.stderr.write(
+            f"\r[{bar}] {progress.done}/{progress.total} {progress.phase} · "
+            f"elapsed {_clock(elapsed)} · eta {_clock(eta)}\033[K"
+        )
+        sys.stderr.flush()
+        self._drawn = True
+
+    def finish(self) -> None:
+        if self._drawn:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes}:{secs:02d}"
 
 
 def _embedding_line(status: StatusResult) -> str:

@@ -26,7 +26,7 @@ import typer
 from omem_client import _render
 from omem_client._client import DEFAULT_TIMEOUT, Client
 from omem_client._errors import ConnectError, DaemonError, OmemError, ProtocolViolation
-from omem_protocol import MAX_LIMIT, Msg, Progress, __version__
+from omem_protocol import MAX_LIMIT, Msg, __version__
 
 EXIT_UNREACHABLE = 3
 EXIT_DAEMON_ERROR = 4
@@ -125,6 +125,13 @@ def search(
         list[str] | None,
         typer.Option("--source", help="Only this source (repeatable), e.g. memory."),
     ] = None,
+    agent: Annotated[
+        str | None, typer.Option("--agent", help="Only this agent's session transcripts.")
+    ] = None,
+    fresh: Annotated[
+        bool,
+        typer.Option("--fresh", help="First wait until every change already made is indexed."),
+    ] = False,
     explain: Annotated[
         bool,
         typer.Option("--explain", help="Show each result's vector, text, decay and MMR parts."),
@@ -136,7 +143,13 @@ def search(
     result = _call(
         ctx,
         lambda c: c.search(
-            text, limit=limit, min_score=min_score, sources=source or None, explain=explain
+            text,
+            limit=limit,
+            min_score=min_score,
+            sources=source or None,
+            agent=agent,
+            fresh=fresh,
+            explain=explain,
         ),
     )
     if as_json:
@@ -212,20 +225,72 @@ def sync(
     as_json: JsonOpt = False,
 ) -> None:
     """Bring the index up to date with the Markdown files now."""
-    show = sys.stderr.isatty() and not as_json
-
-    def on_progress(progress: Progress) -> None:
-        if show and progress.total:
-            sys.stderr.write(f"\r{progress.phase} {progress.done}/{progress.total} files")
-            sys.stderr.flush()
-
-    result = _call(ctx, lambda c: c.sync(full=full, on_progress=on_progress))
-    if show:
-        sys.stderr.write("\r\033[K")
+    bar = _render.ProgressBar(enabled=sys.stderr.isatty() and not as_json)
+    result = _call(ctx, lambda c: c.sync(full=full, on_progress=bar.update))
+    bar.finish()
     if as_json:
         _print_json(result)
         return
     _print_lines(_render.sync_lines(result))
+
+
+@app.command("log-turns")
+def log_turns(
+    ctx: typer.Context,
+    agent: Annotated[str, typer.Option("--agent", help="Agent name (letters, digits, . _ -).")],
+    session: Annotated[str, typer.Option("--session", help="Session id (letters, digits, . _ -).")],
+    messages: Annotated[
+        Path,
+        typer.Option("--messages", help="JSON list (or JSONL) of {role, content}; '-' is stdin."),
+    ] = Path("-"),
+    as_json: JsonOpt = False,
+) -> None:
+    """Append conversation turns to a session transcript kept by the daemon."""
+    raw = sys.stdin.read() if str(messages) == "-" else _read_text(messages)
+    turns = _parse_turns(raw)
+    result = _call(ctx, lambda c: c.log_turns(agent, session, turns))
+    if as_json:
+        _print_json(result)
+        return
+    state = "indexed" if result.indexed else "not indexed yet"
+    typer.echo(f"Logged {len(turns)} turn(s) to {result.citation} ({state})")
+
+
+@app.command("session-start")
+def session_start(
+    ctx: typer.Context,
+    agent: Annotated[str, typer.Option("--agent", help="The agent whose session starts.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Index an agent's transcripts now, so its recent sessions are searchable."""
+    result = _call(ctx, lambda c: c.session_start(agent))
+    if as_json:
+        _print_json(result)
+        return
+    typer.echo(f"{result.agent}: {result.transcripts} transcript(s), {result.chunks} new chunk(s)")
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        _fail(f"cannot read {path}: {exc}", 2)
+
+
+def _parse_turns(raw: str) -> list[dict[str, object]]:
+    """A JSON list of turns, or one JSON object per line."""
+    text = raw.strip()
+    try:
+        parsed = (
+            msgspec.json.decode(text)
+            if text.startswith("[")
+            else [msgspec.json.decode(line) for line in text.splitlines() if line.strip()]
+        )
+    except msgspec.DecodeError as exc:
+        _fail(f"messages are not valid JSON: {exc}", 2)
+    if not isinstance(parsed, list) or not parsed or not all(isinstance(t, dict) for t in parsed):
+        _fail("messages must be a non-empty list of objects with role and content", 2)
+    return parsed
 
 
 def main() -> None:

@@ -66,7 +66,6 @@ async def _serve(config: Config) -> None:
                         config.index_path,
                     )
                     sd_notify(f"READY=1\nSTATUS=serving on {config.socket}")
-                    background.start_soon(engine.sync_in_background, "startup")
                 # serve_rpc returned: stop was set and the connections drained.
                 background.cancel_scope.cancel()
         finally:

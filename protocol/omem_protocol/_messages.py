@@ -25,7 +25,7 @@ name the offending field.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -39,6 +39,9 @@ NonNegInt = Annotated[int, msgspec.Meta(ge=0)]
 LineNo = Annotated[int, msgspec.Meta(ge=1)]
 Score = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 SourceName = Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
+AgentName = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
+SessionId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")]
+MAX_TURNS = 1000
 WirePath = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_PATH_CHARS)]
 
 
@@ -82,6 +85,10 @@ class SearchParams(Msg, tag="search", frozen=True):
     """Search the memory index.
 
     `limit` and `min_score` default to the daemon's configuration when None.
+    `sources` (``memory``, ``sessions``) and `agent` narrow the search.
+    `fresh` first waits until every change made to the files before the call
+    is indexed (bounded by the daemon's ``sync.fresh_timeout_s``; past it the
+    reply says ``stale``).
     A `min_score` given explicitly is honoured strictly; the configured default
     never leaves a search empty when something matches (see
     `SearchResult.threshold_relaxed`). `explain` adds how scores combined.
@@ -92,6 +99,8 @@ class SearchParams(Msg, tag="search", frozen=True):
     min_score: Score | None = None
     sources: tuple[SourceName, ...] | None = None
     explain: bool = False
+    agent: AgentName | None = None
+    fresh: bool = False
 
 
 class GetParams(Msg, tag="get", frozen=True):
@@ -115,7 +124,42 @@ class SyncParams(Msg, tag="sync", frozen=True):
     full: bool = False
 
 
-RequestBody = StatusParams | SearchParams | GetParams | AppendParams | SyncParams
+class Turn(Msg, tag="turn", frozen=True):
+    """One message of a conversation; `timestamp` in epoch seconds (default: now)."""
+
+    role: Literal["user", "assistant"]
+    text: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_APPEND_CHARS)]
+    timestamp: float | None = None
+
+
+class LogTurnsParams(Msg, tag="log_turns", frozen=True):
+    """Append turns to the daemon-kept transcript of `agent`'s session.
+
+    For agents that keep no JSONL of their own: the turns become searchable
+    (``--source sessions``) when the call returns.
+    """
+
+    agent: AgentName
+    session_id: SessionId
+    turns: Annotated[tuple[Turn, ...], msgspec.Meta(min_length=1, max_length=MAX_TURNS)]
+
+
+class SessionStartParams(Msg, tag="session_start", frozen=True):
+    """An agent's session starts: index its transcripts' pending lines now."""
+
+    agent: AgentName
+    session_id: SessionId | None = None
+
+
+RequestBody = (
+    StatusParams
+    | SearchParams
+    | GetParams
+    | AppendParams
+    | SyncParams
+    | LogTurnsParams
+    | SessionStartParams
+)
 
 
 class Request(Msg, tag="request", frozen=True):
@@ -143,6 +187,7 @@ class SearchHit(Msg, tag="hit", frozen=True):
     heading: str = ""
     decay: float = 1.0
     mmr_rank: int | None = None
+    agent: str | None = None
 
 
 class SearchExplain(Msg, tag="search_explain", frozen=True):
@@ -222,6 +267,25 @@ class SyncResult(Msg, tag="sync_result", frozen=True):
     chunks: int
     took_ms: float
     issues: tuple[str, ...] = ()
+    sessions_waiting: int = 0
+
+
+class LogTurnsResult(Msg, tag="log_turns_result", frozen=True):
+    """Where the turns were written (JSONL lines) and whether they are searchable."""
+
+    path: str
+    start_line: int
+    end_line: int
+    indexed: bool
+    citation: str
+
+
+class SessionStartResult(Msg, tag="session_start_result", frozen=True):
+    """How many of the agent's transcripts were looked at, and chunks added."""
+
+    agent: str
+    transcripts: int
+    chunks: int
 
 
 class SourceCounts(Msg, tag="source_counts", frozen=True):
@@ -264,6 +328,34 @@ class EmbeddingStatus(Msg, tag="embedding_status", frozen=True):
     cache_entries: int = 0
 
 
+class PendingSession(Msg, tag="pending_session", frozen=True):
+    """A transcript with lines not indexed yet (below the delta thresholds)."""
+
+    path: str
+    pending_bytes: int
+
+
+class SyncStatus(Msg, tag="sync_status", frozen=True):
+    """How the index follows the files: queue, watcher, pending transcripts.
+
+    `watcher` is ``native``, ``polling`` or ``off``; an unhealthy watcher is
+    restarted (and falls back to polling), and the periodic check catches
+    what it missed meanwhile.
+    """
+
+    queue_depth: int
+    running: bool
+    last_reason: str | None
+    last_finished_at: float | None
+    last_error: str | None
+    watcher: str
+    watcher_healthy: bool
+    watcher_last_event_at: float | None = None
+    watcher_restarts: int = 0
+    watcher_error: str | None = None
+    pending_sessions: tuple[PendingSession, ...] = ()
+
+
 class StatusResult(Msg, tag="status_result", frozen=True):
     """The daemon and its workspace, as `omem-client status` shows them."""
 
@@ -289,6 +381,7 @@ class StatusResult(Msg, tag="status_result", frozen=True):
     issues: tuple[str, ...] = ()
     embedding: EmbeddingStatus | None = None
     rebuild: str | None = None
+    sync: SyncStatus | None = None
 
 
 class Error(Msg, tag="error", frozen=True):
@@ -299,7 +392,16 @@ class Error(Msg, tag="error", frozen=True):
     detail: str | None = None
 
 
-ReplyBody = StatusResult | SearchResult | GetResult | AppendResult | SyncResult | Error
+ReplyBody = (
+    StatusResult
+    | SearchResult
+    | GetResult
+    | AppendResult
+    | SyncResult
+    | LogTurnsResult
+    | SessionStartResult
+    | Error
+)
 
 
 class Reply(Msg, tag="reply", frozen=True):

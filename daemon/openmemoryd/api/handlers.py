@@ -17,20 +17,35 @@ from omem_protocol import (
     AppendResult,
     GetParams,
     GetResult,
+    LogTurnsParams,
+    PendingSession,
     ReplyBody,
     RequestBody,
     SearchParams,
     SearchResult,
+    SessionStartParams,
     StatusParams,
     StatusResult,
     SyncParams,
     SyncResult,
+    SyncStatus,
     __version__,
 )
 from openmemoryd.engine import Engine, ProgressFn
 from openmemoryd.search import SearchQuery
 
-CAPABILITIES = ("status", "search", "get", "append", "sync", "progress")
+CAPABILITIES = (
+    "status",
+    "search",
+    "get",
+    "append",
+    "sync",
+    "progress",
+    "log_turns",
+    "session_start",
+    "search.fresh",
+    "search.explain",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +79,10 @@ class Api:
                 return await self.append(body)
             case SyncParams():
                 return await self.sync(body, progress)
+            case LogTurnsParams():
+                return await self.engine.log_turns(body.agent, body.session_id, body.turns)
+            case SessionStartParams():
+                return await self.engine.session_start(body.agent)
 
     async def status(self, _: StatusParams) -> StatusResult:
         ws = await self.engine.status()
@@ -90,6 +109,22 @@ class Api:
             issues=ws.issues,
             embedding=ws.embedding,
             rebuild=ws.rebuild,
+            sync=SyncStatus(
+                queue_depth=ws.sync.queue_depth,
+                running=ws.sync.running,
+                last_reason=ws.sync.last_reason,
+                last_finished_at=ws.sync.last_finished_at,
+                last_error=ws.sync.last_error,
+                watcher=ws.sync.watcher,
+                watcher_healthy=ws.sync.watcher_healthy,
+                watcher_last_event_at=ws.sync.watcher_last_event_at,
+                watcher_restarts=ws.sync.watcher_restarts,
+                watcher_error=ws.sync.watcher_error,
+                pending_sessions=tuple(
+                    PendingSession(path=path, pending_bytes=pending)
+                    for path, pending in sorted(ws.sessions_waiting.items())
+                ),
+            ),
         )
 
     async def search(self, params: SearchParams) -> SearchResult:
@@ -99,8 +134,9 @@ class Api:
             min_score=params.min_score,
             sources=params.sources,
             explain=params.explain,
+            agent=params.agent,
         )
-        return await self.engine.search(query)
+        return await self.engine.search(query, fresh=params.fresh)
 
     async def get(self, params: GetParams) -> GetResult:
         return await self.engine.get(params.path, params.from_line, params.lines)

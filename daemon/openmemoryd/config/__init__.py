@@ -23,6 +23,8 @@ from openmemoryd.config.model import (
     RemoteSettings,
     SearchSettings,
     ServerSettings,
+    SessionSettings,
+    SyncSettings,
 )
 
 __all__ = [
@@ -42,6 +44,8 @@ __all__ = [
     "RemoteSettings",
     "SearchSettings",
     "ServerSettings",
+    "SessionSettings",
+    "SyncSettings",
     "load_config",
     "normalize_extra_paths",
 ]

@@ -79,6 +79,9 @@ def load_config(
         search=file_config.search,
         server=file_config.server,
         embedding=file_config.embedding,
+        sync=file_config.sync,
+        sessions=file_config.sessions,
+        session_paths=normalize_extra_paths(workspace, file_config.sessions.paths),
     )
 
 

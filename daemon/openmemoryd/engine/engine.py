@@ -3,7 +3,7 @@
 Concurrency model:
 
 * **Writer lane.** The single writer connection is only used inside
-  `Engine._write`, which runs a synchronous function in a worker thread under
+  `Engine.write`, which runs a synchronous function in a worker thread under
   a capacity-1 limiter. Calls are therefore serialised, never interleave
   inside a transaction, and never ``await`` while one is open. A trio task
   cancelled while its call runs waits for the call to finish (trio does not
@@ -11,8 +11,9 @@ Concurrency model:
 * **Readers.** Searches and status queries run on read-only connections from
   a small pool, in worker threads. WAL gives each a consistent snapshot, and a
   long sync never blocks them.
-* **Sync passes** are serialised by a lock; a pass takes the writer lane per
-  batch of files, so an append waits for at most one batch, not a whole pass.
+* **Files → index** (`FileSync`): passes and single keys, in writer-lane
+  batches, so an append waits for at most one batch. The `Syncer` drives it
+  from the file watcher, the interval reconcile and searches.
 * **Vectors** are filled by a background `VectorIndexer`; a search embeds its
   query (bounded by ``query_timeout_s``) and falls back to keywords alone,
   marked degraded, when the embedder fails or its vectors are not ready.
@@ -28,7 +29,7 @@ import logging
 import os
 import time
 from collections import Counter, OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import date
@@ -44,30 +45,29 @@ from omem_protocol import (
     EmbeddingStatus,
     GetResult,
     LastSync,
+    LogTurnsResult,
     SearchResult,
+    SessionStartResult,
     SourceCounts,
     SyncResult,
+    Turn,
 )
 from openmemoryd.config import Config
 from openmemoryd.embed import Embedder, EmbeddingError, Vectors, is_zero, to_blob
 from openmemoryd.embed.registry import Choice, choose_embedder, choose_fallback
+from openmemoryd.engine.indexing import FileSync
 from openmemoryd.engine.rebuild import needs_rebuild, rebuild_index
+from openmemoryd.engine.syncing import Syncer, SyncerStatistics
 from openmemoryd.engine.vectors import VectorIndexer
-from openmemoryd.errors import OmemdError, Unavailable
-from openmemoryd.index.indexer import FileOutcome, index_file
-from openmemoryd.memory import append_block, read_lines, target_path
+from openmemoryd.errors import Unavailable
+from openmemoryd.index.indexer import index_file
+from openmemoryd.memory import append_block, append_turns, read_lines, target_path
 from openmemoryd.search import SearchContext, SearchQuery, citation, run_search
 from openmemoryd.search.vector import VectorQuery
-from openmemoryd.store import (
-    OpenedIndex,
-    file_notes,
-    indexed_files,
-    open_index,
-    open_reader,
-    source_totals,
-)
+from openmemoryd.store import OpenedIndex, file_notes, open_index, open_reader, source_totals
+from openmemoryd.store.rows import as_int
 from openmemoryd.store.vectors import active_table
-from openmemoryd.workspace import MemoryPath, PathPolicy, Scan, scan_memory_files
+from openmemoryd.workspace import MemoryPath, PathPolicy, SessionLocator, scan_memory_files
 
 logger = logging.getLogger("openmemoryd.engine")
 
@@ -76,7 +76,6 @@ ProgressFn = Callable[[int, int, str], Awaitable[None]]
 
 READERS: Final = 4
 QUERY_CACHE_SIZE: Final = 256
-SYNC_BATCH: Final = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +97,8 @@ class EngineStatus:
     issues: tuple[str, ...]
     embedding: EmbeddingStatus
     rebuild: str | None
+    sync: SyncerStatistics
+    sessions_waiting: dict[str, int]
 
 
 class Engine:
@@ -108,6 +109,11 @@ class Engine:
     ) -> None:
         self.config = config
         self.policy = PathPolicy(config.workspace, config.extra_paths)
+        self.sessions = (
+            SessionLocator(config.sessions_dir, config.session_paths)
+            if config.sessions.enabled
+            else None
+        )
         self.vector_error = opened.vector_error
         self.recovered_to = opened.recovered_to
         self._writer = opened.conn
@@ -115,9 +121,6 @@ class Engine:
         self._write_limiter = trio.CapacityLimiter(1)
         self._read_limiter = trio.CapacityLimiter(READERS)
         self._readers: list[apsw.Connection] = []
-        self._sync_lock = trio.Lock()
-        self._syncing = False
-        self._last_sync: LastSync | None = None
         self._embedding_reason = choice.reason
         self.rebuild_progress: str | None = None
         self._rebuild_error: str | None = None
@@ -132,6 +135,8 @@ class Engine:
                 batch_size=embedding.local.batch_size if choice.embedder.name == "local" else 64,
                 cache_max_entries=embedding.cache_max_entries,
             )
+        self.files = FileSync(self)
+        self.syncer = Syncer(self)
 
     # ------------------------------------------------------------ lanes
 
@@ -168,16 +173,44 @@ class Engine:
         else:
             self._readers.append(conn)
 
+    # ------------------------------------------------------------ hooks for the parts
+
+    def wake_vectors(self) -> None:
+        if self.vectors is not None:
+            self.vectors.wake()
+
+    def recheck_later(self, recheck: Mapping[str, float]) -> None:
+        """Look at these transcripts again after their delays."""
+        for key, delay in recheck.items():
+            self.syncer.queue.notice([key], "session-idle", delay=delay)
+
+    def key_for_path(self, path: Path) -> str | None:
+        return self.files.key_for_path(path)
+
+    async def apply_keys(self, keys: Iterable[str], *, reason: str) -> dict[str, float]:
+        logger.debug("indexing %s (%s)", sorted(keys), reason)
+        return await self.files.apply_keys(keys)
+
+    async def changed_keys(self) -> frozenset[str]:
+        return await self.files.changed_keys()
+
     # ------------------------------------------------------------ operations
 
-    async def search(self, query: SearchQuery) -> SearchResult:
+    async def search(self, query: SearchQuery, *, fresh: bool = False) -> SearchResult:
         started = time.perf_counter()
+        stale = False
+        if fresh:
+            stale = not await self.syncer.wait_fresh()
+        else:
+            self.syncer.search_happened()
+            stats = self.syncer.statistics()
+            stale = self.files.syncing or stats.running or stats.queue_depth > 0
         vector, degraded_reason = await self._query_vector(query.text)
         embedder = self.vectors.embedder if self.vectors is not None else None
         context = SearchContext(
             provider=embedder.name if embedder is not None else "none",
             model=embedder.model if embedder is not None else None,
-            stale=self._syncing,
+            stale=stale,
             degraded=degraded_reason is not None,
             degraded_reason=degraded_reason,
             fallback=self.vectors is not None and self.vectors.fallback_active,
@@ -229,8 +262,7 @@ class Engine:
         """Append and index in one writer-lane call: searchable when this returns."""
         mp = target_path(self.policy, path, date.today())
         result = await self.write(self._append_and_index, mp, text)
-        if self.vectors is not None:
-            self.vectors.wake()
+        self.wake_vectors()
         return result
 
     def _append_and_index(self, conn: apsw.Connection, mp: MemoryPath, text: str) -> AppendResult:
@@ -245,103 +277,52 @@ class Engine:
             citation=citation(mp.key, appended.start_line, appended.end_line),
         )
 
+    async def log_turns(self, agent: str, session_id: str, turns: Sequence[Turn]) -> LogTurnsResult:
+        """Append turns to a daemon-kept transcript; searchable on return."""
+        if self.sessions is None:
+            raise Unavailable("session transcripts are disabled (sessions.enabled = false)")
+        written = await trio.to_thread.run_sync(
+            append_turns, self.config.sessions_dir, agent, session_id, turns, time.time()
+        )
+        session = self.sessions.classify(written.path)
+        assert session is not None  # written under the daemon's own sessions directory
+        await self.files.apply_keys([session.key], force=True)
+        indexed = session.key not in self.files.waiting
+        return LogTurnsResult(
+            path=session.key,
+            start_line=written.start_line,
+            end_line=written.end_line,
+            indexed=indexed,
+            citation=citation(session.key, written.start_line, written.end_line),
+        )
+
+    async def session_start(self, agent: str) -> SessionStartResult:
+        """Index every pending line of the agent's transcripts now."""
+        if self.sessions is None:
+            raise Unavailable("session transcripts are disabled (sessions.enabled = false)")
+        found = await trio.to_thread.run_sync(self.sessions.scan)
+        keys = [key for key, session in found.items() if session.agent == agent]
+        before = await self.read(_chunks_of, keys)
+        await self.files.apply_keys(keys, force=True)
+        after = await self.read(_chunks_of, keys)
+        return SessionStartResult(agent=agent, transcripts=len(keys), chunks=max(0, after - before))
+
     async def sync(
         self, *, full: bool = False, reason: str = "explicit", progress: ProgressFn | None = None
     ) -> SyncResult:
         """Reconcile the index with the files on disk; `full` re-chunks everything."""
-        async with self._sync_lock:
-            self._syncing = True
-            started = time.perf_counter()
-            try:
-                result = await self._sync_pass(full, progress)
-            except Exception as exc:
-                took = (time.perf_counter() - started) * 1000
-                self._last_sync = LastSync(
-                    finished_at=time.time(), reason=reason, took_ms=took, error=str(exc)
-                )
-                raise
-            finally:
-                self._syncing = False
-            self._last_sync = LastSync(
-                finished_at=time.time(), reason=reason, took_ms=result.took_ms
-            )
-            if self.vectors is not None and (result.added or result.updated):
-                self.vectors.wake()
-            logger.info(
-                "sync (%s): %d scanned, %d added, %d updated, %d removed in %.0f ms",
-                reason,
-                result.scanned,
-                result.added,
-                result.updated,
-                result.removed,
-                result.took_ms,
-            )
-            return result
-
-    async def sync_in_background(self, reason: str) -> None:
-        """A sync whose failure is logged and shown in status, never raised."""
-        try:
-            await self.sync(reason=reason)
-        except Exception:
-            logger.exception("sync (%s) failed", reason)
-
-    async def _sync_pass(self, full: bool, progress: ProgressFn | None) -> SyncResult:
-        started = time.perf_counter()
-        scan = await trio.to_thread.run_sync(scan_memory_files, self.policy)
-        known = await self.read(indexed_files, "memory")
-        keys = sorted(scan.files) + sorted(set(known) - set(scan.files))
-        counts: Counter[str] = Counter()
-        issues = list(scan.issues)
-        chunks = 0
-        if progress is not None:
-            await progress(0, len(keys), "index")
-        for offset in range(0, len(keys), SYNC_BATCH):
-            batch = keys[offset : offset + SYNC_BATCH]
-            for outcome in await self.write(self.index_batch, batch, scan, full):
-                counts[outcome.kind] += 1
-                chunks += outcome.chunks
-                if outcome.issue and outcome.kind == "skipped":
-                    issues.append(f"{outcome.key}: {outcome.issue}")
-            if progress is not None:
-                await progress(offset + len(batch), len(keys), "index")
-        return SyncResult(
-            scanned=len(scan.files),
-            added=counts["added"],
-            updated=counts["updated"],
-            removed=counts["removed"],
-            unchanged=counts["unchanged"],
-            skipped=counts["skipped"],
-            chunks=chunks,
-            took_ms=round((time.perf_counter() - started) * 1000, 3),
-            issues=tuple(issues),
-        )
-
-    def index_batch(
-        self, conn: apsw.Connection, keys: list[str], scan: Scan, full: bool
-    ) -> list[FileOutcome]:
-        """Index the files *keys* into *conn* (the live index or one being built)."""
-        outcomes = []
-        for key in keys:
-            disk = scan.files.get(key)
-            mp = disk.path if disk is not None else self._resolve_or_none(key)
-            try:
-                outcomes.append(index_file(conn, key, mp, self.config.index, force=full))
-            except apsw.Error as exc:
-                logger.error("indexing %s failed: %s", key, exc)
-                outcomes.append(FileOutcome(key, "skipped", issue=f"index error: {exc}"))
-        return outcomes
-
-    def _resolve_or_none(self, key: str) -> MemoryPath | None:
-        try:
-            return self.policy.resolve(key)
-        except OmemdError:
-            return None
+        return await self.files.sync(full=full, reason=reason, progress=progress)
 
     async def status(self) -> EngineStatus:
         scan = await trio.to_thread.run_sync(scan_memory_files, self.policy)
+        sessions_on_disk = (
+            await trio.to_thread.run_sync(self.sessions.scan) if self.sessions is not None else {}
+        )
         totals = await self.read(source_totals)
         notes = await self.read(file_notes)
         on_disk = Counter(f.source for f in scan.files.values())
+        if sessions_on_disk:
+            on_disk["sessions"] = len(sessions_on_disk)
         by_source = {t.source: t for t in totals}
         sources = tuple(
             SourceCounts(
@@ -352,6 +333,8 @@ class Engine:
             )
             for name in sorted(set(on_disk) | set(by_source))
         )
+        sync = self.syncer.statistics()
+        last_sync = self.files.last_sync
         issues = [*scan.issues, *(f"{path}: {note}" for path, note in notes)]
         if self.vector_error:
             issues.append(self.vector_error)
@@ -359,8 +342,15 @@ class Engine:
             issues.append(
                 f"the index was unreadable and was rebuilt; the old file is {self.recovered_to}"
             )
-        if self._last_sync is not None and self._last_sync.error:
-            issues.append(f"last sync failed: {self._last_sync.error}")
+        if last_sync is not None and last_sync.error:
+            issues.append(f"last sync failed: {last_sync.error}")
+        if sync.last_error:
+            issues.append(f"indexing changes failed (retrying): {sync.last_error}")
+        if sync.watcher != "off" and not sync.watcher_healthy:
+            issues.append(
+                f"the file watcher is not working ({sync.watcher_error or 'starting'}); "
+                "changes are found by the periodic check"
+            )
         if self._rebuild_error:
             issues.append(f"index rebuild failed (will retry on restart): {self._rebuild_error}")
         embedding = await self._embedding_status()
@@ -372,18 +362,20 @@ class Engine:
             workspace_path=str(self.config.workspace),
             index_path=str(self.config.index_path),
             index_bytes=_index_bytes(str(self.config.index_path)),
-            files_on_disk=len(scan.files),
+            files_on_disk=sum(on_disk.values()),
             files_indexed=sum(t.files for t in totals),
             chunks=sum(t.chunks for t in totals),
             sources=sources,
             vector=embedding.state in ("idle", "embedding") and embedding.embedded > 0,
             provider=embedding.provider,
             model=embedding.model,
-            syncing=self._syncing,
-            last_sync=self._last_sync,
+            syncing=self.files.syncing or sync.running,
+            last_sync=last_sync,
             issues=tuple(issues),
             embedding=embedding,
             rebuild=self.rebuild_progress,
+            sync=sync,
+            sessions_waiting=dict(self.files.waiting),
         )
 
     async def _embedding_status(self) -> EmbeddingStatus:
@@ -419,10 +411,7 @@ class Engine:
             for borrower in borrowers:
                 await self._read_limiter.acquire_on_behalf_of(borrower)
             try:
-                scan = await trio.to_thread.run_sync(scan_memory_files, self.policy)
-                known = await trio.to_thread.run_sync(indexed_files, build_conn, "memory")
-                keys = sorted(scan.files) + sorted(set(known) - set(scan.files))
-                await trio.to_thread.run_sync(self.index_batch, build_conn, keys, scan, False)
+                await trio.to_thread.run_sync(self.files.catch_up, build_conn)
                 readers, self._readers = self._readers, []
                 self._writer = await trio.to_thread.run_sync(
                     _swap_files, self._writer, readers, build_conn, build, self.config
@@ -441,6 +430,16 @@ class Engine:
             self._closed = True
             readers, self._readers = self._readers, []
             await trio.to_thread.run_sync(_close_all, self._writer, readers)
+
+
+def _chunks_of(conn: apsw.Connection, keys: Sequence[str]) -> int:
+    if not keys:
+        return 0
+    rows = conn.execute(
+        f"SELECT coalesce(sum(chunks), 0) FROM files WHERE path IN ({', '.join('?' * len(keys))})",
+        tuple(keys),
+    ).fetchall()
+    return as_int(rows[0][0])
 
 
 def _swap_files(
@@ -492,9 +491,9 @@ async def open_engine(
     choice: Choice | None = None,
     fallback: Embedder | None = None,
 ) -> AsyncIterator[Engine]:
-    """Open the workspace's index and its embedder; vector indexing runs in
-    the background while the engine is open. Everything is closed (shielded)
-    on exit.
+    """Open the workspace's index and its embedder; vector indexing and the
+    file watcher run in the background while the engine is open. Everything
+    is closed (shielded) on exit.
 
     The embedder comes from the configuration unless *choice* (and
     *fallback*) are given, e.g. by a program embedding the engine with a
@@ -503,6 +502,8 @@ async def open_engine(
     opened = await trio.to_thread.run_sync(
         lambda: open_index(config.index_path, workspace=config.workspace)
     )
+    if config.sessions.enabled:
+        config.sessions_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     env = os.environ if environ is None else environ
     if choice is None:
         choice = choose_embedder(config.embedding, env)
@@ -516,7 +517,9 @@ async def open_engine(
             if await engine.write(needs_rebuild, config.index):
                 logger.info("the chunking changed: rebuilding the index in the background")
                 background.start_soon(engine.rebuild_in_background)
+            await background.start(engine.syncer.serve)
             yield engine
+            engine.syncer.stop()
             background.cancel_scope.cancel()
     finally:
         with trio.CancelScope(shield=True), trio.move_on_after(30):

@@ -121,8 +121,10 @@ async def _index_everything(engine: Engine, lanes: _BuildLanes) -> None:
     keys = sorted(scan.files)
     for offset in range(0, len(keys), BATCH):
         batch = keys[offset : offset + BATCH]
-        await lanes.write(engine.index_batch, batch, scan, False)
+        await lanes.write(engine.files.index_batch, batch, scan, False)
         engine.rebuild_progress = f"re-chunking files: {offset + len(batch)}/{len(keys)}"
+    engine.rebuild_progress = "re-chunking session transcripts"
+    await lanes.write(engine.files.catch_up)
 
 
 def _copy_cache(conn: apsw.Connection, live: Path) -> None:

@@ -13,15 +13,13 @@ returned line range is the appended text's, for citations.
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
-import time
 from dataclasses import dataclass
 from datetime import date
 from typing import Final
 
-from openmemoryd.errors import BadRequest, Conflict, TooLarge
+from openmemoryd.errors import BadRequest, TooLarge
+from openmemoryd.memory.durable import fsync_dir, lock_exclusive, read_all, write_all
 from openmemoryd.workspace import (
     MEMORY_DIR,
     MemoryPath,
@@ -67,19 +65,19 @@ def append_block(mp: MemoryPath, text: str, max_file_bytes: int) -> Appended:
         mp, os.O_RDWR | os.O_APPEND | os.O_CREAT, mode=0o600, make_dirs=mp.parts[0] == MEMORY_DIR
     )
     try:
-        _lock(fd, mp.key)
-        existing = _read_all(fd)
+        lock_exclusive(fd, mp.key, LOCK_TIMEOUT_S)
+        existing = read_all(fd)
         created = not existing
         prefix = _separator(existing, mp.key)
         payload = (prefix + block + "\n").encode("utf-8")
         if len(existing) + len(payload) > max_file_bytes:
             raise TooLarge(f"{mp.key} would exceed the {max_file_bytes}-byte file limit")
-        _write_all(fd, payload)
+        write_all(fd, payload)
         os.fsync(fd)
     finally:
         os.close(fd)
     if created:
-        _fsync_dir(mp)
+        fsync_dir(mp.root.joinpath(*mp.parts[:-1]))
     # `prefix` leaves the file ending in a newline, so the block starts on
     # the line after the last one already there.
     start_line = existing.count(b"\n") + prefix.count("\n") + 1
@@ -95,42 +93,3 @@ def _separator(existing: bytes, key: str) -> str:
     if existing.endswith(b"\n"):
         return "\n"
     return "\n\n"
-
-
-def _lock(fd: int, key: str) -> None:
-    deadline = time.monotonic() + LOCK_TIMEOUT_S
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except OSError as exc:
-            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
-                raise
-        if time.monotonic() > deadline:
-            raise Conflict(f"{key} is locked by another process; try again")
-        time.sleep(0.02)
-
-
-def _read_all(fd: int) -> bytes:
-    parts: list[bytes] = []
-    offset = 0
-    while block := os.pread(fd, 1 << 20, offset):
-        parts.append(block)
-        offset += len(block)
-    return b"".join(parts)
-
-
-def _write_all(fd: int, payload: bytes) -> None:
-    view = memoryview(payload)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def _fsync_dir(mp: MemoryPath) -> None:
-    directory = mp.root.joinpath(*mp.parts[:-1])
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -28,6 +28,8 @@ class Candidate:
     score: float
     decay: float = 1.0
     mmr_rank: int | None = None
+    agent: str | None = None
+    msg_time: float | None = None
 
     @classmethod
     def found_by_keyword(cls, chunk: ChunkRecord, score: float) -> Candidate:
@@ -57,4 +59,6 @@ class Candidate:
             text_score=text_score,
             vector_score=vector_score,
             score=score,
+            agent=chunk.agent,
+            msg_time=chunk.msg_time,
         )

@@ -27,7 +27,11 @@ def bm25_score(rank: float) -> float:
 
 
 def lexical_leg(
-    conn: apsw.Connection, terms: Sequence[str], limit: int, sources: Sequence[str] | None
+    conn: apsw.Connection,
+    terms: Sequence[str],
+    limit: int,
+    sources: Sequence[str] | None,
+    agent: str | None = None,
 ) -> list[Candidate]:
     """The *limit* best keyword matches for *terms* (an OR query), best first."""
     match = fts_match_expression(list(terms))
@@ -35,5 +39,5 @@ def lexical_leg(
         return []
     return [
         Candidate.found_by_keyword(chunk, bm25_score(rank))
-        for chunk, rank in lexical_candidates(conn, match, limit, sources)
+        for chunk, rank in lexical_candidates(conn, match, limit, sources, agent)
     ]

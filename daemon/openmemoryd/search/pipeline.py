@@ -60,6 +60,7 @@ class SearchQuery:
     min_score: float | None = None
     sources: tuple[str, ...] | None = None
     explain: bool = False
+    agent: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +91,10 @@ def run_search(
     terms = query_terms(query.text)
     pool = min(MAX_CANDIDATES, max(1, limit * settings.candidate_multiplier))
 
-    lexical = lexical_leg(conn, terms, pool, query.sources)
-    nearest = vector_leg(conn, vector, pool, query.sources) if vector is not None else []
+    lexical = lexical_leg(conn, terms, pool, query.sources, query.agent)
+    nearest = (
+        vector_leg(conn, vector, pool, query.sources, query.agent) if vector is not None else []
+    )
     merged = _fuse(lexical, nearest, settings) if vector is not None else lexical
 
     chosen = [c for c in merged if strongest(c) >= min_score]
@@ -107,7 +110,7 @@ def run_search(
             chosen,
             now=now,
             half_life_days=settings.decay.half_life_days,
-            mtime_of=lambda c: mtimes.get(c.path),
+            mtime_of=lambda c: c.msg_time if c.msg_time is not None else mtimes.get(c.path),
             floor=settings.decay.floor,
         )
     if settings.mmr.enabled and len(chosen) > 1:
@@ -207,6 +210,7 @@ def _to_hits(
                 heading=candidate.heading,
                 decay=round(candidate.decay, 6),
                 mmr_rank=candidate.mmr_rank,
+                agent=candidate.agent,
             )
         )
         if len(hits) == limit:

@@ -38,16 +38,26 @@ def rescale(cosine: float, floor: float, ceiling: float = 1.0) -> float:
 
 
 def vector_leg(
-    conn: apsw.Connection, query: VectorQuery, limit: int, sources: Sequence[str] | None
+    conn: apsw.Connection,
+    query: VectorQuery,
+    limit: int,
+    sources: Sequence[str] | None,
+    agent: str | None = None,
 ) -> list[Candidate]:
-    """The *limit* nearest chunks, best first."""
-    neighbours = knn(conn, query.table, query.vector, limit, sources)
+    """The *limit* nearest chunks, best first.
+
+    An agent filter is applied after the nearest-neighbour scan (vec tables
+    index the source, not the agent), so it asks for more neighbours first.
+    """
+    neighbours = knn(conn, query.table, query.vector, limit * 4 if agent else limit, sources)
     records = chunk_records(conn, [chunk_id for chunk_id, _ in neighbours])
     candidates = []
     for chunk_id, distance in neighbours:
         record = records.get(chunk_id)
-        if record is None:  # a vector whose chunk is gone: never shown
-            continue
+        if record is None or (agent is not None and record.agent != agent):
+            continue  # a vector whose chunk is gone, or another agent's
         score = rescale(1.0 - distance, query.score_floor, query.score_ceiling)
         candidates.append(Candidate.found_by_vector(record, score))
+        if len(candidates) == limit:
+            break
     return candidates

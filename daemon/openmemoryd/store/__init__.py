@@ -25,6 +25,12 @@ from openmemoryd.store.reads import (
     source_totals,
 )
 from openmemoryd.store.schema import APPLICATION_ID, SCHEMA_VERSION
+from openmemoryd.store.sessions import (
+    SessionState,
+    advance_session,
+    session_state,
+    session_states,
+)
 from openmemoryd.store.writes import ChunkRow, FileState, delete_file, replace_file, touch_file
 
 __all__ = [
@@ -36,7 +42,9 @@ __all__ = [
     "FileState",
     "IndexedFile",
     "OpenedIndex",
+    "SessionState",
     "SourceTotals",
+    "advance_session",
     "chunk_count",
     "chunk_records",
     "delete_file",
@@ -50,6 +58,8 @@ __all__ = [
     "open_index",
     "open_reader",
     "replace_file",
+    "session_state",
+    "session_states",
     "set_meta",
     "source_totals",
     "touch_file",

@@ -34,6 +34,8 @@ class ChunkRecord:
     end_line: int
     heading: str
     text: str
+    agent: str | None = None
+    msg_time: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,11 +98,13 @@ def chunk_count(conn: apsw.Connection) -> int:
     return as_int(conn.execute("SELECT count(*) FROM chunks").fetchall()[0][0])
 
 
-_CHUNK_COLUMNS = "c.id, c.path, c.source, c.start_line, c.end_line, c.heading, c.text"
+_CHUNK_COLUMNS = (
+    "c.id, c.path, c.source, c.start_line, c.end_line, c.heading, c.text, c.agent, c.msg_time"
+)
 
 
 def _record(row: tuple[SQLiteValue, ...]) -> ChunkRecord:
-    rowid, path, source, start_line, end_line, heading, text = row
+    rowid, path, source, start_line, end_line, heading, text, agent, msg_time = row
     return ChunkRecord(
         id=as_int(rowid),
         path=as_str(path),
@@ -109,11 +113,17 @@ def _record(row: tuple[SQLiteValue, ...]) -> ChunkRecord:
         end_line=as_int(end_line),
         heading=as_str(heading),
         text=as_str(text),
+        agent=None if agent is None else as_str(agent),
+        msg_time=None if msg_time is None else as_float(msg_time),
     )
 
 
 def lexical_candidates(
-    conn: apsw.Connection, match: str, limit: int, sources: Sequence[str] | None = None
+    conn: apsw.Connection,
+    match: str,
+    limit: int,
+    sources: Sequence[str] | None = None,
+    agent: str | None = None,
 ) -> list[tuple[ChunkRecord, float]]:
     """Best *limit* chunks for an FTS5 MATCH expression with their BM25 rank
     (negative: more negative is better), best first."""
@@ -126,6 +136,9 @@ def lexical_candidates(
     if sources:
         sql += f" AND c.source IN ({', '.join('?' * len(sources))})"
         args.extend(sources)
+    if agent is not None:
+        sql += " AND c.agent = ?"
+        args.append(agent)
     sql += " ORDER BY f.rank LIMIT ?"
     args.append(limit)
     return [(_record(row[:-1]), as_float(row[-1])) for row in conn.execute(sql, args)]

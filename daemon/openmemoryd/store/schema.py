@@ -117,9 +117,30 @@ def _m003_bm25_smoothing(conn: apsw.Connection) -> None:
     add_smoothing_rows(conn)
 
 
+def _m004_sessions(conn: apsw.Connection) -> None:
+    # Session transcripts are indexed incrementally: how far each file has
+    # been read (bytes and lines) and which inode that was, so a rotated or
+    # truncated file is re-read from the start. Chunks of transcripts carry
+    # the time their messages were written, for decay.
+    conn.execute(
+        """
+        ALTER TABLE chunks ADD COLUMN msg_time REAL;
+        CREATE INDEX chunks_by_agent ON chunks(agent) WHERE agent IS NOT NULL;
+        CREATE TABLE session_files(
+            path TEXT PRIMARY KEY,
+            agent TEXT NOT NULL,
+            inode INTEGER NOT NULL,
+            offset INTEGER NOT NULL,
+            lines INTEGER NOT NULL
+        ) STRICT;
+        """
+    )
+
+
 MIGRATIONS: Final[tuple[Callable[[apsw.Connection], None], ...]] = (
     _m001_initial,
     _m002_vector_progress,
     _m003_bm25_smoothing,
+    _m004_sessions,
 )
 SCHEMA_VERSION: Final = len(MIGRATIONS)

@@ -19,13 +19,19 @@ from openmemoryd.text import index_terms
 
 @dataclass(frozen=True, slots=True)
 class ChunkRow:
-    """A chunk ready to store; `hash` is the sha256 of `text`."""
+    """A chunk ready to store; `hash` is the sha256 of `text`.
+
+    Transcript chunks also name their agent and when their messages were
+    written (`msg_time`, epoch seconds).
+    """
 
     start_line: int
     end_line: int
     heading: str
     text: str
     hash: str
+    agent: str | None = None
+    msg_time: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,44 +48,58 @@ class FileState:
 
 def replace_file(conn: apsw.Connection, state: FileState, chunks: Sequence[ChunkRow]) -> None:
     """Make the index hold exactly *chunks* for the file, atomically."""
-    now = time.time()
     with conn:
         _delete_chunks(conn, state.path)
-        for chunk in chunks:
-            conn.execute(
-                "INSERT INTO chunks(path, source, start_line, end_line, heading, text, hash, "
-                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    state.path,
-                    state.source,
-                    chunk.start_line,
-                    chunk.end_line,
-                    chunk.heading,
-                    chunk.text,
-                    chunk.hash,
-                    now,
-                ),
-            )
-            conn.execute(
-                "INSERT INTO chunks_fts(rowid, body, heading) VALUES (?, ?, ?)",
-                (conn.last_insert_rowid(), index_terms(chunk.text), index_terms(chunk.heading)),
-            )
+        insert_chunks(conn, state.path, state.source, chunks)
+        upsert_file(conn, state, len(chunks))
+
+
+def upsert_file(conn: apsw.Connection, state: FileState, chunks: int) -> None:
+    """Record *state* and the file's chunk count (inside the caller's transaction)."""
+    conn.execute(
+        "INSERT INTO files(path, source, hash, mtime_ns, size, chunks, indexed_at, note) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT(path) DO UPDATE SET source = excluded.source, hash = excluded.hash, "
+        "mtime_ns = excluded.mtime_ns, size = excluded.size, chunks = excluded.chunks, "
+        "indexed_at = excluded.indexed_at, note = excluded.note",
+        (
+            state.path,
+            state.source,
+            state.hash,
+            state.mtime_ns,
+            state.size,
+            chunks,
+            time.time(),
+            state.note,
+        ),
+    )
+
+
+def insert_chunks(
+    conn: apsw.Connection, path: str, source: str, chunks: Sequence[ChunkRow]
+) -> None:
+    """Add chunks of *path* (call inside the caller's transaction)."""
+    now = time.time()
+    for chunk in chunks:
         conn.execute(
-            "INSERT INTO files(path, source, hash, mtime_ns, size, chunks, indexed_at, note) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT(path) DO UPDATE SET source = excluded.source, hash = excluded.hash, "
-            "mtime_ns = excluded.mtime_ns, size = excluded.size, chunks = excluded.chunks, "
-            "indexed_at = excluded.indexed_at, note = excluded.note",
+            "INSERT INTO chunks(path, source, agent, start_line, end_line, heading, text, hash, "
+            "msg_time, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                state.path,
-                state.source,
-                state.hash,
-                state.mtime_ns,
-                state.size,
-                len(chunks),
+                path,
+                source,
+                chunk.agent,
+                chunk.start_line,
+                chunk.end_line,
+                chunk.heading,
+                chunk.text,
+                chunk.hash,
+                chunk.msg_time,
                 now,
-                state.note,
             ),
+        )
+        conn.execute(
+            "INSERT INTO chunks_fts(rowid, body, heading) VALUES (?, ?, ?)",
+            (conn.last_insert_rowid(), index_terms(chunk.text), index_terms(chunk.heading)),
         )
 
 
@@ -95,9 +115,15 @@ def delete_file(conn: apsw.Connection, path: str) -> bool:
     """Remove a file and every chunk of it; return whether it was indexed."""
     with conn:
         _delete_chunks(conn, path)
+        conn.execute("DELETE FROM session_files WHERE path = ?", (path,))
         conn.execute("DELETE FROM files WHERE path = ?", (path,))
         removed = conn.changes() > 0
     return removed
+
+
+def delete_chunks(conn: apsw.Connection, path: str) -> None:
+    """Remove every chunk of *path* (inside the caller's transaction)."""
+    _delete_chunks(conn, path)
 
 
 def _delete_chunks(conn: apsw.Connection, path: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from openmemoryd.text.boundaries import safe_boundary
+from openmemoryd.text.redact import MIN_MASKED_LENGTH, redact_secrets
 from openmemoryd.text.scripts import count_cjk, is_cjk
 from openmemoryd.text.terms import (
     MAX_QUERY_TERMS,
@@ -16,6 +17,7 @@ from openmemoryd.text.tokens import estimate_tokens
 
 __all__ = [
     "MAX_QUERY_TERMS",
+    "MIN_MASKED_LENGTH",
     "TERMS_VERSION",
     "count_cjk",
     "estimate_tokens",
@@ -23,6 +25,7 @@ __all__ = [
     "index_terms",
     "is_cjk",
     "query_terms",
+    "redact_secrets",
     "safe_boundary",
     "token_set",
 ]

@@ -21,16 +21,20 @@ from openmemoryd.workspace.paths import (
     open_beneath,
     read_memory_file,
 )
+from openmemoryd.workspace.sessions import SESSION_SUFFIX, SessionFile, SessionLocator
 
 __all__ = [
     "DAILY_KEY_RE",
     "IGNORED_DIRS",
     "MEMORY_DIR",
     "ROOT_FILES",
+    "SESSION_SUFFIX",
     "DiskFile",
     "MemoryPath",
     "PathPolicy",
     "Scan",
+    "SessionFile",
+    "SessionLocator",
     "daily_date",
     "daily_key",
     "ignored_name",

@@ -1,0 +1,225 @@
+"""Watching the memory files: change events, cookies, and health.
+
+Events come from watchfiles (inotify on Linux, FSEvents on macOS) or, when
+native watching is unavailable or asked against, from polling. Each changed
+path goes to `on_change`; the engine decides what it means.
+
+Cookies make freshness exact (watchman's method): to know that every change
+made before some moment has been *seen*, write a uniquely named file into
+each watched root and wait until the watcher reports it. Events from one
+watcher arrive in order, so once a root's cookie is seen, so is everything
+written there before it.
+
+Health: the watcher is ready only after a cookie round trip proves events
+flow. If native watching fails (the inotify watch limit, EMFILE) it falls
+back to polling and says so; a periodic cookie probe restarts a watcher that
+silently stopped delivering events.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import os
+import re
+import time
+from collections.abc import Callable, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Literal
+
+import trio
+import watchfiles
+
+logger = logging.getLogger("openmemoryd.watch")
+
+COOKIE_PREFIX: Final = ".omem-cookie-"
+READY_TIMEOUT_S: Final = 10.0
+PROBE_TIMEOUT_S: Final = 10.0
+FAILURES_BEFORE_POLLING: Final = 3
+
+WatchMode = Literal["native", "polling"]
+
+
+@dataclass(frozen=True, slots=True)
+class WatchRoot:
+    """A directory to watch, with or without its subdirectories."""
+
+    path: Path
+    recursive: bool
+
+
+@dataclass(frozen=True, slots=True)
+class WatcherStatistics:
+    mode: str  # "native", "polling" or "off"
+    healthy: bool
+    last_event_at: float | None
+    restarts: int
+    error: str | None
+
+
+_EDITOR_TEMP: Final = re.compile(r"(\.sw[a-p]|\.swx|~|\.tmp)$|^\.#|^4913$")
+
+
+def _interesting(_change: watchfiles.Change, path: str) -> bool:
+    """Everything but editors' scratch files (vim swap files and its 4913
+    probe, backup~ files, emacs lock files).
+
+    Only the basename is judged: the engine classifies each path relative to
+    its root (the workspace itself may live under a hidden directory).
+    Directories must pass, since a moved or deleted directory takes its
+    notes with it.
+    """
+    name = os.path.basename(path)
+    return name.startswith(COOKIE_PREFIX) or not _EDITOR_TEMP.search(name)
+
+
+class Watcher:
+    """Watches roots and reports changed paths to *on_change*."""
+
+    def __init__(
+        self,
+        roots: Sequence[WatchRoot],
+        on_change: Callable[[Path], None],
+        *,
+        mode: WatchMode = "native",
+        probe_interval_s: float = 60.0,
+        poll_delay_ms: int = 300,
+    ) -> None:
+        self._roots = [r for r in roots if r.path.is_dir()]
+        self._on_change = on_change
+        self._polling = mode == "polling"
+        self._probe_interval = probe_interval_s
+        self._poll_delay_ms = poll_delay_ms
+        self._cookies: dict[str, trio.Event] = {}
+        self._cookie_ids = itertools.count()
+        self._stop = trio.Event()
+        self._healthy = False
+        self._last_event: float | None = None
+        self._restarts = 0
+        self._error: str | None = None
+
+    @property
+    def roots(self) -> list[WatchRoot]:
+        return list(self._roots)
+
+    def statistics(self) -> WatcherStatistics:
+        return WatcherStatistics(
+            mode="polling" if self._polling else "native",
+            healthy=self._healthy,
+            last_event_at=self._last_event,
+            restarts=self._restarts,
+            error=self._error,
+        )
+
+    def stop(self) -> None:
+        """Ask the watch loops to end (before cancelling them, so watchfiles'
+        Rust side stops at once instead of at its next timeout)."""
+        self._stop.set()
+
+    async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Watch until cancelled; ready once a cookie has made the round trip."""
+        started = False
+        failures = 0
+        while not self._stop.is_set():
+            try:
+                async with trio.open_nursery() as nursery:
+                    for recursive in (True, False):
+                        paths = [r.path for r in self._roots if r.recursive == recursive]
+                        if paths:
+                            nursery.start_soon(self._watch, paths, recursive)
+                    if not await self.seen_cookies_within(READY_TIMEOUT_S):
+                        raise OSError("the watcher delivered no events")
+                    self._healthy = True
+                    self._error = None
+                    failures = 0
+                    if not started:
+                        task_status.started()
+                        started = True
+                    await self._probe_forever()
+                    nursery.cancel_scope.cancel()
+            except Exception as exc:
+                if not started:  # never hold up the daemon's start on the watcher
+                    task_status.started()
+                    started = True
+                self._healthy = False
+                failures += 1
+                self._restarts += 1
+                self._error = f"{type(exc).__name__}: {exc}"
+                if not self._polling and failures >= (
+                    1 if _is_limit(exc) else FAILURES_BEFORE_POLLING
+                ):
+                    logger.error("native file watching failed (%s); falling back to polling", exc)
+                    self._polling = True
+                    failures = 0
+                else:
+                    logger.warning("file watcher failed (%s); restarting", exc, exc_info=True)
+                await trio.sleep(min(2**failures, 30))
+
+    async def _probe_forever(self) -> None:
+        """Return (to be restarted) when a probe cookie is not seen in time."""
+        while True:
+            await trio.sleep(self._probe_interval)
+            if not await self.seen_cookies_within(PROBE_TIMEOUT_S):
+                raise OSError("the watcher stopped delivering events")
+
+    async def _watch(self, paths: list[Path], recursive: bool) -> None:
+        events = watchfiles.awatch(
+            *paths,
+            watch_filter=_interesting,
+            debounce=1600,
+            step=50,
+            stop_event=self._stop,
+            rust_timeout=500,
+            recursive=recursive,
+            force_polling=self._polling,
+            poll_delay_ms=self._poll_delay_ms,
+            ignore_permission_denied=True,
+        )
+        async with aclosing(events) as changes:
+            async for batch in changes:
+                self._last_event = time.time()
+                for _change, raw in batch:
+                    path = Path(raw)
+                    if path.name.startswith(COOKIE_PREFIX):
+                        seen = self._cookies.get(str(path))
+                        if seen is not None:
+                            seen.set()
+                        continue
+                    self._on_change(path)
+
+    async def wait_cookies(self) -> None:
+        """Write a cookie in every root and wait until the watcher has reported
+        them all (callers bound the wait with a cancel scope)."""
+        pending: dict[str, trio.Event] = {}
+        try:
+            for root in self._roots:
+                cookie = root.path / f"{COOKIE_PREFIX}{os.getpid()}-{next(self._cookie_ids)}"
+                event = pending[str(cookie)] = self._cookies[str(cookie)] = trio.Event()
+                try:
+                    await trio.to_thread.run_sync(cookie.write_bytes, b"")
+                except OSError as exc:
+                    logger.warning("cannot write a watch cookie in %s: %s", root.path, exc)
+                    event.set()  # an unwritable root cannot be checked; do not wait on it
+            for event in pending.values():
+                await event.wait()
+        finally:
+            for name in pending:
+                self._cookies.pop(name, None)
+                with contextlib.suppress(OSError):
+                    os.unlink(name)
+
+    async def seen_cookies_within(self, seconds: float) -> bool:
+        """True if a cookie round trip completes within *seconds*."""
+        with trio.move_on_after(seconds):
+            await self.wait_cookies()
+            return True
+        return False
+
+
+def _is_limit(exc: Exception) -> bool:
+    """Errors meaning native watching cannot work here at all."""
+    text = str(exc).lower()
+    return "limit" in text or "too many open files" in text or "no space left" in text
