@@ -271,8 +271,9 @@ def test_empty_input_list(model: E5Model) -> None:
 
 def test_blank_texts_embed_the_prefix_alone(model: E5Model) -> None:
     blank = model.encode(["", "   ", "\n\t"], is_query=True)
-    np.testing.assert_array_equal(blank[0], blank[1])
-    np.testing.assert_array_equal(blank[0], blank[2])
+    # equal up to BLAS summation order, which may differ between batch rows
+    np.testing.assert_allclose(blank[0], blank[1], atol=1e-6)
+    np.testing.assert_allclose(blank[0], blank[2], atol=1e-6)
     assert math.isclose(float(np.linalg.norm(blank[0])), 1.0, abs_tol=1e-5)
     # <s> ▁que ry : ▁ </s>
     assert model.count_tokens("", is_query=True) == 6

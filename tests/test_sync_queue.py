@@ -157,3 +157,19 @@ async def test_statistics_show_depth_and_last_reason(
     assert stats.depth == 0
     assert stats.last_reason == "watch"
     assert stats.applied == 3
+
+
+async def test_a_later_recheck_is_scheduled_not_pending(
+    queue: tuple[SyncQueue, Recorder], autojump_clock: trio.testing.MockClock
+) -> None:
+    """A transcript waiting out its idle time is not a change on its way in:
+    counting it as queue depth would mark every search stale for minutes."""
+    q, _rec = queue
+    q.notice(["sessions/main/a.jsonl"], "session-idle", delay=600)
+    q.notice(["memory/a.md"], "watch")
+    stats = q.statistics()
+    assert (stats.depth, stats.scheduled) == (1, 1)
+    await trio.sleep(2)
+    assert (q.statistics().depth, q.statistics().scheduled) == (0, 1)
+    await trio.sleep(597)  # within the debounce of coming due: on its way in
+    assert (q.statistics().depth, q.statistics().scheduled) == (1, 0)

@@ -260,10 +260,14 @@ def log_turns(
 def session_start(
     ctx: typer.Context,
     agent: Annotated[str, typer.Option("--agent", help="The agent whose session starts.")],
+    session: Annotated[
+        str | None,
+        typer.Option("--session", help="Only this session's transcript (<id>.jsonl)."),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Index an agent's transcripts now, so its recent sessions are searchable."""
-    result = _call(ctx, lambda c: c.session_start(agent))
+    result = _call(ctx, lambda c: c.session_start(agent, session))
     if as_json:
         _print_json(result)
         return

@@ -82,7 +82,7 @@ class Api:
             case LogTurnsParams():
                 return await self.engine.log_turns(body.agent, body.session_id, body.turns)
             case SessionStartParams():
-                return await self.engine.session_start(body.agent)
+                return await self.engine.session_start(body.agent, body.session_id)
 
     async def status(self, _: StatusParams) -> StatusResult:
         ws = await self.engine.status()

@@ -67,7 +67,13 @@ from openmemoryd.search.vector import VectorQuery
 from openmemoryd.store import OpenedIndex, file_notes, open_index, open_reader, source_totals
 from openmemoryd.store.rows import as_int
 from openmemoryd.store.vectors import active_table
-from openmemoryd.workspace import MemoryPath, PathPolicy, SessionLocator, scan_memory_files
+from openmemoryd.workspace import (
+    SESSION_SUFFIX,
+    MemoryPath,
+    PathPolicy,
+    SessionLocator,
+    scan_memory_files,
+)
 
 logger = logging.getLogger("openmemoryd.engine")
 
@@ -202,9 +208,11 @@ class Engine:
         if fresh:
             stale = not await self.syncer.wait_fresh()
         else:
-            self.syncer.search_happened()
+            # judged before this search queues its own quick check, which
+            # would otherwise mark every periodic check's search stale
             stats = self.syncer.statistics()
             stale = self.files.syncing or stats.running or stats.queue_depth > 0
+            self.syncer.search_happened()
         vector, degraded_reason = await self._query_vector(query.text)
         embedder = self.vectors.embedder if self.vectors is not None else None
         context = SearchContext(
@@ -296,12 +304,20 @@ class Engine:
             citation=citation(session.key, written.start_line, written.end_line),
         )
 
-    async def session_start(self, agent: str) -> SessionStartResult:
-        """Index every pending line of the agent's transcripts now."""
+    async def session_start(self, agent: str, session_id: str | None = None) -> SessionStartResult:
+        """Index every pending line of the agent's transcripts now (only the
+        session's own transcript, ``<session_id>.jsonl``, when it is named), so
+        a new session can recall the one before without waiting for the
+        thresholds."""
         if self.sessions is None:
             raise Unavailable("session transcripts are disabled (sessions.enabled = false)")
         found = await trio.to_thread.run_sync(self.sessions.scan)
-        keys = [key for key, session in found.items() if session.agent == agent]
+        keys = [
+            key
+            for key, session in found.items()
+            if session.agent == agent
+            and (session_id is None or session.path.name == f"{session_id}{SESSION_SUFFIX}")
+        ]
         before = await self.read(_chunks_of, keys)
         await self.files.apply_keys(keys, force=True)
         after = await self.read(_chunks_of, keys)

@@ -35,9 +35,16 @@ MAX_RETRY_S: Final = 60.0
 
 @dataclass(frozen=True, slots=True)
 class QueueStatistics:
-    """A snapshot for ``status``."""
+    """A snapshot for ``status``.
+
+    ``depth`` counts keys due within the debounce: changes on their way into
+    the index. ``scheduled`` counts later re-checks (a transcript waiting out
+    its idle time), which are not pending work and must not make every
+    search look stale.
+    """
 
     depth: int
+    scheduled: int
     running: bool
     last_reason: str | None
     last_finished_at: float | None
@@ -119,8 +126,11 @@ class SyncQueue:
             await self._progress.wait()
 
     def statistics(self) -> QueueStatistics:
+        horizon = trio.current_time() + self._debounce
+        soon = sum(1 for entry in self._pending.values() if entry.due <= horizon)
         return QueueStatistics(
-            depth=len(self._pending),
+            depth=soon,
+            scheduled=len(self._pending) - soon,
             running=self._running,
             last_reason=self._last_reason,
             last_finished_at=self._last_finished,

@@ -39,6 +39,12 @@ COOKIE_PREFIX: Final = ".omem-cookie-"
 READY_TIMEOUT_S: Final = 10.0
 PROBE_TIMEOUT_S: Final = 10.0
 FAILURES_BEFORE_POLLING: Final = 3
+# How often watchfiles' Rust loop hands control back to check its stop event;
+# `stop` sets that event so shutdown never waits this long.
+RUST_TIMEOUT_MS = 500
+# watchfiles reports a batch once no new event came for this long: the floor
+# of a cookie round trip, hence of every fresh search (50 ms cost ~100 ms).
+STEP_MS: Final = 20
 
 WatchMode = Literal["native", "polling"]
 
@@ -96,6 +102,7 @@ class Watcher:
         self._cookies: dict[str, trio.Event] = {}
         self._cookie_ids = itertools.count()
         self._stop = trio.Event()
+        self._watch_stop = trio.Event()
         self._healthy = False
         self._last_event: float | None = None
         self._restarts = 0
@@ -118,28 +125,36 @@ class Watcher:
         """Ask the watch loops to end (before cancelling them, so watchfiles'
         Rust side stops at once instead of at its next timeout)."""
         self._stop.set()
+        self._watch_stop.set()
 
     async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Watch until cancelled; ready once a cookie has made the round trip."""
         started = False
         failures = 0
         while not self._stop.is_set():
+            # A fresh stop event per run: awatch sets the one it was given when
+            # it is cancelled, which must end this run only, not the watcher.
+            self._watch_stop = trio.Event()
             try:
                 async with trio.open_nursery() as nursery:
-                    for recursive in (True, False):
-                        paths = [r.path for r in self._roots if r.recursive == recursive]
-                        if paths:
-                            nursery.start_soon(self._watch, paths, recursive)
-                    if not await self.seen_cookies_within(READY_TIMEOUT_S):
-                        raise OSError("the watcher delivered no events")
-                    self._healthy = True
-                    self._error = None
-                    failures = 0
-                    if not started:
-                        task_status.started()
-                        started = True
-                    await self._probe_forever()
-                    nursery.cancel_scope.cancel()
+                    try:
+                        for recursive in (True, False):
+                            paths = [r.path for r in self._roots if r.recursive == recursive]
+                            if paths:
+                                nursery.start_soon(self._watch, paths, recursive, self._watch_stop)
+                        if not await self.seen_cookies_within(READY_TIMEOUT_S):
+                            raise OSError("the watcher delivered no events")
+                        self._healthy = True
+                        self._error = None
+                        failures = 0
+                        if not started:
+                            task_status.started()
+                            started = True
+                        await self._probe_forever()
+                    finally:
+                        # before the nursery waits for the watch threads: a
+                        # restart need not wait out their Rust timeout
+                        self._watch_stop.set()
             except Exception as exc:
                 if not started:  # never hold up the daemon's start on the watcher
                     task_status.started()
@@ -147,15 +162,16 @@ class Watcher:
                 self._healthy = False
                 failures += 1
                 self._restarts += 1
-                self._error = f"{type(exc).__name__}: {exc}"
+                cause = _first_leaf(exc)  # the nursery wraps what went wrong in a group
+                self._error = f"{type(cause).__name__}: {cause}"
                 if not self._polling and failures >= (
                     1 if _is_limit(exc) else FAILURES_BEFORE_POLLING
                 ):
-                    logger.error("native file watching failed (%s); falling back to polling", exc)
+                    logger.error("native file watching failed (%s); falling back to polling", cause)
                     self._polling = True
                     failures = 0
                 else:
-                    logger.warning("file watcher failed (%s); restarting", exc, exc_info=True)
+                    logger.warning("file watcher failed (%s); restarting", cause, exc_info=True)
                 await trio.sleep(min(2**failures, 30))
 
     async def _probe_forever(self) -> None:
@@ -165,14 +181,14 @@ class Watcher:
             if not await self.seen_cookies_within(PROBE_TIMEOUT_S):
                 raise OSError("the watcher stopped delivering events")
 
-    async def _watch(self, paths: list[Path], recursive: bool) -> None:
+    async def _watch(self, paths: list[Path], recursive: bool, stop: trio.Event) -> None:
         events = watchfiles.awatch(
             *paths,
             watch_filter=_interesting,
             debounce=1600,
-            step=50,
-            stop_event=self._stop,
-            rust_timeout=500,
+            step=STEP_MS,
+            stop_event=stop,
+            rust_timeout=RUST_TIMEOUT_MS,
             recursive=recursive,
             force_polling=self._polling,
             poll_delay_ms=self._poll_delay_ms,
@@ -219,7 +235,15 @@ class Watcher:
         return False
 
 
+def _first_leaf(exc: Exception) -> Exception:
+    while isinstance(exc, ExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
 def _is_limit(exc: Exception) -> bool:
     """Errors meaning native watching cannot work here at all."""
+    if isinstance(exc, ExceptionGroup):
+        return any(_is_limit(e) for e in exc.exceptions)
     text = str(exc).lower()
     return "limit" in text or "too many open files" in text or "no space left" in text

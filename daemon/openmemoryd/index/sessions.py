@@ -28,7 +28,15 @@ from openmemoryd.config import IndexSettings, SessionSettings
 from openmemoryd.index.chunker import chunk_markdown
 from openmemoryd.index.indexer import sha256_hex
 from openmemoryd.index.transcripts import map_lines, message_time, parse_transcript, render
-from openmemoryd.store import ChunkRow, FileState, SessionState, advance_session, delete_file
+from openmemoryd.store import (
+    ChunkRow,
+    FileState,
+    SessionState,
+    advance_session,
+    delete_file,
+    indexed_file,
+    touch_file,
+)
 from openmemoryd.store import session_state as stored_state
 from openmemoryd.workspace import SessionFile
 
@@ -70,11 +78,12 @@ def index_session(
     lines = 0 if restart or state is None else state.lines
     pending = st.st_size - offset
     if pending == 0 and not restart:
+        _record_stat(conn, session.key, st)
         return SessionOutcome(session.key, "unchanged")
 
-    data = _read_from(session, offset)
+    data = _read_from(session, offset, st.st_size)
+    quiet_for = now - st.st_mtime
     if not force:
-        quiet_for = now - st.st_mtime
         big_enough = pending >= sessions.delta_bytes or data.count(b"\n") >= sessions.delta_messages
         if not big_enough and quiet_for < sessions.idle_s:
             return SessionOutcome(
@@ -86,6 +95,11 @@ def index_session(
 
     parsed = parse_transcript(data, first_line=lines + 1)
     if parsed.lines == 0 and not restart:
+        if quiet_for >= max(sessions.idle_s, 1.0):
+            # a writer that stopped mid-line (crashed): nothing to index and
+            # nothing to wait for; the watcher notices if the line is finished
+            _record_stat(conn, session.key, st)
+            return SessionOutcome(session.key, "unchanged")
         # only a half-written line so far: look again once the writer is quiet
         return SessionOutcome(
             session.key, "waiting", pending_bytes=pending, recheck_in=sessions.idle_s or 1.0
@@ -126,12 +140,23 @@ def index_session(
     )
 
 
-def _read_from(session: SessionFile, offset: int) -> bytes:
+def _record_stat(conn: apsw.Connection, key: str, st: os.stat_result) -> None:
+    """Keep the files row's (mtime, size) true for a file with nothing new
+    (touched), or the cheap change check would flag it at every look."""
+    row = indexed_file(conn, key)
+    if row is not None and (row.mtime_ns, row.size) != (st.st_mtime_ns, st.st_size):
+        touch_file(conn, key, st.st_mtime_ns, st.st_size)
+
+
+def _read_from(session: SessionFile, offset: int, end: int) -> bytes:
+    """Bytes *offset*..*end* of the transcript. Never past *end*, the size
+    just stat'ed: lines appended since are read next pass, so the offset
+    stored never runs ahead of the size recorded with it."""
     fd = os.open(session.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         parts = []
         position = offset
-        while block := os.pread(fd, 1 << 20, position):
+        while position < end and (block := os.pread(fd, min(1 << 20, end - position), position)):
             parts.append(block)
             position += len(block)
         return b"".join(parts)
