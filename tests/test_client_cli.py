@@ -37,3 +37,30 @@ def test_version_flag() -> None:
     result = CliRunner().invoke(app, ["--version"])
     assert result.exit_code == 0
     assert result.output.startswith("omem-client ")
+
+
+def test_progress_bar_shows_done_total_elapsed_and_eta(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from omem_client import _render
+    from omem_protocol import Progress
+
+    clock = iter([100.0, 110.0])
+    monkeypatch.setattr(_render.time, "monotonic", lambda: next(clock))
+    bar = _render.ProgressBar(enabled=True)  # started at t=100
+    bar.update(Progress(id=1, done=25, total=100, phase="index"))  # t=110: 10 s for 25%
+    bar.finish()
+    shown = capsys.readouterr().err
+    assert "[#######-----------------------] 25/100 index" in shown
+    assert "elapsed 0:10 · eta 0:30" in shown
+    assert shown.endswith("\r\033[K")
+
+
+def test_progress_bar_is_silent_when_disabled(capsys: pytest.CaptureFixture[str]) -> None:
+    from omem_client import _render
+    from omem_protocol import Progress
+
+    bar = _render.ProgressBar(enabled=False)
+    bar.update(Progress(id=1, done=1, total=2, phase="index"))
+    bar.finish()
+    assert capsys.readouterr().err == ""

@@ -174,3 +174,21 @@ def test_daemon_not_running_exits_3(daemon: Daemon) -> None:
     result = daemon.cli("status")
     assert result.returncode == 3
     assert "openmemoryd run" in result.stderr
+
+
+def test_full_sync_streams_progress_to_the_end(daemon: Daemon) -> None:
+    memory = daemon.env.workspace / "memory"
+    for i in range(70):
+        (memory / f"n{i:02d}.md").write_text(f"note {i} about the albatross survey\n")
+    frames: list[tuple[int, int, str]] = []
+    with daemon.client() as client:
+        result = client.sync(
+            full=True, on_progress=lambda p: frames.append((p.done, p.total, p.phase))
+        )
+    assert result.scanned == 73  # the notes and the three templates
+    totals = {total for _, total, _ in frames}
+    assert totals == {73}
+    done = [d for d, _, _ in frames]
+    assert done == sorted(done)
+    assert done[0] < done[-1] == 73
+    assert len(frames) >= 3  # more than a start and an end: a bar that moves
