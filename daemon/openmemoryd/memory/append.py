@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Final
 
-from openmemoryd.errors import BadRequest, TooLarge
+from openmemoryd.errors import BadRequest, Conflict, TooLarge
 from openmemoryd.memory.durable import fsync_dir, lock_exclusive, read_all, write_all
 from openmemoryd.workspace import (
     MEMORY_DIR,
@@ -30,6 +30,7 @@ from openmemoryd.workspace import (
 )
 
 LOCK_TIMEOUT_S: Final = 10.0
+_REOPEN_ATTEMPTS: Final = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,11 +62,8 @@ def normalize_block(text: str) -> str:
 def append_block(mp: MemoryPath, text: str, max_file_bytes: int) -> Appended:
     """Append *text* as a block to *mp*, creating the file if needed."""
     block = normalize_block(text)
-    fd = open_beneath(
-        mp, os.O_RDWR | os.O_APPEND | os.O_CREAT, mode=0o600, make_dirs=mp.parts[0] == MEMORY_DIR
-    )
+    fd = _open_locked(mp)
     try:
-        lock_exclusive(fd, mp.key, LOCK_TIMEOUT_S)
         existing = read_all(fd)
         created = not existing
         prefix = _separator(existing, mp.key)
@@ -82,6 +80,32 @@ def append_block(mp: MemoryPath, text: str, max_file_bytes: int) -> Appended:
     # the line after the last one already there.
     start_line = existing.count(b"\n") + prefix.count("\n") + 1
     return Appended(mp, start_line, start_line + block.count("\n"), created)
+
+
+def _open_locked(mp: MemoryPath) -> int:
+    """The file, opened for appending and locked.
+
+    `forget` replaces a file by renaming a new one over it while holding the
+    old one's lock; an appender that waited on that lock would write to the
+    orphaned old file, so it checks the name still leads to what it locked.
+    """
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT
+    for _ in range(_REOPEN_ATTEMPTS):
+        fd = open_beneath(mp, flags, mode=0o600, make_dirs=mp.parts[0] == MEMORY_DIR)
+        try:
+            lock_exclusive(fd, mp.key, LOCK_TIMEOUT_S)
+            locked = os.fstat(fd)
+            current = os.stat(mp.absolute, follow_symlinks=False)
+        except FileNotFoundError:
+            os.close(fd)
+            continue
+        except BaseException:
+            os.close(fd)
+            raise
+        if (locked.st_dev, locked.st_ino) == (current.st_dev, current.st_ino):
+            return fd
+        os.close(fd)
+    raise Conflict(f"{mp.key} kept being replaced while appending; try again")
 
 
 def _separator(existing: bytes, key: str) -> str:

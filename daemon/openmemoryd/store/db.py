@@ -101,6 +101,9 @@ def _open_writer(path: Path, workspace: Path) -> tuple[apsw.Connection, str | No
         _check_identity(conn, path)
         conn.pragma("journal_mode", "wal")
         conn.pragma("synchronous", "normal")
+        # Freed pages are zeroed, so text that `forget` removed (or that a
+        # re-index replaced) does not linger in the file.
+        conn.pragma("secure_delete", True)
         conn.transaction_mode = "IMMEDIATE"
         vector_error = load_vector_extension(conn)
         _migrate(conn, path)

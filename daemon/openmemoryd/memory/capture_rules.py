@@ -1,0 +1,479 @@
+"""Which messages of an agent conversation are durable facts worth remembering.
+
+A captured message is recalled into the prompts of later sessions, so what
+gets in must be the user's own words, short and stated as a fact. An echo of
+recalled memories would feed on itself, a pasted instruction would come back
+as trusted context, and a secret would surface in search snippets. These are
+OpenClaw's memory-lancedb auto-capture rules (``shouldCapture``,
+``detectCategory``, ``looksLikePromptInjection``) with English and Chinese,
+both Simplified and Traditional, where the original has English and Czech.
+
+Invariants:
+
+* `screen` yields exactly one `Candidate` or one `Rejection` per message, in
+  input order; the rules run in a fixed order and the first one that fails
+  gives the reason;
+* the rules see, and a candidate carries, the normalised text: stripped, each
+  whitespace run that holds a line break collapsed to one ``\\n`` and every
+  other run to one space. Lines survive (the markdown rule needs them);
+  indentation, blank lines and full-width spaces do not. Nothing else changes;
+* lengths are code points of the normalised text (OpenClaw counts UTF-16
+  units of the raw text), so ten Han characters, a real sentence, are enough;
+* an emoji is counted as people see it: a ZWJ sequence, a flag, a keycap or
+  an emoji with a skin tone is one. Symbols that show as text by default
+  (©, ™, ↔, ☀ without U+FE0F) and CJK are not emoji;
+* English patterns ignore case and use ASCII word boundaries, so "我prefer"
+  still matches ``prefer``; Chinese has no word boundaries and its patterns
+  use none;
+* the first matching trigger in `_TRIGGERS` order names the match;
+* all of this is pure: no I/O, no state, nothing but `re` and the secret
+  patterns of `openmemoryd.text.redact`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from openmemoryd.text.redact import redact_secrets
+
+__all__ = [
+    "MAX_CHARS",
+    "MAX_EMOJI",
+    "MIN_CHARS",
+    "Candidate",
+    "Category",
+    "RejectReason",
+    "Rejection",
+    "contains_secret",
+    "detect_category",
+    "looks_like_prompt_injection",
+    "screen",
+]
+
+Category = Literal["preference", "decision", "entity", "fact", "other"]
+RejectReason = Literal[
+    "not_user",
+    "too_short",
+    "too_long",
+    "injected_memories",
+    "markup",
+    "markdown_summary",
+    "emoji",
+    "prompt_injection",
+    "secret",
+    "no_trigger",
+    "empty",
+]
+
+# OpenClaw's limits: 10 characters, captureMaxChars 500, "more than 3 emoji".
+MIN_CHARS: Final = 10
+MAX_CHARS: Final = 500
+MAX_EMOJI: Final = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A message that may be captured."""
+
+    index: int
+    text: str
+    category: Category
+    trigger: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """A message that is not captured, and why."""
+
+    index: int
+    reason: RejectReason
+    detail: str
+
+
+_Check = Callable[[str], bool]
+
+
+def _en_pattern(pattern: str) -> re.Pattern[str]:
+    """An English pattern: any case, ASCII word boundaries."""
+    return re.compile(pattern, re.IGNORECASE | re.ASCII)
+
+
+def _zh_pattern(pattern: str) -> re.Pattern[str]:
+    """A Chinese pattern (Latin letters in it still ignore case)."""
+    return re.compile(pattern, re.IGNORECASE)
+
+
+def _found(pattern: re.Pattern[str]) -> _Check:
+    return lambda text: pattern.search(text) is not None
+
+
+def _en(pattern: str) -> _Check:
+    return _found(_en_pattern(pattern))
+
+
+def _zh(pattern: str) -> _Check:
+    return _found(_zh_pattern(pattern))
+
+
+def _any_of(*checks: _Check) -> _Check:
+    return lambda text: any(check(text) for check in checks)
+
+
+# ---------------------------------------------------------------- normalising
+
+_WHITESPACE_RUN: Final = re.compile(r"\s+")
+# What str.splitlines() splits on.
+_LINE_BREAKS: Final = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+def _normalize(text: str) -> str:
+    return _WHITESPACE_RUN.sub(_collapse, text).strip()
+
+
+def _collapse(run: re.Match[str]) -> str:
+    return "\n" if any(ch in _LINE_BREAKS for ch in run.group()) else " "
+
+
+# ---------------------------------------------------------------- emoji
+
+# Extended_Pictographic from Unicode 17.0 emoji-data.txt, as hex code points
+# and ranges. Skin tones (1F3FB-1F3FF) and regional indicators are not in it.
+_EXTENDED_PICTOGRAPHIC: Final = """
+    a9 ae 203c 2049 2122 2139 2194-2199 21a9-21aa 231a-231b 2328 23cf 23e9-23f3 23f8-23fa
+    24c2 25aa-25ab 25b6 25c0 25fb-25fe 2600-2604 260e 2611 2614-2615 2618 261d 2620
+    2622-2623 2626 262a 262e-262f 2638-263a 2640 2642 2648-2653 265f-2660 2663 2665-2666
+    2668 267b 267e-267f 2692-2697 2699 269b-269c 26a0-26a1 26a7 26aa-26ab 26b0-26b1
+    26bd-26be 26c4-26c5 26c8 26ce-26cf 26d1 26d3-26d4 26e9-26ea 26f0-26f5 26f7-26fa 26fd
+    2702 2705 2708-270d 270f 2712 2714 2716 271d 2721 2728 2733-2734 2744 2747 274c 274e
+    2753-2755 2757 2763-2764 2795-2797 27a1 27b0 27bf 2934-2935 2b05-2b07 2b1b-2b1c 2b50
+    2b55 3030 303d 3297 3299 1f004 1f02c-1f02f 1f094-1f09f 1f0af-1f0b0 1f0c0 1f0cf-1f0d0
+    1f0f6-1f0ff 1f170-1f171 1f17e-1f17f 1f18e 1f191-1f19a 1f1ae-1f1e5 1f201-1f20f 1f21a
+    1f22f 1f232-1f23a 1f23c-1f23f 1f249-1f25f 1f266-1f321 1f324-1f393 1f396-1f397
+    1f399-1f39b 1f39e-1f3f0 1f3f3-1f3f5 1f3f7-1f3fa 1f400-1f4fd 1f4ff-1f53d 1f549-1f54e
+    1f550-1f567 1f56f-1f570 1f573-1f57a 1f587 1f58a-1f58d 1f590 1f595-1f596 1f5a4-1f5a5
+    1f5a8 1f5b1-1f5b2 1f5bc 1f5c2-1f5c4 1f5d1-1f5d3 1f5dc-1f5de 1f5e1 1f5e3 1f5e8 1f5ef
+    1f5f3 1f5fa-1f64f 1f680-1f6c5 1f6cb-1f6d2 1f6d5-1f6e5 1f6e9 1f6eb-1f6f0 1f6f3-1f6ff
+    1f7da-1f7ff 1f80c-1f80f 1f848-1f84f 1f85a-1f85f 1f888-1f88f 1f8ae-1f8af 1f8bc-1f8bf
+    1f8c2-1f8cf 1f8d9-1f8ff 1f90c-1f93a 1f93c-1f945 1f947-1f9ff 1fa58-1fa5f 1fa6e-1faff
+    1fc00-1fffd
+"""
+# The BMP pictographs shown as emoji even without U+FE0F (Emoji_Presentation).
+# Beyond the BMP nearly every pictograph is, so all of those count.
+_BMP_EMOJI_PRESENTATION: Final = """
+    231a-231b 23e9-23ec 23f0 23f3 25fd-25fe 2614-2615 2648-2653 267f 2693 26a1 26aa-26ab
+    26bd-26be 26c4-26c5 26ce 26d4 26ea 26f2-26f3 26f5 26fa 26fd 2705 270a-270b 2728 274c
+    274e 2753-2755 2757 2795-2797 27b0 27bf 2b1b-2b1c 2b50 2b55
+"""
+
+
+def _char_class(table: str) -> str:
+    parts = []
+    for item in table.split():
+        first, _, last = item.partition("-")
+        parts.append(rf"\U{int(first, 16):08x}" + (rf"-\U{int(last, 16):08x}" if last else ""))
+    return "[" + "".join(parts) + "]"
+
+
+_PICTOGRAPH: Final = _char_class(_EXTENDED_PICTOGRAPHIC)
+_SKIN_TONE: Final = r"[\U0001f3fb-\U0001f3ff]"
+_ONE_PICTOGRAPH: Final = rf"{_PICTOGRAPH}\ufe0f?{_SKIN_TONE}?"
+_EMOJI_CLUSTER: Final = re.compile(
+    r"[\U0001f1e6-\U0001f1ff]{1,2}"  # regional indicators: a pair is one flag
+    r"|[0-9#*]\ufe0f?\u20e3"  # keycaps
+    rf"|{_ONE_PICTOGRAPH}(?:\u200d{_ONE_PICTOGRAPH})*"  # ZWJ sequences are one emoji
+)
+_PRESENTED_IN_BMP: Final = re.compile(_char_class(_BMP_EMOJI_PRESENTATION))
+
+
+def _count_emoji(text: str) -> int:
+    return sum(1 for match in _EMOJI_CLUSTER.finditer(text) if _shows_as_emoji(match.group()))
+
+
+def _shows_as_emoji(cluster: str) -> bool:
+    """False for a lone text-style symbol such as © or ↔; FE0F, a skin tone,
+    a ZWJ or a keycap mark makes the cluster longer than one code point."""
+    first = cluster[0]
+    return len(cluster) > 1 or ord(first) > 0xFFFF or _PRESENTED_IN_BMP.match(first) is not None
+
+
+# ---------------------------------------------------------------- prompt injection
+
+_INJECTION_PATTERNS: Final = (
+    # OpenClaw's six, widened where the original misses the usual wording
+    # ("ignore all previous instructions", "don't follow", "</system>").
+    _en_pattern(
+        r"\b(?:ignore|disregard|forget)\s+(?:(?:the|your|these|those)\s+)*"
+        r"(?:all|any|every|previous|above|prior|earlier|preceding)\s+"
+        r"(?:(?:of|the|your|previous|above|prior|earlier|preceding|other)\s+)*instructions?\b"
+    ),
+    _en_pattern(
+        r"\b(?:do\s+not|don['’]?t)\s+follow\s+(?:the\s+|your\s+|any\s+)?(?:system|developer)\b"
+    ),
+    _en_pattern(r"\bsystem\s+prompt"),
+    _en_pattern(r"\bdeveloper\s+message"),
+    _en_pattern(r"<\s*/?\s*(?:system|assistant|developer|tool|function|relevant-memories)\b"),
+    _en_pattern(r"\b(?:run|execute|call|invoke)\b.{0,40}?\b(?:tool|command)\b"),
+    # Chat-template tokens.
+    _en_pattern(r"<\|(?:im_start|im_end|system|user|assistant|endoftext)\|>"),
+    # The same in Chinese. Gaps stop at a sentence end, as "." above stops
+    # at a line end.
+    _zh_pattern(
+        r"(?:忽略|无视|無視|忽视|忽視|不要理[会會]|忘[记記掉])[你我]?的?"
+        r"(?:之前|以上|上面|上述|所有|全部|一切|前面|先前|此前|以前)[^。！？\n]{0,6}?"
+        r"(?:指令|指示|[说說]明|[规規][则則]|提示|要求|[设設]定)"
+    ),
+    _zh_pattern(
+        r"(?:不要|别|別|不必|无需|無需|不用)再?(?:遵循|遵守|[听聽]从|[听聽]從|服从|服從|理[会會])"
+        r"[^。！？\n]{0,10}?(?:系[统統]|[开開][发發]者)"
+    ),
+    _zh_pattern(r"系[统統]提示"),
+    _zh_pattern(r"[开開][发發]者(?:消息|[讯訊]息|指令)"),
+    _zh_pattern(r"(?:[运運]行|[执執]行|[调調]用)[^。！？\n]{0,20}?(?:工具|命令)"),
+)
+
+
+def looks_like_prompt_injection(text: str) -> str | None:
+    """The phrase that makes *text* look like a prompt injection, or None."""
+    for pattern in _INJECTION_PATTERNS:
+        match = pattern.search(text)
+        if match is not None:
+            return match.group()
+    return None
+
+
+# ---------------------------------------------------------------- secrets
+
+# "password is X" in prose, which `redact_secrets` leaves alone because it
+# only masks assignments; X must look like a value, not the next word.
+_PASSWORD_PHRASE: Final = re.compile(
+    r"\b(?:password|passwd|passcode|passphrase|pwd)\s*(?:is|was|[:：=])\s*[\"'“‘]?"
+    r"(?P<value>[^\s\"'”’]+)",
+    re.IGNORECASE | re.ASCII,
+)
+_NOT_PASSWORDS: Final = frozenset(
+    """
+    a an the in on at not too very so stored saved kept written somewhere same different
+    wrong correct incorrect weak strong long short secure required empty missing expired
+    changed reset set my your our their his her its what which where how
+    """.split()
+)
+_OTHER_SECRET_PHRASES: Final = _any_of(
+    _en(r"\bpin(?:\s*code)?\s*(?:is|was|[:：=])\s*\d{4,}"),
+    # 密码是X, 密码：X -- but not 密码是什么, 密码不对, 密码已经改了.
+    _zh(
+        r"(?:密[码碼]|口令|PIN\s*[码碼]?)\s*(?:是|为|為|[:：=])\s*"
+        r"(?!什[么麼]|多少|啥|哪|不|没|沒|已|被|在|要|[会會]|很|太|[错錯]|[对對]|正确|正確"
+        r"|一[样樣]|同|和|跟|与|與)[^\s，。！？、,.!?]"
+    ),
+    # "my API key is …", "令牌是…": a value with a digit, eight characters or more.
+    _zh(
+        r"(?<![A-Za-z])(?:api[ _-]?key|access[ _-]?key|secret[ _-]?key|token|secret"
+        r"|[密秘][钥鑰]|令牌)\s*(?:is|was|是|为|為|[:：=])\s*[\"'“‘]?"
+        r"(?=[A-Za-z0-9_./+=-]*[0-9])[A-Za-z0-9_./+=-]{8,}"
+    ),
+)
+
+
+def contains_secret(text: str) -> bool:
+    """True if *text* holds a password, API key, token or private key."""
+    if redact_secrets(text) != text or _OTHER_SECRET_PHRASES(text):
+        return True
+    return any(
+        _is_password_value(match.group("value")) for match in _PASSWORD_PHRASE.finditer(text)
+    )
+
+
+def _is_password_value(value: str) -> bool:
+    word = value.rstrip(".,;!?。，；！？").lower()
+    return bool(word) and word not in _NOT_PASSWORDS
+
+
+# ---------------------------------------------------------------- triggers and categories
+
+# OpenClaw's `\+\d{10,}`, the same number written in groups (+1 415 555 0100,
+# +44 (20) 7946 0958), and mainland Chinese mobile numbers (138 1234 5678),
+# which are written without the country code. Bare local numbers such as
+# 415-555-0100 are too easily dates or ids to count.
+_PHONE_PLAIN: Final = re.compile(r"\+\d{10,}", re.ASCII)
+_PHONE_GROUPED: Final = re.compile(
+    r"\+\d{1,3}[ .-]?(?:\(\d{1,4}\)|\d{1,4})(?:[ .-]?\d{2,5}){1,4}(?!\d)", re.ASCII
+)
+_PHONE_CN_MOBILE: Final = re.compile(r"(?<!\d)1[3-9]\d(?:[ -]?\d{4}){2}(?!\d)", re.ASCII)
+_PHONE_MIN_DIGITS: Final = 10
+_EMAIL: Final = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+
+
+def _has_phone(text: str) -> bool:
+    if _PHONE_PLAIN.search(text) or _PHONE_CN_MOBILE.search(text):
+        return True
+    return any(
+        sum(ch.isdigit() for ch in match.group()) >= _PHONE_MIN_DIGITS
+        for match in _PHONE_GROUPED.finditer(text)
+    )
+
+
+def _has_email(text: str) -> bool:
+    return _EMAIL.search(text) is not None
+
+
+# Adverbs allowed between "I" and the verb: "I really like", "I don't want".
+_I_ADVERB: Final = r"(?:\s+(?:really|also|still|just|usually|definitely|do|don['’]?t|do\s+not))?"
+
+# OpenClaw's trigger groups in its order, each English trigger followed by
+# the Chinese ones that say the same. A longer Chinese trigger comes before
+# one it contains (更喜欢 before 喜欢) so the name is the more specific one.
+_TRIGGERS: Final[tuple[tuple[str, _Check], ...]] = (
+    ("remember", _en(r"\bremember\b")),
+    ("don't forget", _en(r"\bdon['’]?t\s+forget\b")),
+    ("记住", _zh("[记記]住")),
+    ("记得", _zh("[记記]得")),
+    ("别忘了", _zh("[别別]忘[了记記]|不要忘[记記]")),
+    ("prefer", _en(r"\bprefer(?:s|red|ring)?\b")),
+    ("preference", _en(r"\bpreferences?\b")),
+    ("更喜欢", _zh("更喜[欢歡]")),
+    ("不喜欢", _zh("不喜[欢歡]")),
+    ("喜欢", _zh("喜[欢歡]")),
+    ("偏好", _zh("偏好")),
+    ("讨厌", _zh("[讨討][厌厭]")),
+    ("decided", _en(r"\bdecided\b")),
+    ("we will use", _en(r"\bwe(?:\s+will|['’]ll|\s+are\s+going\s+to)\s+use\b")),
+    ("let's use", _en(r"\blet['’]?s\s+use\b")),
+    ("will use", _en(r"\bwill\s+use\b")),
+    ("决定", _zh("[决決]定")),
+    ("我们将使用", _zh("我[们們](?:[将將]|[会會]|要)使用")),
+    ("我们用", _zh("我[们們]用")),
+    ("改用", _zh("改用")),
+    ("phone", _has_phone),
+    ("email", _has_email),
+    ("my … is", _en(r"\bmy\s+\w+\s+is\b")),
+    ("is my", _en(r"\bis\s+my\b")),
+    ("我的…是", _zh(r"我的[^，。！？,.!?\n]{1,10}?是")),
+    ("是我的", _zh("是我的")),
+    # "I prefer" is named by "prefer" above.
+    *(
+        (f"i {verb}", _en(rf"\bi{_I_ADVERB}\s+{verb}\b"))
+        for verb in ("like", "hate", "love", "want", "need")
+    ),
+    ("我想要", _zh("我想要")),
+    ("我需要", _zh("我需要")),
+    ("我爱", _zh("我[爱愛]")),
+    ("always", _en(r"\balways\b")),
+    ("never", _en(r"\bnever\b")),
+    ("important", _en(r"\bimportant\b")),
+    ("总是", _zh("[总總]是")),
+    ("一直", _zh("一直")),
+    ("从来不", _zh("[从從][来來]不")),
+    ("从不", _zh("[从從]不")),
+    ("永远不要", _zh("永[远遠]不要")),
+    ("重要", _zh("重要")),
+)
+
+# detectCategory's order. Decision also takes the decision triggers the
+# original lacks ("let's use", 我们将使用), and entity "name is"/名字是, so
+# "my name is Wei" is an entity rather than a fact.
+_CATEGORIES: Final[tuple[tuple[Category, _Check], ...]] = (
+    (
+        "preference",
+        _any_of(
+            _en(r"\b(?:prefer\w*|likes?|liked|loves?|loved|hates?|hated|wants?|wanted)\b"),
+            _zh("喜[欢歡]|偏好|[讨討][厌厭]|想要|不要"),
+        ),
+    ),
+    (
+        "decision",
+        _any_of(
+            _en(r"\b(?:decided|will\s+use|we['’]ll\s+use|let['’]?s\s+use|going\s+with)\b"),
+            _zh("[决決]定|改用|我[们們](?:(?:[将將]|[会會]|要)使)?用|[选選][择擇]了"),
+        ),
+    ),
+    (
+        "entity",
+        _any_of(
+            _has_phone,
+            _has_email,
+            _en(r"\b(?:is\s+called|named|name\s+is)\b"),
+            _zh("叫|名字是|[电電][话話]|[邮郵]箱|手[机機]号|手[机機]號"),
+        ),
+    ),
+    ("fact", _any_of(_en(r"\b(?:is|are|has|have)\b"), _zh("是|有"))),
+)
+
+
+def detect_category(text: str) -> Category:
+    """preference, decision, entity or fact by the first that matches; else other."""
+    for category, check in _CATEGORIES:
+        if check(text):
+            return category
+    return "other"
+
+
+def _first_trigger(text: str) -> str | None:
+    return next((name for name, check in _TRIGGERS if check(text)), None)
+
+
+# ---------------------------------------------------------------- screening
+
+
+def screen(
+    messages: Sequence[tuple[str, str]],
+    *,
+    min_chars: int = MIN_CHARS,
+    max_chars: int = MAX_CHARS,
+) -> tuple[list[Candidate], list[Rejection]]:
+    """messages are (role, text). Every message yields exactly one Candidate
+    or one Rejection, in input order.
+
+    The role must be exactly ``"user"``. Raises ValueError unless
+    ``1 <= min_chars <= max_chars``.
+    """
+    if not 1 <= min_chars <= max_chars:
+        raise ValueError(f"need 1 <= min_chars <= max_chars, got {min_chars} and {max_chars}")
+    candidates: list[Candidate] = []
+    rejections: list[Rejection] = []
+    for index, (role, text) in enumerate(messages):
+        outcome = _screen_one(index, role, text, min_chars, max_chars)
+        if isinstance(outcome, Candidate):
+            candidates.append(outcome)
+        else:
+            rejections.append(outcome)
+    return candidates, rejections
+
+
+def _screen_one(
+    index: int, role: str, raw: str, min_chars: int, max_chars: int
+) -> Candidate | Rejection:
+    """The rules in order; the first that fails is the rejection."""
+
+    def reject(reason: RejectReason, detail: str) -> Rejection:
+        return Rejection(index=index, reason=reason, detail=detail)
+
+    if role != "user":
+        return reject("not_user", f"role {role!r}; only the user's own words are captured")
+    text = _normalize(raw)
+    if not text:
+        return reject("empty", "no text")
+    if len(text) < min_chars:
+        return reject("too_short", f"{len(text)} characters; at least {min_chars}")
+    if len(text) > max_chars:
+        return reject("too_long", f"{len(text)} characters; at most {max_chars}")
+    if "<relevant-memories>" in text.lower():
+        return reject("injected_memories", "echoes recalled <relevant-memories>")
+    if text.startswith("<") and "</" in text:
+        return reject("markup", "starts with '<' and contains '</'")
+    if "**" in text and "\n-" in text:
+        return reject("markdown_summary", "bold text and a '-' list: a markdown summary")
+    emoji = _count_emoji(text)
+    if emoji > MAX_EMOJI:
+        return reject("emoji", f"{emoji} emoji; at most {MAX_EMOJI}")
+    phrase = looks_like_prompt_injection(text)
+    if phrase is not None:
+        return reject("prompt_injection", f"looks like a prompt injection: {phrase!r}")
+    if contains_secret(text):
+        return reject("secret", "contains a password, key or token")
+    trigger = _first_trigger(text)
+    if trigger is None:
+        return reject("no_trigger", "no capture trigger such as 'remember', 'prefer' or '记住'")
+    return Candidate(index=index, text=text, category=detect_category(text), trigger=trigger)
