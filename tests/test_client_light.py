@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-HEAVY = ("trio", "apsw", "sqlite_vec", "watchfiles", "numpy", "openmemoryd", "httpx")
+HEAVY = ("anyio", "trio", "apsw", "sqlite_vec", "watchfiles", "numpy", "openmemoryd", "httpx")
 
 
 def loaded_modules(code: str) -> set[str]:
@@ -42,5 +42,5 @@ def test_client_help_lists_every_command() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "omem_client", "--help"], capture_output=True, text=True, check=True
     )
-    for command in ("search", "get", "append", "status", "sync"):
+    for command in ("search", "recall", "capture", "forget", "primer", "flush-check"):
         assert command in result.stdout

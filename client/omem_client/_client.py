@@ -13,40 +13,60 @@ importing it costs milliseconds and never drags in the daemon's runtime.
 
 from __future__ import annotations
 
-import errno
 import itertools
 import os
 import socket
 import threading
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from datetime import date
 from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
 
-from omem_client._discovery import discover_socket
-from omem_client._errors import (
-    BadRequestError,
-    ConnectError,
-    DaemonNotRunning,
-    ProtocolViolation,
-    daemon_error,
+from omem_client._calls import (
+    ProgressCallback,
+    as_turn,
+    capture_message,
+    closed_by_daemon,
+    connect_error,
+    encode,
+    iso_date,
+    lost_connection,
+    no_answer,
+    reply_error,
+    result_of,
+    violation,
+    welcome_of,
 )
+from omem_client._discovery import discover_socket
+from omem_client._errors import DaemonError, ProtocolViolation
 from omem_protocol import (
     DEFAULT_MAX_FRAME,
     PROTOCOL_VERSION,
     AppendParams,
     AppendResult,
+    CaptureMessage,
+    CaptureParams,
+    CaptureResult,
     DaemonFrame,
     Error,
+    FlushCheckParams,
+    FlushCheckResult,
+    ForgetParams,
+    ForgetResult,
     FrameBuffer,
     GetParams,
     GetResult,
     Hello,
     LogTurnsParams,
     LogTurnsResult,
+    PrimerParams,
+    PrimerResult,
     Progress,
     ProtocolError,
+    RecallParams,
+    RecallResult,
     Reply,
     ReplyBody,
     Request,
@@ -63,14 +83,11 @@ from omem_protocol import (
     Welcome,
     __version__,
     decode_daemon_frame,
-    encode_message,
 )
 
 R = TypeVar("R")
-ProgressCallback = Callable[[Progress], None]
 
 DEFAULT_TIMEOUT = 60.0
-START_HINT = "start it with `openmemoryd run` (or `systemctl --user start openmemoryd`)"
 
 
 class Client:
@@ -178,7 +195,7 @@ class Client:
         They are searchable with ``sources=["sessions"]`` when this returns.
         """
         params = LogTurnsParams(
-            agent=agent, session_id=session_id, turns=tuple(_turn(t) for t in turns)
+            agent=agent, session_id=session_id, turns=tuple(as_turn(t) for t in turns)
         )
         return self._call(params, LogTurnsResult)
 
@@ -187,6 +204,90 @@ class Client:
         return self._call(
             SessionStartParams(agent=agent, session_id=session_id), SessionStartResult
         )
+
+    def recall(
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        min_score: float | None = None,
+        sources: Sequence[str] | None = None,
+        agent: str | None = None,
+    ) -> RecallResult:
+        """Memories relevant to *query* as a ``<relevant-memories>`` block to
+        put before the prompt (``result.block``; "" when nothing qualifies)."""
+        params = RecallParams(
+            query=query,
+            limit=limit,
+            min_score=min_score,
+            sources=tuple(sources) if sources is not None else None,
+            agent=agent,
+        )
+        return self._call(params, RecallResult)
+
+    def capture(
+        self,
+        messages: Sequence[CaptureMessage | Mapping[str, object]],
+        *,
+        max_captures: int | None = None,
+    ) -> CaptureResult:
+        """Write the durable facts in the user's *messages* to today's daily file.
+
+        Messages are `CaptureMessage`s or chat-style mappings with ``role``
+        and ``content`` (a string or a list of ``{"type": "text", ...}``
+        blocks). The reply says what was captured and why the rest was not.
+        """
+        params = CaptureParams(
+            messages=tuple(capture_message(m) for m in messages), max_captures=max_captures
+        )
+        return self._call(params, CaptureResult)
+
+    def forget(
+        self,
+        *,
+        citation: str | None = None,
+        text: str | None = None,
+        query: str | None = None,
+        all: bool = False,
+    ) -> ForgetResult:
+        """Erase a memory from its file and the index: by `citation`
+        (``path#L5-L7``), exact `text`, or `query` (only a single clear match
+        is removed; otherwise ``result.candidates`` lists the options)."""
+        params = ForgetParams(citation=citation, text=text, query=query, all=all)
+        return self._call(params, ForgetResult)
+
+    def primer(
+        self, *, budget: int | None = None, private: bool = False, today: date | None = None
+    ) -> PrimerResult:
+        """Context to start a session with, within *budget* tokens (default
+        1000): USER.md, PROJECT.md, today's and yesterday's daily files, and
+        MEMORY.md only when *private* (never in a group conversation)."""
+        params = PrimerParams(budget=budget, private=private, date=iso_date(today))
+        return self._call(params, PrimerResult)
+
+    def flush_check(
+        self,
+        session: str,
+        *,
+        tokens: int,
+        context_window: int,
+        compaction_count: int | None = None,
+        agent: str | None = None,
+        read_only: bool = False,
+        today: date | None = None,
+    ) -> FlushCheckResult:
+        """Whether to run the pre-compaction memory flush now (at most once per
+        compaction cycle of *session*), with the system and user prompts to run."""
+        params = FlushCheckParams(
+            session=session,
+            tokens=tokens,
+            context_window=context_window,
+            compaction_count=compaction_count,
+            agent=agent,
+            read_only=read_only,
+            date=iso_date(today),
+        )
+        return self._call(params, FlushCheckResult)
 
     def sync(
         self, *, full: bool = False, on_progress: ProgressCallback | None = None
@@ -213,64 +314,49 @@ class Client:
                     raise self._violation(f"unexpected {type(frame).__name__} frame")
                 if frame.id == 0 and isinstance(frame.body, Error):
                     self._drop()
-                    raise daemon_error(frame.body.code, frame.body.message, frame.body.detail)
+                    raise reply_error(frame.body)
                 if frame.id != request_id:
                     continue
                 return self._result(frame.body, expected)
 
     def _result(self, body: ReplyBody, expected: type[R]) -> R:
-        if isinstance(body, Error):
-            raise daemon_error(body.code, body.message, body.detail)
-        if not isinstance(body, expected):
-            raise self._violation(f"expected {expected.__name__}, got {type(body).__name__}")
-        return body
+        try:
+            return result_of(body, expected)
+        except ProtocolViolation:
+            self._drop()
+            raise
 
     def _ensure_connected(self) -> Welcome:
         if self._sock is not None and self.welcome is not None:
             return self.welcome
         self._sock = self._open_socket()
         self._send(Hello(protocol=PROTOCOL_VERSION, client=self.name))
-        frame = self._receive()
-        if isinstance(frame, Reply) and isinstance(frame.body, Error):
+        try:
+            welcome = welcome_of(self._receive())
+        except (DaemonError, ProtocolViolation):
             self._drop()
-            raise daemon_error(frame.body.code, frame.body.message, frame.body.detail)
-        if not isinstance(frame, Welcome):
-            raise self._violation(f"expected Welcome, got {type(frame).__name__}")
-        self.welcome = frame
-        return frame
+            raise
+        self.welcome = welcome
+        return welcome
 
     def _open_socket(self) -> socket.socket:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(self.timeout)
         try:
             sock.connect(os.fspath(self.socket_path))
-        except (FileNotFoundError, ConnectionRefusedError):
-            sock.close()
-            raise DaemonNotRunning(
-                f"openmemoryd is not running (nothing listens on {self.socket_path}); {START_HINT}"
-            ) from None
         except OSError as exc:
             sock.close()
-            if exc.errno in (errno.EACCES, errno.EPERM):
-                raise ConnectError(f"permission denied connecting to {self.socket_path}") from None
-            raise ConnectError(
-                f"cannot connect to {self.socket_path}: {exc.strerror or exc}"
-            ) from None
+            raise connect_error(exc, self.socket_path) from None
         return sock
 
     def _send(self, frame: Hello | Request) -> None:
         assert self._sock is not None
-        try:
-            data = encode_message(frame)
-        except ProtocolError as exc:
-            raise ProtocolViolation(f"request too large to send: {exc}") from None
+        data = encode(frame)
         try:
             self._sock.sendall(data)
         except OSError as exc:
             self._drop()
-            raise ConnectError(
-                f"lost the connection to openmemoryd: {exc.strerror or exc}"
-            ) from None
+            raise lost_connection(exc) from None
 
     def _receive(self) -> DaemonFrame:
         while not self._pending:
@@ -279,17 +365,13 @@ class Client:
                 data = self._sock.recv(65536)
             except TimeoutError:
                 self._drop()
-                raise ConnectError(
-                    f"openmemoryd did not answer within {self.timeout:g} s"
-                ) from None
+                raise no_answer(self.timeout) from None
             except OSError as exc:
                 self._drop()
-                raise ConnectError(
-                    f"lost the connection to openmemoryd: {exc.strerror or exc}"
-                ) from None
+                raise lost_connection(exc) from None
             if not data:
                 self._drop()
-                raise ConnectError("openmemoryd closed the connection")
+                raise closed_by_daemon()
             try:
                 bodies = self._frames.feed(data)
                 self._pending.extend(decode_daemon_frame(body) for body in bodies)
@@ -299,7 +381,7 @@ class Client:
 
     def _violation(self, message: str) -> ProtocolViolation:
         self._drop()
-        return ProtocolViolation(f"protocol error talking to openmemoryd: {message}")
+        return violation(message)
 
     def _drop(self) -> None:
         if self._sock is not None:
@@ -308,21 +390,6 @@ class Client:
         self.welcome = None
         self._frames = FrameBuffer(DEFAULT_MAX_FRAME)
         self._pending.clear()
-
-
-def _turn(turn: Turn | Mapping[str, object]) -> Turn:
-    if isinstance(turn, Turn):
-        return turn
-    text = turn.get("content", turn.get("text"))
-    timestamp = turn.get("timestamp")
-    if not isinstance(text, str):
-        raise BadRequestError("each turn needs a 'content' (or 'text') string")
-    if timestamp is not None and not isinstance(timestamp, int | float):
-        raise BadRequestError("a turn's 'timestamp' must be epoch seconds")
-    role = turn.get("role")
-    if role != "user" and role != "assistant":
-        raise BadRequestError(f"a turn's role must be 'user' or 'assistant', not {role!r}")
-    return Turn(role=role, text=text, timestamp=timestamp)
 
 
 def default_socket() -> Path:

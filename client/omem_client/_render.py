@@ -7,6 +7,9 @@ import time
 
 from omem_protocol import (
     AppendResult,
+    CaptureResult,
+    FlushCheckResult,
+    ForgetResult,
     Progress,
     SearchHit,
     SearchResult,
@@ -253,3 +256,48 @@ def _size(count: int) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{count} B"
+
+
+def capture_lines(result: CaptureResult) -> list[str]:
+    lines = [f"Captured {c.citation} [{c.category}] {c.text}" for c in result.captured]
+    if not result.captured:
+        lines.append("Nothing captured.")
+    lines += [f"  skipped message {r.index}: {r.reason} ({r.detail})" for r in result.rejected]
+    return lines
+
+
+def forget_lines(result: ForgetResult) -> list[str]:
+    if result.removed:
+        return [
+            f"Forgot {cited}: {text}"
+            for cited, text in zip(result.removed, result.removed_text, strict=True)
+        ]
+    if not result.candidates:
+        return ["Nothing matched; nothing was removed."]
+    why = "several places match" if result.reason == "several_matches" else "no single clear match"
+    lines = [f"Nothing removed: {why}. Candidates:"]
+    lines += [f"  {c.score:.2f} {c.citation} {c.text}" for c in result.candidates]
+    lines.append("Forget one by its citation: omem-client forget PATH#Ln")
+    return lines
+
+
+def flush_lines(result: FlushCheckResult) -> list[str]:
+    """Yes/no with the arithmetic behind it, then the prompts to run."""
+    why = {
+        "threshold_reached": f"{result.tokens} tokens >= threshold {result.threshold}",
+        "below_threshold": f"{result.tokens} tokens < threshold {result.threshold}",
+        "already_flushed": f"already flushed in compaction cycle {result.cycle}",
+        "read_only": "the workspace is read-only",
+        "disabled": "the memory flush is disabled in the config",
+    }.get(result.reason, result.reason)
+    if not result.should_flush:
+        return [f"flush: no ({why})"]
+    return [
+        f"flush: yes ({why})",
+        "",
+        "system:",
+        result.system_prompt,
+        "",
+        "user:",
+        result.prompt,
+    ]

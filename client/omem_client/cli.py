@@ -17,6 +17,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Annotated, NoReturn, TypeVar
 
@@ -274,6 +275,166 @@ def session_start(
     typer.echo(f"{result.agent}: {result.transcripts} transcript(s), {result.chunks} new chunk(s)")
 
 
+@app.command()
+def recall(
+    ctx: typer.Context,
+    query: Annotated[list[str], typer.Argument(help="The prompt to recall memories for.")],
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", "-n", min=1, max=MAX_LIMIT, help="How many (default 3)."),
+    ] = None,
+    min_score: Annotated[
+        float | None,
+        typer.Option("--min-score", min=0.0, max=1.0, help="Only at least this (default 0.3)."),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print a <relevant-memories> block to put before a prompt (nothing if none)."""
+    text = " ".join(query)
+    result = _call(ctx, lambda c: c.recall(text, limit=limit, min_score=min_score))
+    if as_json:
+        _print_json(result)
+        return
+    if result.block:
+        typer.echo(result.block)
+
+
+@app.command()
+def capture(
+    ctx: typer.Context,
+    messages: Annotated[
+        Path,
+        typer.Option(
+            "--messages", help="JSON list (or JSONL, or {messages: [...]}) of {role, content}."
+        ),
+    ] = Path("-"),
+    max_captures: Annotated[
+        int | None, typer.Option("--max", min=1, max=20, help="At most this many (default 3).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remember the durable facts in the user's messages (to today's daily file)."""
+    raw = sys.stdin.read() if str(messages) == "-" else _read_text(messages)
+    parsed = _parse_turns(raw)
+    result = _call(ctx, lambda c: c.capture(parsed, max_captures=max_captures))
+    if as_json:
+        _print_json(result)
+        return
+    _print_lines(_render.capture_lines(result))
+
+
+@app.command()
+def forget(
+    ctx: typer.Context,
+    citation: Annotated[
+        str | None, typer.Argument(help="What to forget: path#L5 or path#L5-L7.")
+    ] = None,
+    text: Annotated[
+        str | None, typer.Option("--text", help="Forget the lines saying exactly this.")
+    ] = None,
+    query: Annotated[
+        str | None,
+        typer.Option("--query", help="Forget the one memory clearly matching this."),
+    ] = None,
+    all_matches: Annotated[
+        bool, typer.Option("--all", help="With --text: forget every place it occurs.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Erase a memory from its Markdown file and from every part of the index."""
+    if sum(v is not None for v in (citation, text, query)) != 1:
+        _fail("give exactly one of: a citation, --text or --query", 2)
+    result = _call(
+        ctx, lambda c: c.forget(citation=citation, text=text, query=query, all=all_matches)
+    )
+    if as_json:
+        _print_json(result)
+        return
+    _print_lines(_render.forget_lines(result))
+    if not result.removed:
+        raise typer.Exit(1)
+
+
+@app.command()
+def primer(
+    ctx: typer.Context,
+    budget: Annotated[
+        int | None,
+        typer.Option("--budget", min=50, max=200_000, help="Token budget (default 1000)."),
+    ] = None,
+    private: Annotated[
+        bool,
+        typer.Option("--private", help="One-to-one session: include MEMORY.md (never in groups)."),
+    ] = False,
+    today: Annotated[
+        str | None, typer.Option("--date", help="Your today (YYYY-MM-DD), if not the daemon's.")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print the context to start a session with: USER.md, PROJECT.md, recent days."""
+    day = _parse_date(today)
+    result = _call(ctx, lambda c: c.primer(budget=budget, private=private, today=day))
+    if as_json:
+        _print_json(result)
+        return
+    if result.text:
+        typer.echo(result.text)
+
+
+@app.command("flush-check")
+def flush_check(
+    ctx: typer.Context,
+    session: Annotated[str, typer.Option("--session", help="The agent's session id.")],
+    tokens: Annotated[int, typer.Option("--tokens", min=0, help="Tokens the session uses now.")],
+    context_window: Annotated[
+        int, typer.Option("--context-window", min=1, help="The model's context window.")
+    ],
+    compaction_count: Annotated[
+        int | None,
+        typer.Option(
+            "--compaction-count", min=0, help="Compactions so far; a new count is a new cycle."
+        ),
+    ] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help="The agent's name.")] = None,
+    read_only: Annotated[
+        bool, typer.Option("--read-only", help="The agent cannot write the workspace.")
+    ] = False,
+    today: Annotated[
+        str | None, typer.Option("--date", help="Your today (YYYY-MM-DD), if not the daemon's.")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Say whether to run the pre-compaction memory flush now (exit 0) or not (exit 1)."""
+    day = _parse_date(today)
+    result = _call(
+        ctx,
+        lambda c: c.flush_check(
+            session,
+            tokens=tokens,
+            context_window=context_window,
+            compaction_count=compaction_count,
+            agent=agent,
+            read_only=read_only,
+            today=day,
+        ),
+    )
+    if as_json:
+        _print_json(result)
+    else:
+        _print_lines(_render.flush_lines(result))
+    if not result.should_flush:
+        raise typer.Exit(1)
+
+
+def _parse_date(raw: str | None) -> date | None:
+    if raw is None:
+        return None
+    try:
+        return date.fromisoformat(raw)
+    except ValueError:
+        _fail(f"--date must be YYYY-MM-DD, not {raw!r}", 2)
+
+
 def _read_text(path: Path) -> str:
     try:
         return path.read_text("utf-8")
@@ -282,16 +443,19 @@ def _read_text(path: Path) -> str:
 
 
 def _parse_turns(raw: str) -> list[dict[str, object]]:
-    """A JSON list of turns, or one JSON object per line."""
+    """A JSON list of messages, a chat request body ({"messages": [...]}), or JSONL."""
     text = raw.strip()
+    parsed: object
     try:
-        parsed = (
-            msgspec.json.decode(text)
-            if text.startswith("[")
-            else [msgspec.json.decode(line) for line in text.splitlines() if line.strip()]
-        )
-    except msgspec.DecodeError as exc:
-        _fail(f"messages are not valid JSON: {exc}", 2)
+        parsed = msgspec.json.decode(text)
+    except msgspec.DecodeError:
+        try:
+            parsed = [msgspec.json.decode(line) for line in text.splitlines() if line.strip()]
+        except msgspec.DecodeError as exc:
+            _fail(f"messages are not valid JSON: {exc}", 2)
+    if isinstance(parsed, dict):
+        found = parsed.get("messages")
+        parsed = found if isinstance(found, list) else [parsed]
     if not isinstance(parsed, list) or not parsed or not all(isinstance(t, dict) for t in parsed):
         _fail("messages must be a non-empty list of objects with role and content", 2)
     return parsed

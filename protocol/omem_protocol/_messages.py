@@ -43,6 +43,7 @@ AgentName = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,6
 SessionId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")]
 MAX_TURNS = 1000
 WirePath = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_PATH_CHARS)]
+IsoDate = Annotated[str, msgspec.Meta(pattern=r"^\d{4}-\d{2}-\d{2}$")]
 
 
 class Msg(msgspec.Struct, tag_field="type", kw_only=True, frozen=True):
@@ -151,6 +152,87 @@ class SessionStartParams(Msg, tag="session_start", frozen=True):
     session_id: SessionId | None = None
 
 
+class RecallParams(Msg, tag="recall", frozen=True):
+    """Memories relevant to a prompt, as a block ready to put before it.
+
+    `limit` (default 3) and `min_score` (default 0.3) follow OpenClaw's
+    auto-recall; a prompt under 5 characters recalls nothing.
+    """
+
+    query: Annotated[str, msgspec.Meta(max_length=MAX_QUERY_CHARS)]
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_LIMIT)] | None = None
+    min_score: Score | None = None
+    sources: tuple[SourceName, ...] | None = None
+    agent: AgentName | None = None
+
+
+class CaptureMessage(Msg, tag="capture_message", frozen=True):
+    """A conversation message offered for capture; only ``user`` ones qualify."""
+
+    role: Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
+    text: Annotated[str, msgspec.Meta(max_length=MAX_APPEND_CHARS)]
+
+
+class CaptureParams(Msg, tag="capture", frozen=True):
+    """Extract durable facts from `messages` into today's daily file.
+
+    At most `max_captures` (default 3) are written; near-duplicates of
+    existing memories are skipped.
+    """
+
+    messages: Annotated[
+        tuple[CaptureMessage, ...], msgspec.Meta(min_length=1, max_length=MAX_TURNS)
+    ]
+    max_captures: Annotated[int, msgspec.Meta(ge=1, le=20)] | None = None
+
+
+class ForgetParams(Msg, tag="forget", frozen=True):
+    """Remove a memory from its file and from every part of the index.
+
+    Exactly one of: `citation` (``path#L5`` or ``path#L5-L7``), `text`
+    (removed where it occurs exactly once; several occurrences are listed,
+    or all removed with `all`), `query` (a single clear match is removed;
+    otherwise the candidates are listed and nothing is removed).
+    """
+
+    citation: WirePath | None = None
+    text: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_APPEND_CHARS)] | None = None
+    query: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_QUERY_CHARS)] | None = None
+    all: bool = False
+
+
+class PrimerParams(Msg, tag="primer", frozen=True):
+    """Context to start a session with, within `budget` tokens (default 1000).
+
+    USER.md, PROJECT.md, today's and yesterday's daily files; MEMORY.md only
+    when `private` (a one-to-one session, never a group). `date` is the
+    agent's today (ISO), when its clock or time zone differs from the daemon's.
+    """
+
+    budget: Annotated[int, msgspec.Meta(ge=50, le=200_000)] | None = None
+    private: bool = False
+    date: IsoDate | None = None
+
+
+class FlushCheckParams(Msg, tag="flush_check", frozen=True):
+    """Should the agent run the pre-compaction memory flush now?
+
+    Yes once `tokens` reaches ``context_window - reserve_tokens_floor -
+    soft_threshold_tokens``, at most once per compaction cycle of `session`.
+    A new cycle starts when `compaction_count` grows or, without it, when the
+    reported tokens fall back below the threshold (the context was compacted).
+    `read_only` says the agent's sandbox cannot write the workspace.
+    """
+
+    session: SessionId
+    tokens: NonNegInt
+    context_window: Annotated[int, msgspec.Meta(ge=1)]
+    compaction_count: NonNegInt | None = None
+    agent: AgentName | None = None
+    read_only: bool = False
+    date: IsoDate | None = None
+
+
 RequestBody = (
     StatusParams
     | SearchParams
@@ -159,6 +241,11 @@ RequestBody = (
     | SyncParams
     | LogTurnsParams
     | SessionStartParams
+    | RecallParams
+    | CaptureParams
+    | ForgetParams
+    | PrimerParams
+    | FlushCheckParams
 )
 
 
@@ -288,6 +375,113 @@ class SessionStartResult(Msg, tag="session_start_result", frozen=True):
     chunks: int
 
 
+class RecalledMemory(Msg, tag="recalled", frozen=True):
+    """One memory in a recall block: the unescaped text and where it is."""
+
+    text: str
+    score: float
+    category: str
+    citation: str
+    path: str
+    start_line: int
+    end_line: int
+
+
+class RecallResult(Msg, tag="recall_result", frozen=True):
+    """`block` is the ``<relevant-memories>`` text to inject ("" when nothing
+    was recalled; `skipped_reason` then says why if it was not for lack of
+    matches)."""
+
+    block: str
+    memories: tuple[RecalledMemory, ...]
+    took_ms: float
+    skipped_reason: str | None = None
+    degraded: bool = False
+
+
+class CapturedMemory(Msg, tag="captured", frozen=True):
+    """A message that became a memory bullet."""
+
+    index: int
+    text: str
+    category: str
+    trigger: str
+    citation: str
+
+
+class RejectedMessage(Msg, tag="rejected", frozen=True):
+    """A message that was not captured, and why (`reason` is a stable code)."""
+
+    index: int
+    reason: str
+    detail: str
+
+
+class CaptureResult(Msg, tag="capture_result", frozen=True):
+    """What was captured (searchable on return) and what was not."""
+
+    captured: tuple[CapturedMemory, ...]
+    rejected: tuple[RejectedMessage, ...]
+    path: str | None
+    took_ms: float
+
+
+class ForgetCandidate(Msg, tag="forget_candidate", frozen=True):
+    """A memory that might be the one meant, listed when the match is not clear."""
+
+    citation: str
+    text: str
+    score: float
+
+
+class ForgetResult(Msg, tag="forget_result", frozen=True):
+    """`removed` lists the citations erased (file and index); when nothing
+    was removed, `candidates` lists what the request could have meant."""
+
+    removed: tuple[str, ...]
+    removed_text: tuple[str, ...]
+    candidates: tuple[ForgetCandidate, ...]
+    reason: str
+
+
+class PrimerSection(Msg, tag="primer_section", frozen=True):
+    """One file's share of the primer: which lines made it in."""
+
+    path: str
+    label: str
+    tokens: int
+    start_line: int
+    end_line: int
+    truncated: bool
+
+
+class PrimerResult(Msg, tag="primer_result", frozen=True):
+    """`text` is the Markdown to put in the system prompt ("" when every file
+    is empty); `omitted` names files left out and why (``path: reason``)."""
+
+    text: str
+    sections: tuple[PrimerSection, ...]
+    tokens: int
+    budget: int
+    omitted: tuple[str, ...]
+    took_ms: float
+
+
+class FlushCheckResult(Msg, tag="flush_check_result", frozen=True):
+    """`should_flush` with `reason` (a stable code: ``threshold_reached``,
+    ``below_threshold``, ``already_flushed``, ``read_only``, ``disabled``).
+    The prompts are the turn to run when it is true; the agent's reply is
+    ``NO_REPLY`` when there is nothing to store, so the user never sees it."""
+
+    should_flush: bool
+    reason: str
+    tokens: int
+    threshold: int
+    cycle: int
+    system_prompt: str
+    prompt: str
+
+
 class SourceCounts(Msg, tag="source_counts", frozen=True):
     """Files on disk and in the index for one source (memory, sessions, ...)."""
 
@@ -400,6 +594,11 @@ ReplyBody = (
     | SyncResult
     | LogTurnsResult
     | SessionStartResult
+    | RecallResult
+    | CaptureResult
+    | ForgetResult
+    | PrimerResult
+    | FlushCheckResult
     | Error
 )
 

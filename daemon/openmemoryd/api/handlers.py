@@ -15,10 +15,15 @@ from omem_protocol import (
     PROTOCOL_VERSION,
     AppendParams,
     AppendResult,
+    CaptureParams,
+    FlushCheckParams,
+    ForgetParams,
     GetParams,
     GetResult,
     LogTurnsParams,
     PendingSession,
+    PrimerParams,
+    RecallParams,
     ReplyBody,
     RequestBody,
     SearchParams,
@@ -31,7 +36,7 @@ from omem_protocol import (
     SyncStatus,
     __version__,
 )
-from openmemoryd.engine import Engine, ProgressFn
+from openmemoryd.engine import Engine, ProgressFn, agent_ops, session_ops
 from openmemoryd.search import SearchQuery
 
 CAPABILITIES = (
@@ -43,6 +48,11 @@ CAPABILITIES = (
     "progress",
     "log_turns",
     "session_start",
+    "recall",
+    "capture",
+    "forget",
+    "primer",
+    "flush_check",
     "search.fresh",
     "search.explain",
 )
@@ -83,6 +93,31 @@ class Api:
                 return await self.engine.log_turns(body.agent, body.session_id, body.turns)
             case SessionStartParams():
                 return await self.engine.session_start(body.agent, body.session_id)
+            case RecallParams():
+                return await agent_ops.recall(
+                    self.engine,
+                    body.query,
+                    limit=body.limit,
+                    min_score=body.min_score,
+                    sources=body.sources,
+                    agent=body.agent,
+                )
+            case CaptureParams():
+                return await agent_ops.capture(self.engine, body.messages, body.max_captures)
+            case ForgetParams():
+                return await agent_ops.forget(
+                    self.engine,
+                    citation_=body.citation,
+                    text=body.text,
+                    query=body.query,
+                    all_=body.all,
+                )
+            case PrimerParams():
+                return await session_ops.primer(
+                    self.engine, budget=body.budget, private=body.private, today=body.date
+                )
+            case FlushCheckParams():
+                return session_ops.flush_check(self.engine, body)
 
     async def status(self, _: StatusParams) -> StatusResult:
         ws = await self.engine.status()

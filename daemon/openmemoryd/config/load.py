@@ -81,6 +81,10 @@ def load_config(
         embedding=file_config.embedding,
         sync=file_config.sync,
         sessions=file_config.sessions,
+        recall=file_config.recall,
+        capture=file_config.capture,
+        primer=file_config.primer,
+        flush=file_config.flush,
         session_paths=normalize_extra_paths(workspace, file_config.sessions.paths),
     )
 

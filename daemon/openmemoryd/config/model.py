@@ -8,7 +8,7 @@ are the seeds' numbers unless a measurement here said better.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -167,6 +167,45 @@ class SessionSettings(_Section, frozen=True):
     idle_s: Annotated[float, msgspec.Meta(ge=0.0, le=86_400.0)] = 60.0
 
 
+class RecallSettings(_Section, frozen=True):
+    """`recall`: OpenClaw's auto-recall takes the top 3 at score 0.3."""
+
+    limit: Annotated[int, msgspec.Meta(ge=1, le=100)] = 3
+    min_score: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.3
+
+
+class CaptureSettings(_Section, frozen=True):
+    """`capture`: OpenClaw's auto-capture limits (10-500 characters, 3 a call)."""
+
+    min_chars: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 10
+    max_chars: Annotated[int, msgspec.Meta(ge=10, le=10_000)] = 500
+    max_per_call: Annotated[int, msgspec.Meta(ge=1, le=20)] = 3
+
+
+class PrimerSettings(_Section, frozen=True):
+    """`primer`: seed 003 bootstraps a session with roughly 500-1000 tokens."""
+
+    budget: Annotated[int, msgspec.Meta(ge=50, le=200_000)] = 1000
+
+
+class FlushSettings(_Section, frozen=True):
+    """`flush`: OpenClaw's pre-compaction memory flush (`compaction.memoryFlush`).
+
+    The prompts are OpenClaw's; ``YYYY-MM-DD`` in them becomes the agent's
+    today, so the model writes to the right daily file.
+    """
+
+    enabled: bool = True
+    reserve_tokens_floor: Annotated[int, msgspec.Meta(ge=0)] = 20_000
+    soft_threshold_tokens: Annotated[int, msgspec.Meta(ge=0)] = 4_000
+    system_prompt: Annotated[str, msgspec.Meta(min_length=1, max_length=10_000)] = (
+        "Session nearing compaction. Store durable memories now."
+    )
+    prompt: Annotated[str, msgspec.Meta(min_length=1, max_length=10_000)] = (
+        "Write any lasting notes to memory/YYYY-MM-DD.md; reply with NO_REPLY if nothing to store."
+    )
+
+
 class FileConfig(_Section, frozen=True):
     """The config file as written; paths are still strings."""
 
@@ -181,6 +220,10 @@ class FileConfig(_Section, frozen=True):
     embedding: EmbeddingSettings = msgspec.field(default_factory=EmbeddingSettings)
     sync: SyncSettings = msgspec.field(default_factory=SyncSettings)
     sessions: SessionSettings = msgspec.field(default_factory=SessionSettings)
+    recall: RecallSettings = msgspec.field(default_factory=RecallSettings)
+    capture: CaptureSettings = msgspec.field(default_factory=CaptureSettings)
+    primer: PrimerSettings = msgspec.field(default_factory=PrimerSettings)
+    flush: FlushSettings = msgspec.field(default_factory=FlushSettings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +243,10 @@ class Config:
     sync: SyncSettings
     sessions: SessionSettings
     session_paths: tuple[Path, ...]
+    recall: RecallSettings = field(default_factory=RecallSettings)
+    capture: CaptureSettings = field(default_factory=CaptureSettings)
+    primer: PrimerSettings = field(default_factory=PrimerSettings)
+    flush: FlushSettings = field(default_factory=FlushSettings)
 
     @property
     def index_path(self) -> Path:

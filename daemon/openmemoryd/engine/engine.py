@@ -62,6 +62,7 @@ from openmemoryd.engine.vectors import VectorIndexer
 from openmemoryd.errors import Unavailable
 from openmemoryd.index.indexer import index_file
 from openmemoryd.memory import append_block, append_turns, read_lines, target_path
+from openmemoryd.memory.flush_state import FlushTracker
 from openmemoryd.search import SearchContext, SearchQuery, citation, run_search
 from openmemoryd.search.vector import VectorQuery
 from openmemoryd.store import OpenedIndex, file_notes, open_index, open_reader, source_totals
@@ -143,6 +144,7 @@ class Engine:
             )
         self.files = FileSync(self)
         self.syncer = Syncer(self)
+        self.flush = FlushTracker(config.state_dir / "flush" / "default.json")
 
     # ------------------------------------------------------------ lanes
 

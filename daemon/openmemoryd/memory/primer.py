@@ -1,0 +1,254 @@
+"""The session primer: what an agent should know before its first turn.
+
+OpenClaw injects its bootstrap files whole; seed 003's primer aims at
+500-1000 tokens. We read USER.md, PROJECT.md, today's and yesterday's daily
+files, and MEMORY.md only for private sessions (it holds personal, curated
+memory that must not leak into a group conversation), and fit them into a
+token budget:
+
+* template boilerplate is dropped first (HTML comments, the template's
+  italic guidance lines, unfilled ``- **Name:**`` fields, horizontal rules,
+  headings left with nothing under them, a file that is still the pristine
+  template), since it costs tokens and says nothing;
+* the budget is shared fairly: files smaller than their share keep all of
+  it and hand the rest on, so one long daily log cannot starve USER.md;
+* a file cut short keeps its start, except daily logs, which keep their
+  end (the newest entries), and the cut is marked with the command that
+  shows the rest.
+
+Token counts use `estimate_tokens` per line (newline included), whose sum is
+never below the estimate of the joined text, so the primer never exceeds its
+budget.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Final
+
+from openmemoryd.errors import NotFound, OmemdError
+from openmemoryd.text.tokens import estimate_tokens
+from openmemoryd.workspace import (
+    ROOT_FILES,
+    PathPolicy,
+    daily_key,
+    is_pristine_template,
+    read_memory_file,
+    template_text,
+)
+
+_COMMENT: Final = re.compile(r"<!--.*?-->", re.S)
+_EMPTY_FIELD: Final = re.compile(r"^\s*[-*+]\s+\*\*[^*]+:?\*\*:?\s*$")
+_HEADING: Final = re.compile(r"^(#{1,6})\s")
+_ITALIC: Final = re.compile(r"^\*[^*].*\*$")
+_RULE: Final = re.compile(r"^\s*(?:-{3,}|\*{3,}|_{3,})\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    path: str
+    label: str
+    tokens: int
+    start_line: int
+    end_line: int
+    truncated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Primer:
+    text: str
+    sections: tuple[Section, ...]
+    tokens: int
+    omitted: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Source:
+    path: str
+    label: str
+    title: str
+    keep_tail: bool
+
+
+@dataclass(slots=True)
+class _Part:
+    source: _Source
+    header: str
+    lines: list[tuple[int, str]]  # (1-based line number, text)
+    costs: list[int]
+
+    @property
+    def size(self) -> int:
+        return _cost(self.header) + sum(self.costs)
+
+
+def build_primer(
+    policy: PathPolicy, *, today: date, budget: int, private: bool, max_file_bytes: int
+) -> Primer:
+    """The primer for a session starting on *today* (see the module docstring)."""
+    parts: list[_Part] = []
+    omitted: list[str] = []
+    for source in _sources(today, private):
+        lines, why = _read(policy, source.path, max_file_bytes)
+        if why is not None:
+            omitted.append(f"{source.path}: {why}")
+            continue
+        header = f"## {source.title} ({source.path})"
+        parts.append(_Part(source, header, lines, [_cost(text) for _, text in lines]))
+    shares = _shares([part.size for part in parts], budget)
+    rendered: list[str] = []
+    sections: list[Section] = []
+    for part, share in zip(parts, shares, strict=True):
+        block = _fit(part, share)
+        if block is None:
+            omitted.append(f"{part.source.path}: no room in the budget")
+            continue
+        text, section = block
+        rendered.append(text)
+        sections.append(section)
+    text = "\n\n".join(rendered)
+    return Primer(text, tuple(sections), estimate_tokens(text), tuple(omitted))
+
+
+def _sources(today: date, private: bool) -> list[_Source]:
+    yesterday = today - timedelta(days=1)
+    sources = [
+        _Source("USER.md", "user", "User", keep_tail=False),
+        _Source("PROJECT.md", "project", "Project", keep_tail=False),
+    ]
+    if private:
+        sources.append(_Source("MEMORY.md", "memory", "Long-term memory", keep_tail=False))
+    sources.append(_Source(daily_key(today), "today", f"Today, {today}", keep_tail=True))
+    sources.append(
+        _Source(daily_key(yesterday), "yesterday", f"Yesterday, {yesterday}", keep_tail=True)
+    )
+    return sources
+
+
+def _read(
+    policy: PathPolicy, key: str, max_file_bytes: int
+) -> tuple[list[tuple[int, str]], str | None]:
+    """The file's meaningful lines, or why it contributes nothing."""
+    try:
+        raw, _ = read_memory_file(policy.resolve(key), max_file_bytes)
+    except NotFound:
+        return [], "missing"
+    except (OmemdError, OSError) as exc:
+        return [], f"unreadable ({exc})"
+    if is_pristine_template(key, raw):
+        return [], "still the template"
+    lines = _meaningful(raw.decode("utf-8", errors="replace"), _boilerplate(key))
+    return (lines, None) if lines else ([], "empty")
+
+
+def _boilerplate(key: str) -> frozenset[str]:
+    """The template's italic guidance lines, which a filled-in file keeps."""
+    if key not in ROOT_FILES:
+        return frozenset()
+    lines = (line.strip() for line in template_text(key).splitlines())
+    return frozenset(line for line in lines if _ITALIC.match(line))
+
+
+def _meaningful(text: str, boilerplate: frozenset[str]) -> list[tuple[int, str]]:
+    """Numbered lines minus boilerplate; the file's own title goes (our
+    section header replaces it) and inner headings move one level down."""
+    # blank out comments but keep their newlines, so line numbers stay true
+    text = _COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    numbered = [
+        (number, line.rstrip())
+        for number, line in enumerate(text.splitlines(), 1)
+        if line.strip()
+        and line.strip() not in boilerplate
+        and not _EMPTY_FIELD.match(line)
+        and not _RULE.match(line)
+    ]
+    if numbered and numbered[0][1].startswith("# "):
+        numbered = numbered[1:]
+    numbered = _without_empty_headings(numbered)
+    out: list[tuple[int, str]] = []
+    for number, line in numbered:
+        heading = _HEADING.match(line)
+        if heading is not None and len(heading.group(1)) < 6:
+            line = "#" + line
+        out.append((number, line))
+    return out
+
+
+def _without_empty_headings(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Drop a heading whose section (up to the next heading at its level or
+    above) has no content: an unfilled template section."""
+    kept: list[tuple[int, str]] = []
+    for index, (number, line) in enumerate(lines):
+        heading = _HEADING.match(line)
+        if heading is None:
+            kept.append((number, line))
+            continue
+        level = len(heading.group(1))
+        has_content = False
+        for _, later in lines[index + 1 :]:
+            inner = _HEADING.match(later)
+            if inner is None:
+                has_content = True
+                break
+            if len(inner.group(1)) <= level:
+                break
+        if has_content:
+            kept.append((number, line))
+    return kept
+
+
+def _cost(line: str) -> int:
+    return estimate_tokens(line + "\n")
+
+
+def _shares(sizes: list[int], budget: int) -> list[int]:
+    """Max-min fair shares of *budget* for parts of *sizes* (water-filling)."""
+    shares = [0] * len(sizes)
+    remaining = budget - _cost("") * max(len(sizes) - 1, 0)  # the blank lines between sections
+    order = sorted(range(len(sizes)), key=lambda i: sizes[i])
+    for position, index in enumerate(order):
+        fair = remaining // (len(order) - position)
+        shares[index] = min(sizes[index], fair)
+        remaining -= shares[index]
+    return shares
+
+
+def _fit(part: _Part, share: int) -> tuple[str, Section] | None:
+    """The part within *share* tokens, or None when not even one line fits."""
+    if part.size <= share:
+        chosen = list(range(len(part.lines)))
+        marker = ""
+    else:
+        room = share - _cost(part.header) - _cost(_marker(part, len(part.lines)))
+        indices = range(len(part.lines))
+        order = reversed(indices) if part.source.keep_tail else indices
+        chosen = []
+        for index in order:
+            if part.costs[index] > room:
+                break
+            room -= part.costs[index]
+            chosen.append(index)
+        chosen.sort()
+        if not chosen:
+            return None
+        marker = _marker(part, len(part.lines) - len(chosen))
+    body = [part.lines[i][1] for i in chosen]
+    if marker:
+        body = [marker, *body] if part.source.keep_tail else [*body, marker]
+    text = "\n".join([part.header, *body])
+    section = Section(
+        path=part.source.path,
+        label=part.source.label,
+        tokens=estimate_tokens(text),
+        start_line=part.lines[chosen[0]][0],
+        end_line=part.lines[chosen[-1]][0],
+        truncated=bool(marker),
+    )
+    return text, section
+
+
+def _marker(part: _Part, left_out: int) -> str:
+    where = "earlier" if part.source.keep_tail else "more"
+    return f"(… {left_out} {where} lines: omem-client get {part.source.path})"
