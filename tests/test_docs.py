@@ -9,7 +9,7 @@ import msgspec
 
 from omem_client.cli import app as client_app
 from openmemoryd.cli import app as daemon_app
-from openmemoryd.config import FileConfig
+from openmemoryd.config import FileConfig, reference
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text("utf-8")
 
@@ -42,3 +42,18 @@ def test_every_cli_command_is_in_the_readme() -> None:
         assert f"| `{name}" in README, f"omem-client {name} is missing from the CLI table"
     for name in _commands(daemon_app):
         assert f"`openmemoryd {name}`" in README, f"openmemoryd {name} is not documented"
+
+
+def test_the_config_reference_is_generated_from_the_schema() -> None:
+    expected = reference.splice(README, reference.render_markdown())
+    assert expected == README, "run: python -m openmemoryd.config.reference --write README.md"
+
+
+def test_every_config_key_is_described_and_in_the_schema() -> None:
+    found = list(reference.keys())  # raises on a key without a description
+    assert len(found) > 60
+    assert len({(k.section, k.name) for k in found}) == len(found)
+    schema = reference.json_schema()
+    search = schema["$defs"]["SearchSettings"]["properties"]["min_score"]
+    assert search["description"].startswith("Hits whose strongest signal")
+    assert (search["minimum"], search["maximum"], search["default"]) == (0.0, 1.0, 0.35)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -24,6 +24,12 @@ class _Section(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=
     pass
 
 
+def doc(description: str, **limits: Any) -> msgspec.Meta:
+    """A field's meaning and limits: the README's config reference and
+    `openmemoryd config-schema` are generated from these."""
+    return msgspec.Meta(description=description, **limits)
+
+
 class IndexSettings(_Section, frozen=True):
     """How files become chunks.
 
@@ -33,17 +39,23 @@ class IndexSettings(_Section, frozen=True):
     what matched.
     """
 
-    chunk_tokens: Annotated[int, msgspec.Meta(ge=32, le=8192)] = 200
-    chunk_overlap: Annotated[int, msgspec.Meta(ge=0, le=4096)] = 40
-    max_file_bytes: Annotated[int, msgspec.Meta(ge=1024)] = 32 * 1024 * 1024
+    chunk_tokens: Annotated[
+        int, doc("Chunk size in tokens; a CJK character counts as one.", ge=32, le=8192)
+    ] = 200
+    chunk_overlap: Annotated[
+        int, doc("Tokens a chunk repeats from the one before it.", ge=0, le=4096)
+    ] = 40
+    max_file_bytes: Annotated[
+        int, doc("Larger files are skipped and reported in status.", ge=1024)
+    ] = 32 * 1024 * 1024
 
 
 class MmrSettings(_Section, frozen=True):
     """Maximal marginal relevance: trade a little relevance for less repetition."""
 
-    enabled: bool = False
-    lambda_: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = msgspec.field(
-        default=0.7, name="lambda"
+    enabled: Annotated[bool, doc("Re-rank results for diversity.")] = False
+    lambda_: Annotated[float, doc("1 = pure relevance, 0 = pure diversity.", ge=0.0, le=1.0)] = (
+        msgspec.field(default=0.7, name="lambda")
     )
 
 
@@ -53,26 +65,44 @@ class DecaySettings(_Section, frozen=True):
     a note never loses more than ``1 - floor`` of its score, so decay
     re-orders relevant results instead of pushing them under min_score."""
 
-    enabled: bool = False
-    half_life_days: Annotated[float, msgspec.Meta(ge=1.0, le=36_500.0)] = 30.0
-    floor: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.5
+    enabled: Annotated[bool, doc("Let older dated notes and sessions score lower.")] = False
+    half_life_days: Annotated[
+        float,
+        doc("Age at which a note keeps half its decayable score.", ge=1.0, le=36_500.0),
+    ] = 30.0
+    floor: Annotated[float, doc("The share of its score a note always keeps.", ge=0.0, le=1.0)] = (
+        0.5
+    )
 
 
 class SearchSettings(_Section, frozen=True):
     """Defaults for a search request that does not say otherwise."""
 
-    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_LIMIT)] = 6
-    min_score: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.35
-    candidate_multiplier: Annotated[int, msgspec.Meta(ge=1, le=20)] = 4
-    snippet_chars: Annotated[int, msgspec.Meta(ge=80, le=10_000)] = 700
+    limit: Annotated[int, doc("Results per search.", ge=1, le=MAX_LIMIT)] = 6
+    min_score: Annotated[
+        float, doc("Hits whose strongest signal is below this are dropped.", ge=0.0, le=1.0)
+    ] = 0.35
+    candidate_multiplier: Annotated[
+        int, doc("Each leg fetches limit × this candidates (at most 200).", ge=1, le=20)
+    ] = 4
+    snippet_chars: Annotated[int, doc("Longest snippet returned per hit.", ge=80, le=10_000)] = 700
     # 0.3/0.7 measured best on LoCoMo at 200- and 400-token chunks (R@10
     # 0.879 vs 0.874 for 0.5/0.5 and 0.867 for keywords alone); the vector
     # leg still carries paraphrases and cross-language questions.
-    vector_weight: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.3
-    text_weight: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.7
-    fusion: Literal["weighted", "rrf"] = "weighted"
-    rrf_k: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 60
-    query_timeout_s: Annotated[float, msgspec.Meta(gt=0.0, le=120.0)] = 10.0
+    vector_weight: Annotated[
+        float, doc("Weight of the vector score in weighted fusion.", ge=0.0, le=1.0)
+    ] = 0.3
+    text_weight: Annotated[
+        float, doc("Weight of the keyword (BM25) score in weighted fusion.", ge=0.0, le=1.0)
+    ] = 0.7
+    fusion: Annotated[
+        Literal["weighted", "rrf"],
+        doc("How the two legs combine: weighted scores or reciprocal rank fusion."),
+    ] = "weighted"
+    rrf_k: Annotated[int, doc("The k of reciprocal rank fusion.", ge=1, le=1000)] = 60
+    query_timeout_s: Annotated[
+        float, doc("A slower query embedding falls back to keyword search.", gt=0.0, le=120.0)
+    ] = 10.0
     mmr: MmrSettings = msgspec.field(default_factory=MmrSettings)
     decay: DecaySettings = msgspec.field(default_factory=DecaySettings)
 
@@ -80,9 +110,15 @@ class SearchSettings(_Section, frozen=True):
 class ServerSettings(_Section, frozen=True):
     """Socket server limits."""
 
-    max_frame_bytes: Annotated[int, msgspec.Meta(ge=64 * 1024, le=1 << 30)] = DEFAULT_MAX_FRAME
-    max_inflight_per_connection: Annotated[int, msgspec.Meta(ge=1, le=1024)] = 32
-    drain_timeout_s: Annotated[float, msgspec.Meta(ge=0.0, le=600.0)] = 10.0
+    max_frame_bytes: Annotated[
+        int, doc("Largest request frame accepted.", ge=64 * 1024, le=1 << 30)
+    ] = DEFAULT_MAX_FRAME
+    max_inflight_per_connection: Annotated[
+        int, doc("Requests one connection may have running at once.", ge=1, le=1024)
+    ] = 32
+    drain_timeout_s: Annotated[
+        float, doc("On SIGTERM, in-flight requests get this long to finish.", ge=0.0, le=600.0)
+    ] = 10.0
 
 
 class RemoteSettings(_Section, frozen=True):
@@ -94,20 +130,28 @@ class RemoteSettings(_Section, frozen=True):
     appear in logs, status or errors.
     """
 
-    base_url: str = ""
-    api_key: str = ""
-    api_key_env: str = ""
-    model: str = ""
-    headers: dict[str, str] = msgspec.field(default_factory=dict)
+    base_url: Annotated[str, doc("The API's base URL; empty for the provider's own.")] = ""
+    api_key: Annotated[str, doc("The API key; empty to take it from the environment.")] = ""
+    api_key_env: Annotated[
+        str, doc("An environment variable holding the key, instead of the usual one.")
+    ] = ""
+    model: Annotated[str, doc("The embedding model; empty for the provider's default.")] = ""
+    headers: Annotated[dict[str, str], doc("Extra HTTP headers sent with every request.")] = (
+        msgspec.field(default_factory=dict)
+    )
 
 
 class LocalSettings(_Section, frozen=True):
     """The bundled multilingual-e5-small embedder's CPU budget."""
 
-    threads: Annotated[int, msgspec.Meta(ge=1, le=64)] = 2
-    query_threads: Annotated[int, msgspec.Meta(ge=1, le=64)] = 1
-    batch_size: Annotated[int, msgspec.Meta(ge=1, le=256)] = 16
-    nice: Annotated[int, msgspec.Meta(ge=0, le=19)] = 10
+    threads: Annotated[
+        int, doc("Threads for background indexing (a separate, niced process).", ge=1, le=64)
+    ] = 2
+    query_threads: Annotated[
+        int, doc("Threads for query embeddings, kept fast while indexing runs.", ge=1, le=64)
+    ] = 1
+    batch_size: Annotated[int, doc("Chunks embedded per batch.", ge=1, le=256)] = 16
+    nice: Annotated[int, doc("Scheduling niceness of the indexing process.", ge=0, le=19)] = 10
 
 
 class EmbeddingSettings(_Section, frozen=True):
@@ -118,14 +162,28 @@ class EmbeddingSettings(_Section, frozen=True):
     `fallback` names a provider used while the primary one fails.
     """
 
-    provider: ProviderName = "auto"
-    model: str = ""
-    fallback: ProviderName = "none"
-    dimensions: Annotated[int, msgspec.Meta(ge=0, le=8192)] = 0
-    timeout_s: Annotated[float, msgspec.Meta(gt=0.0, le=600.0)] = 60.0
-    max_retries: Annotated[int, msgspec.Meta(ge=0, le=10)] = 3
-    batch_max_bytes: Annotated[int, msgspec.Meta(ge=1024, le=1 << 24)] = 64 * 1024
-    cache_max_entries: Annotated[int, msgspec.Meta(ge=0)] = 50_000
+    provider: Annotated[
+        ProviderName, doc("Which embedder; auto = local, else a remote with a key set.")
+    ] = "auto"
+    model: Annotated[str, doc("Overrides the provider's model; empty for its default.")] = ""
+    fallback: Annotated[
+        ProviderName, doc("The provider used after the primary fails for good.")
+    ] = "none"
+    dimensions: Annotated[
+        int, doc("Ask for smaller vectors where the API supports it; 0 = native.", ge=0, le=8192)
+    ] = 0
+    timeout_s: Annotated[
+        float, doc("Timeout of one remote embedding request.", gt=0.0, le=600.0)
+    ] = 60.0
+    max_retries: Annotated[
+        int, doc("Retries of a failed remote request (with backoff).", ge=0, le=10)
+    ] = 3
+    batch_max_bytes: Annotated[
+        int, doc("Largest batch of text sent in one remote request.", ge=1024, le=1 << 24)
+    ] = 64 * 1024
+    cache_max_entries: Annotated[
+        int, doc("Embeddings kept for reuse, so unchanged text is never embedded twice.", ge=0)
+    ] = 50_000
     local: LocalSettings = msgspec.field(default_factory=LocalSettings)
     openai: RemoteSettings = msgspec.field(default_factory=RemoteSettings)
     ollama: RemoteSettings = msgspec.field(default_factory=RemoteSettings)
@@ -142,13 +200,28 @@ class SyncSettings(_Section, frozen=True):
     filesystems where native events never arrive) or ``off``.
     """
 
-    watch: Literal["native", "polling", "off"] = "native"
-    debounce_ms: Annotated[int, msgspec.Meta(ge=0, le=60_000)] = 1500
-    poll_interval_ms: Annotated[int, msgspec.Meta(ge=50, le=60_000)] = 300
-    interval_minutes: Annotated[float, msgspec.Meta(ge=0.0, le=1440.0)] = 5.0
-    probe_interval_s: Annotated[float, msgspec.Meta(ge=1.0, le=3600.0)] = 60.0
-    search_check_s: Annotated[float, msgspec.Meta(ge=0.0, le=3600.0)] = 30.0
-    fresh_timeout_s: Annotated[float, msgspec.Meta(gt=0.0, le=600.0)] = 5.0
+    watch: Annotated[
+        Literal["native", "polling", "off"],
+        doc("native (falls back to polling), polling (network filesystems) or off."),
+    ] = "native"
+    debounce_ms: Annotated[
+        int, doc("A changed file is indexed this long after its last write.", ge=0, le=60_000)
+    ] = 1500
+    poll_interval_ms: Annotated[
+        int, doc("How often the polling watcher looks.", ge=50, le=60_000)
+    ] = 300
+    interval_minutes: Annotated[
+        float, doc("Full check against the disk; 0 = never.", ge=0.0, le=1440.0)
+    ] = 5.0
+    probe_interval_s: Annotated[
+        float, doc("How often a silent watcher is probed (and restarted).", ge=1.0, le=3600.0)
+    ] = 60.0
+    search_check_s: Annotated[
+        float, doc("A search may trigger a cheap check at most this often.", ge=0.0, le=3600.0)
+    ] = 30.0
+    fresh_timeout_s: Annotated[
+        float, doc("--fresh gives up (and says stale) after this.", gt=0.0, le=600.0)
+    ] = 5.0
 
 
 class SessionSettings(_Section, frozen=True):
@@ -160,32 +233,42 @@ class SessionSettings(_Section, frozen=True):
     accumulate, or the file has been quiet for ``idle_s``.
     """
 
-    enabled: bool = True
-    paths: tuple[str, ...] = ()
-    delta_bytes: Annotated[int, msgspec.Meta(ge=0)] = 100_000
-    delta_messages: Annotated[int, msgspec.Meta(ge=0)] = 50
-    idle_s: Annotated[float, msgspec.Meta(ge=0.0, le=86_400.0)] = 60.0
+    enabled: Annotated[bool, doc("Index agents' session transcripts.")] = True
+    paths: Annotated[
+        tuple[str, ...], doc("More transcript directories; subdirectories name the agents.")
+    ] = ()
+    delta_bytes: Annotated[
+        int, doc("Index new transcript lines once this many bytes are pending.", ge=0)
+    ] = 100_000
+    delta_messages: Annotated[int, doc("... or once this many lines are pending.", ge=0)] = 50
+    idle_s: Annotated[
+        float, doc("... or once the file has been quiet this long.", ge=0.0, le=86_400.0)
+    ] = 60.0
 
 
 class RecallSettings(_Section, frozen=True):
     """`recall`: OpenClaw's auto-recall takes the top 3 at score 0.3."""
 
-    limit: Annotated[int, msgspec.Meta(ge=1, le=100)] = 3
-    min_score: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.3
+    limit: Annotated[int, doc("Memories in a recall block.", ge=1, le=100)] = 3
+    min_score: Annotated[float, doc("Memories scoring lower are not recalled.", ge=0.0, le=1.0)] = (
+        0.3
+    )
 
 
 class CaptureSettings(_Section, frozen=True):
     """`capture`: OpenClaw's auto-capture limits (10-500 characters, 3 a call)."""
 
-    min_chars: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 10
-    max_chars: Annotated[int, msgspec.Meta(ge=10, le=10_000)] = 500
-    max_per_call: Annotated[int, msgspec.Meta(ge=1, le=20)] = 3
+    min_chars: Annotated[int, doc("Shorter user messages are not captured.", ge=1, le=10_000)] = 10
+    max_chars: Annotated[int, doc("Longer user messages are not captured.", ge=10, le=10_000)] = 500
+    max_per_call: Annotated[int, doc("Memories captured per call at most.", ge=1, le=20)] = 3
 
 
 class PrimerSettings(_Section, frozen=True):
     """`primer`: seed 003 bootstraps a session with roughly 500-1000 tokens."""
 
-    budget: Annotated[int, msgspec.Meta(ge=50, le=200_000)] = 1000
+    budget: Annotated[int, doc("Token budget when the caller gives none.", ge=50, le=200_000)] = (
+        1000
+    )
 
 
 class FlushSettings(_Section, frozen=True):
@@ -195,25 +278,46 @@ class FlushSettings(_Section, frozen=True):
     today, so the model writes to the right daily file.
     """
 
-    enabled: bool = True
-    reserve_tokens_floor: Annotated[int, msgspec.Meta(ge=0)] = 20_000
-    soft_threshold_tokens: Annotated[int, msgspec.Meta(ge=0)] = 4_000
-    system_prompt: Annotated[str, msgspec.Meta(min_length=1, max_length=10_000)] = (
-        "Session nearing compaction. Store durable memories now."
-    )
-    prompt: Annotated[str, msgspec.Meta(min_length=1, max_length=10_000)] = (
-        "Write any lasting notes to memory/YYYY-MM-DD.md; reply with NO_REPLY if nothing to store."
-    )
+    enabled: Annotated[bool, doc("Answer flush-check at all (false: always no).")] = True
+    reserve_tokens_floor: Annotated[
+        int, doc("Tokens kept free for the compaction itself.", ge=0)
+    ] = 20_000
+    soft_threshold_tokens: Annotated[
+        int, doc("Flush this many tokens before the reserve is reached.", ge=0)
+    ] = 4_000
+    system_prompt: Annotated[
+        str, doc("System prompt of the flush turn.", min_length=1, max_length=10_000)
+    ] = "Session nearing compaction. Store durable memories now."
+    prompt: Annotated[
+        str,
+        doc(
+            "User prompt of the flush turn; YYYY-MM-DD becomes today.",
+            min_length=1,
+            max_length=10_000,
+        ),
+    ] = "Write any lasting notes to memory/YYYY-MM-DD.md; reply with NO_REPLY if nothing to store."
 
 
 class FileConfig(_Section, frozen=True):
     """The config file as written; paths are still strings."""
 
-    workspace: str | None = None
-    state_dir: str | None = None
-    socket: str | None = None
-    extra_paths: tuple[str, ...] = ()
-    log_level: LogLevel = "info"
+    workspace: Annotated[
+        str | None, doc("The Markdown memory (the source of truth); ~ is expanded.")
+    ] = None
+    state_dir: Annotated[str | None, doc("Index, transcripts and daemon state; ~ is expanded.")] = (
+        None
+    )
+    socket: Annotated[
+        str | None,
+        doc("The socket; default `$XDG_RUNTIME_DIR/openmemory/`, else `/tmp/openmemory-<uid>/`."),
+    ] = None
+    extra_paths: Annotated[
+        tuple[str, ...],
+        doc("More .md to index: directories (recursive) or files; symlinks are ignored."),
+    ] = ()
+    log_level: Annotated[LogLevel, doc("How much the daemon logs (to stderr or the journal).")] = (
+        "info"
+    )
     index: IndexSettings = msgspec.field(default_factory=IndexSettings)
     search: SearchSettings = msgspec.field(default_factory=SearchSettings)
     server: ServerSettings = msgspec.field(default_factory=ServerSettings)
