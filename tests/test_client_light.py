@@ -8,7 +8,18 @@ import sys
 
 import pytest
 
-HEAVY = ("anyio", "trio", "apsw", "sqlite_vec", "watchfiles", "numpy", "openmemoryd", "httpx")
+HEAVY = (
+    "anyio",
+    "trio",
+    "apsw",
+    "sqlite_vec",
+    "watchfiles",
+    "numpy",
+    "openmemoryd",
+    "httpx",
+    "mcp",
+    "pydantic",
+)
 
 
 def loaded_modules(code: str) -> set[str]:

@@ -426,6 +426,20 @@ def flush_check(
         raise typer.Exit(1)
 
 
+@app.command()
+def mcp(ctx: typer.Context) -> None:
+    """Serve the memory tools to an MCP host (Claude Code, Cursor, …) over stdin/stdout."""
+    options: Options = ctx.obj
+    try:
+        # Imported here: the MCP SDK is an optional extra and slow to import.
+        from omem_client import mcp_bridge
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] != "mcp":
+            raise
+        _fail("install the MCP extra: pip install 'openmemory[mcp]'", 2)
+    mcp_bridge.run(options.socket, options.timeout)
+
+
 def _parse_date(raw: str | None) -> date | None:
     if raw is None:
         return None
