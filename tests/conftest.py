@@ -159,6 +159,18 @@ def run_cli(env: Env, *args: str, stdin: str | None = None) -> subprocess.Comple
     )
 
 
+def run_openmemoryd(env: Env, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run `openmemoryd ARGS` to completion (commands that exit, or fail to start)."""
+    return subprocess.run(
+        [sys.executable, "-m", "openmemoryd", *args],
+        env=env.vars,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
 @pytest.fixture
 def daemon(env: Env) -> Iterator[Daemon]:
     handle = Daemon(env).start()

@@ -7,29 +7,15 @@ import os
 import signal
 import socket
 import stat
-import subprocess
-import sys
 import threading
 import time
 
 import pytest
 
-from conftest import Daemon, Env
+from conftest import Daemon, Env, run_openmemoryd
 from omem_client import Client
 
 pytestmark = pytest.mark.e2e
-
-
-def openmemoryd(env: Env, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run `openmemoryd ARGS` to completion (for commands that exit, or fail to start)."""
-    return subprocess.run(
-        [sys.executable, "-m", "openmemoryd", *args],
-        env=env.vars,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
 
 
 def test_first_start_creates_the_workspace_and_a_private_socket(daemon: Daemon) -> None:
@@ -43,7 +29,7 @@ def test_first_start_creates_the_workspace_and_a_private_socket(daemon: Daemon) 
 
 
 def test_a_second_daemon_refuses_to_start(daemon: Daemon) -> None:
-    twin = openmemoryd(daemon.env, "run")
+    twin = run_openmemoryd(daemon.env, "run")
     assert twin.returncode == 1
     assert "already running" in twin.stderr
     assert daemon.cli("status").returncode == 0  # the first one is unharmed
@@ -70,14 +56,14 @@ def test_a_crashed_daemons_socket_is_replaced(env: Env) -> None:
 
 def test_an_unsafe_socket_directory_is_refused(env: Env) -> None:
     os.chmod(env.socket_dir, 0o777)
-    result = openmemoryd(env, "run")
+    result = run_openmemoryd(env, "run")
     assert result.returncode == 1
     assert "writable by group or others" in result.stderr
 
 
 def test_something_else_at_the_socket_path_is_not_deleted(env: Env) -> None:
     env.socket.write_text("not a socket")
-    result = openmemoryd(env, "run")
+    result = run_openmemoryd(env, "run")
     assert result.returncode == 1
     assert "not a socket" in result.stderr
     assert env.socket.read_text() == "not a socket"
@@ -85,7 +71,7 @@ def test_something_else_at_the_socket_path_is_not_deleted(env: Env) -> None:
 
 def test_an_invalid_config_stops_start_up_with_its_location(env: Env) -> None:
     env.write_config("[search]\nmin_score = 7\n")
-    result = openmemoryd(env, "run")
+    result = run_openmemoryd(env, "run")
     assert result.returncode == 1
     assert "$.search.min_score" in result.stderr
 
@@ -132,11 +118,11 @@ def test_a_garbage_speaking_client_does_not_hurt_others(daemon: Daemon) -> None:
 
 
 def test_init_creates_the_workspace_and_prints_where_things_are(env: Env) -> None:
-    result = openmemoryd(env, "init")
+    result = run_openmemoryd(env, "init")
     assert result.returncode == 0
     assert "created MEMORY.md" in result.stdout
     assert str(env.workspace) in result.stdout
-    again = openmemoryd(env, "init")
+    again = run_openmemoryd(env, "init")
     assert "nothing to create" in again.stdout
 
 

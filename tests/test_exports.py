@@ -12,6 +12,7 @@ PACKAGES = [
     "openmemoryd",
     "openmemoryd.api",
     "openmemoryd.config",
+    "openmemoryd.doctor",
     "openmemoryd.engine",
     "openmemoryd.index",
     "openmemoryd.memory",

@@ -14,6 +14,7 @@ import pytest
 from conftest import Daemon, Env
 
 ROOT = Path(__file__).resolve().parents[1]
+PLIST = "dev.openmemory.openmemoryd.plist"
 
 
 @pytest.mark.e2e
@@ -54,11 +55,35 @@ def test_systemd_unit_is_a_notify_user_service() -> None:
     assert service["Restart"] == "on-failure"
     assert service["RuntimeDirectory"] == "openmemory"
     assert service["RuntimeDirectoryMode"] == "0700"
+    # kept when the service stops: with socket activation it holds systemd's socket
+    assert service["RuntimeDirectoryPreserve"] == "yes"
     assert unit["Install"]["WantedBy"] == "default.target"
 
 
+def test_systemd_socket_unit_listens_where_clients_look_and_only_for_us() -> None:
+    unit = configparser.ConfigParser(strict=False, interpolation=None)
+    unit.read(ROOT / "systemd" / "openmemoryd.socket")
+    listen = unit["Socket"]
+    assert listen["ListenStream"] == "%t/openmemory/openmemoryd.sock"  # the default socket
+    assert listen["SocketMode"] == "0600"
+    assert listen["DirectoryMode"] == "0700"
+    assert listen["Service"] == "openmemoryd.service"
+    assert unit["Install"]["WantedBy"] == "sockets.target"
+
+
+@pytest.mark.parametrize(
+    "copy",
+    ["systemd/openmemoryd.service", "systemd/openmemoryd.socket", "launchd/" + PLIST],
+)
+def test_the_hand_install_copies_match_the_shipped_templates(copy: str) -> None:
+    shipped = ROOT / "daemon" / "openmemoryd" / "service" / "units" / Path(copy).name
+    assert (ROOT / copy).read_bytes() == shipped.read_bytes(), (
+        f"{copy} and {shipped.relative_to(ROOT)} must stay identical; copy one over the other"
+    )
+
+
 def test_launchd_plist_parses_and_has_the_keys_launchd_needs() -> None:
-    with (ROOT / "launchd" / "dev.openmemory.openmemoryd.plist").open("rb") as handle:
+    with (ROOT / "launchd" / PLIST).open("rb") as handle:
         plist = plistlib.load(handle)
     assert plist["Label"] == "dev.openmemory.openmemoryd"
     assert plist["ProgramArguments"][-1] == "run"

@@ -54,6 +54,7 @@ from omem_client._calls import (
     iso_date,
     lost_connection,
     no_answer,
+    parting_error,
     reply_error,
     result_of,
     violation,
@@ -61,7 +62,7 @@ from omem_client._calls import (
 )
 from omem_client._client import DEFAULT_TIMEOUT
 from omem_client._discovery import discover_socket
-from omem_client._errors import ConnectError, OmemError, ProtocolViolation
+from omem_client._errors import ConnectError, DaemonError, OmemError, ProtocolViolation
 from omem_protocol import (
     DEFAULT_MAX_FRAME,
     PROTOCOL_VERSION,
@@ -71,7 +72,11 @@ from omem_protocol import (
     CaptureParams,
     CaptureResult,
     DaemonFrame,
+    DoctorParams,
+    DoctorResult,
     Error,
+    ExportParams,
+    ExportResult,
     FlushCheckParams,
     FlushCheckResult,
     ForgetParams,
@@ -303,6 +308,17 @@ class AsyncClient:
         )
         return await self._call(params, FlushCheckResult)
 
+    async def export(self, output: str | os.PathLike[str]) -> ExportResult:
+        """Archive the memory's Markdown with a manifest (never the index) to
+        *output*; the daemon writes it, so a relative path is made absolute here."""
+        path = str(await anyio.Path(os.fspath(output)).absolute())
+        return await self._call(ExportParams(output=path), ExportResult)
+
+    async def doctor(self) -> DoctorResult:
+        """The daemon's health checks, run inside it on its live index,
+        embedder and watcher; ``result.ok`` is false when any check failed."""
+        return await self._call(DoctorParams(), DoctorResult)
+
     async def sync(
         self, *, full: bool = False, on_progress: ProgressCallback | None = None
     ) -> SyncResult:
@@ -381,7 +397,8 @@ class _Connection:
             try:
                 await stream.send(encode(Hello(protocol=PROTOCOL_VERSION, client=name)))
             except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-                raise _stream_error(exc) from None
+                refusal = await _parting_words(stream)
+                raise (refusal or _stream_error(exc)) from None
             buffer = FrameBuffer(DEFAULT_MAX_FRAME)
             frames: list[DaemonFrame] = []
             while not frames:
@@ -485,6 +502,17 @@ async def _receive_frames(stream: ByteStream, buffer: FrameBuffer) -> list[Daemo
         return [decode_daemon_frame(body) for body in buffer.feed(data)]
     except ProtocolError as exc:
         raise violation(str(exc)) from None
+
+
+async def _parting_words(stream: ByteStream) -> DaemonError | None:
+    """The refusal a daemon sent before closing on us (see `parting_error`)."""
+    with anyio.move_on_after(1.0):
+        try:
+            data = await stream.receive(RECEIVE_SIZE)
+        except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return None
+        return parting_error(FrameBuffer(DEFAULT_MAX_FRAME), data)
+    return None
 
 
 def _stream_error(exc: Exception) -> ConnectError:

@@ -25,6 +25,7 @@ from omem_protocol import (
     CaptureMessage,
     DaemonFrame,
     Error,
+    FrameBuffer,
     Hello,
     Progress,
     ProtocolError,
@@ -33,6 +34,7 @@ from omem_protocol import (
     Request,
     Turn,
     Welcome,
+    decode_daemon_frame,
     encode_message,
 )
 
@@ -119,6 +121,25 @@ def result_of(body: ReplyBody, expected: type[R]) -> R:
 
 def reply_error(error: Error) -> DaemonError:
     return daemon_error(error.code, error.message, error.detail)
+
+
+def parting_error(frames: FrameBuffer, unread: bytes) -> DaemonError | None:
+    """The error the daemon sent just before closing, if *unread* holds one.
+
+    A refused connection (another uid, a version the daemon does not speak)
+    gets one error frame and is closed; a client still sending its Hello
+    then sees a broken pipe, yet the explanation is waiting in its receive
+    buffer, and is what the user should read.
+    """
+    try:
+        bodies = frames.feed(unread)
+        decoded = [decode_daemon_frame(body) for body in bodies]
+    except ProtocolError:
+        return None
+    for frame in decoded:
+        if isinstance(frame, Reply) and isinstance(frame.body, Error):
+            return reply_error(frame.body)
+    return None
 
 
 # ---------------------------------------------------------------- failures

@@ -34,6 +34,7 @@ from omem_client._calls import (
     iso_date,
     lost_connection,
     no_answer,
+    parting_error,
     reply_error,
     result_of,
     violation,
@@ -50,7 +51,11 @@ from omem_protocol import (
     CaptureParams,
     CaptureResult,
     DaemonFrame,
+    DoctorParams,
+    DoctorResult,
     Error,
+    ExportParams,
+    ExportResult,
     FlushCheckParams,
     FlushCheckResult,
     ForgetParams,
@@ -289,6 +294,17 @@ class Client:
         )
         return self._call(params, FlushCheckResult)
 
+    def export(self, output: str | os.PathLike[str]) -> ExportResult:
+        """Archive the memory's Markdown with a manifest (never the index) to
+        *output*; the daemon writes it, so a relative path is made absolute here."""
+        path = os.path.abspath(os.fspath(output))
+        return self._call(ExportParams(output=path), ExportResult)
+
+    def doctor(self) -> DoctorResult:
+        """The daemon's health checks, run inside it on its live index,
+        embedder and watcher; ``result.ok`` is false when any check failed."""
+        return self._call(DoctorParams(), DoctorResult)
+
     def sync(
         self, *, full: bool = False, on_progress: ProgressCallback | None = None
     ) -> SyncResult:
@@ -355,8 +371,9 @@ class Client:
         try:
             self._sock.sendall(data)
         except OSError as exc:
+            refusal = parting_error(self._frames, self._drain())
             self._drop()
-            raise lost_connection(exc) from None
+            raise (refusal or lost_connection(exc)) from None
 
     def _receive(self) -> DaemonFrame:
         while not self._pending:
@@ -378,6 +395,18 @@ class Client:
             except ProtocolError as exc:
                 raise self._violation(str(exc)) from None
         return self._pending.popleft()
+
+    def _drain(self) -> bytes:
+        """Whatever the daemon sent that we have not read (it may have closed)."""
+        assert self._sock is not None
+        chunks: list[bytes] = []
+        self._sock.setblocking(False)
+        try:
+            while chunk := self._sock.recv(65536):
+                chunks.append(chunk)
+        except OSError:
+            pass  # nothing more (EAGAIN) or reset: what we have is all there is
+        return b"".join(chunks)
 
     def _violation(self, message: str) -> ProtocolViolation:
         self._drop()

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import Counter
 
 from omem_protocol import (
     AppendResult,
     CaptureResult,
+    DoctorResult,
     FlushCheckResult,
     ForgetResult,
     Progress,
@@ -301,3 +303,27 @@ def flush_lines(result: FlushCheckResult) -> list[str]:
         "user:",
         result.prompt,
     ]
+
+
+DOCTOR_MARKS = {"ok": "✓", "warn": "!", "fail": "✗"}
+
+
+def doctor_lines(result: DoctorResult) -> list[str]:
+    """``✓ name: detail`` per check, ``fix:`` indented under any that is not
+    ok, then a one-line summary. `openmemoryd doctor` prints the same, so
+    the two commands read alike."""
+    lines: list[str] = []
+    for check in result.checks:
+        lines.append(f"{DOCTOR_MARKS.get(check.status, '?')} {check.name}: {check.detail}")
+        if check.fix:
+            lines.append(f"    fix: {check.fix}")
+    total = len(result.checks)
+    counts = Counter(check.status for check in result.checks)
+    if counts["ok"] == total:
+        lines.append(f"All {total} checks passed.")
+    else:
+        lines.append(
+            f"{total} check{'' if total == 1 else 's'}: {counts['ok']} ok, "
+            f"{counts['warn']} warning(s), {counts['fail']} failed."
+        )
+    return lines

@@ -14,6 +14,7 @@ No traceback is ever shown for an expected failure.
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -440,6 +441,25 @@ def mcp(ctx: typer.Context) -> None:
     mcp_bridge.run(options.socket, options.timeout)
 
 
+@app.command()
+def export(
+    ctx: typer.Context,
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="The archive to write (.tar.gz).")
+    ] = Path("openmemory-export.tar.gz"),
+    as_json: JsonOpt = False,
+) -> None:
+    """Archive the memory's Markdown with a manifest; never the derived index."""
+    result = _call(ctx, lambda c: c.export(output))
+    if as_json:
+        _print_json(result)
+        return
+    typer.echo(f"Exported {result.files} files ({result.bytes} bytes) to {result.path}")
+    for why in result.skipped:
+        typer.echo(f"  skipped {why}", err=True)
+    typer.echo("Restore or merge it with: openmemoryd import " + shlex.quote(result.path))
+
+
 def _parse_date(raw: str | None) -> date | None:
     if raw is None:
         return None
@@ -473,6 +493,22 @@ def _parse_turns(raw: str) -> list[dict[str, object]]:
     if not isinstance(parsed, list) or not parsed or not all(isinstance(t, dict) for t in parsed):
         _fail("messages must be a non-empty list of objects with role and content", 2)
     return parsed
+
+
+@app.command()
+def doctor(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """Check the running daemon from inside: config, workspace, index, embedder, watcher.
+
+    Exit 1 when a check failed (warnings do not count), 3 when no daemon answers:
+    `openmemoryd doctor` then checks without one.
+    """
+    result = _call(ctx, lambda c: c.doctor())
+    if as_json:
+        _print_json(result)
+    else:
+        _print_lines(_render.doctor_lines(result))
+    if not result.ok:
+        raise typer.Exit(1)
 
 
 def main() -> None:

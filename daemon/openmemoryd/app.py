@@ -1,11 +1,14 @@
 """The daemon's life: start, serve, stop.
 
-Start-up order: take the single-instance locks (state dir, socket), create
-the workspace from its templates if missing, open the index, bind the socket,
-then report ready and reconcile the index with the files in the background.
+Start-up order: take over systemd's socket if we were socket-activated, take
+the single-instance locks (state dir, socket), create the workspace from its
+templates if missing, open the index, bind the socket (unless systemd gave us
+one), then report ready and reconcile the index with the files in the
+background.
 Shutdown on SIGTERM or SIGINT drains in-flight requests, commits, closes the
-index and removes the socket; a second signal exits at once (appended text is
-already fsynced and the index is transactional, so nothing is lost).
+index and removes the socket (not systemd's: that one stays for the next
+activation); a second signal exits at once (appended text is already fsynced
+and the index is transactional, so nothing is lost).
 """
 
 from __future__ import annotations
@@ -13,21 +16,37 @@ from __future__ import annotations
 import logging
 import os
 import signal
+from collections.abc import Callable
 
 import trio
 
 from openmemoryd.api import Api, DaemonInfo
 from openmemoryd.config import Config
-from openmemoryd.engine import open_engine
-from openmemoryd.server import InstanceLock, bind_unix_listener, remove_socket, serve_rpc
-from openmemoryd.service import sd_notify
+from openmemoryd.config.reload import plan_reload
+from openmemoryd.engine import Engine, open_engine
+from openmemoryd.errors import OmemdError
+from openmemoryd.server import (
+    InstanceLock,
+    adopt_unix_listener,
+    bind_unix_listener,
+    remove_socket,
+    serve_rpc,
+)
+from openmemoryd.service import sd_notify, take_activation_socket
 from openmemoryd.workspace import init_workspace
 
 logger = logging.getLogger("openmemoryd")
 
 
-async def run_daemon(config: Config) -> None:
-    """Run until a termination signal; raise `StartupError` if we cannot start."""
+async def run_daemon(config: Config, reload: Callable[[], Config] | None = None) -> None:
+    """Run until a termination signal; raise `StartupError` if we cannot start.
+
+    *reload* re-reads the configuration from where *config* came from; SIGHUP
+    calls it and applies what can change at run time (`config.reload`).
+    """
+    # First, before anything can start a child process: it clears LISTEN_*.
+    activation = take_activation_socket()
+    inherited = adopt_unix_listener(activation, config.socket) if activation else None
     state_lock = InstanceLock(
         config.state_dir / "openmemoryd.lock", f"state dir {config.state_dir}"
     )
@@ -38,24 +57,32 @@ async def run_daemon(config: Config) -> None:
     try:
         socket_lock.acquire()
         try:
-            await _serve(config)
+            await _serve(config, inherited, reload)
         finally:
             socket_lock.release()
     finally:
         state_lock.release()
 
 
-async def _serve(config: Config) -> None:
+async def _serve(
+    config: Config, inherited: trio.SocketListener | None, reload: Callable[[], Config] | None
+) -> None:
     created = init_workspace(config.workspace)
     if created:
         logger.info("created workspace %s (%s)", config.workspace, ", ".join(created))
     async with open_engine(config) as engine:
-        listener, inode = await bind_unix_listener(config.socket)
+        if inherited is None:
+            listener, inode = await bind_unix_listener(config.socket)
+        else:
+            listener, inode = inherited, None
+            logger.info("serving on the socket systemd passed us (%s)", config.socket)
         try:
             api = Api(engine, DaemonInfo(socket=str(config.socket)))
             stop = trio.Event()
             async with trio.open_nursery() as background:
                 background.start_soon(_watch_signals, stop)
+                if reload is not None:
+                    background.start_soon(_reload_on_sighup, engine, reload)
                 async with trio.open_nursery() as server:
                     await server.start(serve_rpc, listener, api, config.server, stop)
                     logger.info(
@@ -69,7 +96,8 @@ async def _serve(config: Config) -> None:
                 # serve_rpc returned: stop was set and the connections drained.
                 background.cancel_scope.cancel()
         finally:
-            remove_socket(config.socket, inode)
+            if inode is not None:
+                remove_socket(config.socket, inode)
     logger.info("openmemoryd stopped")
 
 
@@ -82,3 +110,31 @@ async def _watch_signals(stop: trio.Event) -> None:
             logger.info("%s received: draining and stopping", signal.Signals(signum).name)
             sd_notify("STOPPING=1")
             stop.set()
+
+
+async def _reload_on_sighup(engine: Engine, reload: Callable[[], Config]) -> None:
+    with trio.open_signal_receiver(signal.SIGHUP) as signals:
+        async for _ in signals:
+            apply_reload(engine, reload)
+
+
+def apply_reload(engine: Engine, reload: Callable[[], Config]) -> None:
+    """Re-read the config and apply what is safe to change now; a config that
+    does not load is logged and changes nothing."""
+    try:
+        loaded = reload()
+    except OmemdError as exc:
+        logger.error("SIGHUP: the config did not load, nothing changed: %s", exc)
+        return
+    plan = plan_reload(engine.config, loaded)
+    if plan.config.log_level != engine.config.log_level:
+        logging.getLogger().setLevel(plan.config.log_level.upper())
+    engine.config = plan.config
+    if not plan.applied and not plan.needs_restart:
+        logger.info("SIGHUP: config reloaded, nothing changed")
+    if plan.applied:
+        logger.info("SIGHUP: applied %s", "; ".join(map(str, plan.applied)))
+    if plan.needs_restart:
+        logger.warning(
+            "SIGHUP: not applied until a restart: %s", "; ".join(map(str, plan.needs_restart))
+        )

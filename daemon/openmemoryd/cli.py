@@ -1,4 +1,5 @@
-"""The ``openmemoryd`` command: ``run`` the daemon, ``init`` a workspace.
+"""The ``openmemoryd`` command: ``run`` the daemon, ``init`` a workspace,
+``install-service`` for systemd or launchd.
 
 Exit codes: 0 clean stop, 1 could not start (the message says why: already
 running, invalid config, unsafe socket directory, ...), 2 usage error.
@@ -6,6 +7,7 @@ running, invalid config, unsafe socket directory, ...), 2 usage error.
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Annotated
 
@@ -17,6 +19,8 @@ from openmemoryd.app import run_daemon
 from openmemoryd.config import Config, Overrides, load_config
 from openmemoryd.errors import OmemdError
 from openmemoryd.logs import setup_logging
+from openmemoryd.memory.import_cli import import_memory, outcome_lines, sync_running_daemon
+from openmemoryd.service.install import InstallPlan, current_platform, install, plan_install
 from openmemoryd.workspace import init_workspace
 
 app = typer.Typer(
@@ -95,8 +99,9 @@ def run(
     """
     resolved = _load(config, workspace, state_dir, socket, log_level)
     setup_logging(resolved.log_level)
+    overrides = Overrides(config, workspace, state_dir, socket, log_level)
     try:
-        trio.run(run_daemon, resolved)
+        trio.run(run_daemon, resolved, lambda: load_config(overrides))
     except OmemdError as exc:
         typer.echo(f"openmemoryd: {exc}", err=True)
         raise typer.Exit(1) from None
@@ -124,6 +129,139 @@ def init(
     typer.echo(f"Config:    {resolved.config_path or '(none; defaults in use)'}")
     typer.echo(f"Index:     {resolved.index_path}")
     typer.echo(f"Socket:    {resolved.socket}")
+
+
+@app.command("install-service")
+def install_service(
+    config: ConfigOpt = None,
+    workspace: WorkspaceOpt = None,
+    state_dir: StateDirOpt = None,
+    socket: SocketOpt = None,
+    log_level: LogLevelOpt = None,
+    socket_activation: Annotated[
+        bool | None,
+        typer.Option(
+            "--socket-activation/--no-socket-activation",
+            help="systemd starts the daemon on first use (default on Linux).",
+            show_default=False,
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the files instead of writing them.")
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace installed files that differ.")
+    ] = False,
+    platform: Annotated[
+        str | None, typer.Option("--platform", hidden=True, help="linux or macos (tests).")
+    ] = None,
+) -> None:
+    """Install a systemd user service (Linux) or a LaunchAgent (macOS) that runs this
+    openmemoryd. Flags given here (--workspace, ...) are passed to the daemon."""
+    try:
+        target = platform or current_platform()
+        if target not in ("linux", "macos"):
+            raise typer.BadParameter("must be linux or macos", param_hint="--platform")
+        plan = plan_install(
+            target,  # type: ignore[arg-type]  # checked just above
+            Overrides(config, workspace, state_dir, socket, log_level),
+            socket_activation=(target == "linux")
+            if socket_activation is None
+            else socket_activation,
+        )
+        if not dry_run:
+            install(plan, force=force)
+    except OmemdError as exc:
+        typer.echo(f"openmemoryd: {exc}", err=True)
+        raise typer.Exit(1) from None
+    _report_install(plan, dry_run)
+
+
+def _report_install(plan: InstallPlan, dry_run: bool) -> None:
+    for unit in plan.files:
+        if dry_run:
+            typer.echo(f"# {unit.path}")
+            typer.echo(unit.content.decode("utf-8"))
+        else:
+            typer.echo(f"  {'unchanged' if unit.unchanged else 'wrote'} {unit.path}")
+    for note in plan.notes:
+        typer.echo(f"note: {note}", err=True)
+    typer.echo(f"The service runs: {shlex.join(plan.argv)}")
+    if dry_run:
+        typer.echo("Dry run: nothing was written. Once written, enable it with:")
+    else:
+        typer.echo("Enable and start it (now and at every login) with:")
+    typer.echo(f"  {plan.enable}")
+    if not dry_run and any(u.existing is not None and not u.unchanged for u in plan.files):
+        typer.echo(f"If it is already running, apply the changes with:\n  {plan.reload}")
+
+
+@app.command("import")
+def import_(
+    source: Annotated[
+        Path, typer.Argument(help="An `omem-client export` archive, or a folder of Markdown.")
+    ],
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only say what would be created or merged.")
+    ] = False,
+    config: ConfigOpt = None,
+    workspace: WorkspaceOpt = None,
+    state_dir: StateDirOpt = None,
+    socket: SocketOpt = None,
+) -> None:
+    """Bring an export or another tool's Markdown into the workspace; overwrites nothing.
+
+    New files are created; a file that differs gains the lines it lacks. A
+    running daemon indexes the result before this returns.
+    """
+    resolved = _load(config, workspace, state_dir, socket)
+    try:
+        init_workspace(resolved.workspace)
+        outcomes = import_memory(resolved, source.expanduser().absolute(), dry_run=dry_run)
+    except OmemdError as exc:
+        typer.echo(f"openmemoryd: {exc}", err=True)
+        raise typer.Exit(1) from None
+    for line in outcome_lines(outcomes, dry_run=dry_run):
+        typer.echo(line)
+    if not dry_run:
+        typer.echo(sync_running_daemon(resolved))
+
+
+@app.command()
+def doctor(
+    config: ConfigOpt = None,
+    workspace: WorkspaceOpt = None,
+    state_dir: StateDirOpt = None,
+    socket: SocketOpt = None,
+    log_level: LogLevelOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Check config, workspace, index, SQLite, embedder, socket, watcher and files,
+    with a fix for each problem; works whether or not the daemon runs.
+
+    Exit 0 when no check failed (warnings do not count), 1 otherwise.
+    """
+    # Imported here: the checks bring in the client and the embedders, which
+    # the other commands never need.
+    import logging
+    import os
+
+    import msgspec
+
+    from omem_client._render import doctor_lines  # one renderer for both CLIs
+    from openmemoryd.doctor import diagnose
+
+    # Every problem the loggers would shout about is one of the report's lines.
+    logging.getLogger("openmemoryd").addHandler(logging.NullHandler())
+    logging.getLogger("openmemoryd").propagate = False
+    result = diagnose(Overrides(config, workspace, state_dir, socket, log_level), os.environ)
+    if as_json:
+        typer.echo(msgspec.json.encode(result).decode("utf-8"))
+    else:
+        for line in doctor_lines(result):
+            typer.echo(line)
+    if not result.ok:
+        raise typer.Exit(1)
 
 
 def main() -> None:

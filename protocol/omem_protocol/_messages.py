@@ -233,6 +233,18 @@ class FlushCheckParams(Msg, tag="flush_check", frozen=True):
     date: IsoDate | None = None
 
 
+class DoctorParams(Msg, tag="doctor", frozen=True):
+    """Run the health checks inside the daemon, against what it really uses:
+    its configuration, open index, embedder, watcher and socket."""
+
+
+class ExportParams(Msg, tag="export", frozen=True):
+    """Write the memory's Markdown and a manifest (never the index) to the
+    gzipped tar `output`, an absolute path the daemon's user can write."""
+
+    output: WirePath
+
+
 RequestBody = (
     StatusParams
     | SearchParams
@@ -246,6 +258,8 @@ RequestBody = (
     | ForgetParams
     | PrimerParams
     | FlushCheckParams
+    | ExportParams
+    | DoctorParams
 )
 
 
@@ -482,6 +496,36 @@ class FlushCheckResult(Msg, tag="flush_check_result", frozen=True):
     prompt: str
 
 
+class DoctorCheck(Msg, tag="doctor_check", frozen=True):
+    """One health check. `status` is ``ok``, ``warn`` (worth a look; does not
+    fail the doctor) or ``fail``; a plain string, not a Literal, so a newer
+    daemon may add a level without breaking older clients. `detail` says what
+    was found; `fix` is a command or config change, set when not ok."""
+
+    name: str
+    status: str
+    detail: str
+    fix: str | None = None
+
+
+class DoctorResult(Msg, tag="doctor_result", frozen=True):
+    """Every check in order; `ok` is false when any of them failed."""
+
+    checks: tuple[DoctorCheck, ...]
+    ok: bool
+    took_ms: float
+
+
+class ExportResult(Msg, tag="export_result", frozen=True):
+    """The archive written; `skipped` names files left out and why."""
+
+    path: str
+    files: int
+    bytes: int
+    skipped: tuple[str, ...]
+    took_ms: float
+
+
 class SourceCounts(Msg, tag="source_counts", frozen=True):
     """Files on disk and in the index for one source (memory, sessions, ...)."""
 
@@ -599,6 +643,8 @@ ReplyBody = (
     | ForgetResult
     | PrimerResult
     | FlushCheckResult
+    | ExportResult
+    | DoctorResult
     | Error
 )
 

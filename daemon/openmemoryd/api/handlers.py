@@ -16,6 +16,8 @@ from omem_protocol import (
     AppendParams,
     AppendResult,
     CaptureParams,
+    DoctorParams,
+    ExportParams,
     FlushCheckParams,
     ForgetParams,
     GetParams,
@@ -36,7 +38,8 @@ from omem_protocol import (
     SyncStatus,
     __version__,
 )
-from openmemoryd.engine import Engine, ProgressFn, agent_ops, session_ops
+from openmemoryd.doctor import diagnose_engine
+from openmemoryd.engine import Engine, ProgressFn, agent_ops, archive_ops, session_ops
 from openmemoryd.search import SearchQuery
 
 CAPABILITIES = (
@@ -53,6 +56,8 @@ CAPABILITIES = (
     "forget",
     "primer",
     "flush_check",
+    "doctor",
+    "export",
     "search.fresh",
     "search.explain",
 )
@@ -118,6 +123,10 @@ class Api:
                 )
             case FlushCheckParams():
                 return session_ops.flush_check(self.engine, body)
+            case DoctorParams():
+                return await diagnose_engine(self.engine, self.info)
+            case ExportParams():
+                return await archive_ops.export(self.engine, body.output)
 
     async def status(self, _: StatusParams) -> StatusResult:
         ws = await self.engine.status()

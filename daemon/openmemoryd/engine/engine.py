@@ -28,7 +28,7 @@ import contextlib
 import logging
 import os
 import time
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -55,6 +55,7 @@ from omem_protocol import (
 from openmemoryd.config import Config
 from openmemoryd.embed import Embedder, EmbeddingError, Vectors, is_zero, to_blob
 from openmemoryd.embed.registry import Choice, choose_embedder, choose_fallback
+from openmemoryd.engine.counts import count_sources
 from openmemoryd.engine.indexing import FileSync
 from openmemoryd.engine.rebuild import needs_rebuild, rebuild_index
 from openmemoryd.engine.syncing import Syncer, SyncerStatistics
@@ -243,16 +244,10 @@ class Engine:
         key = (identity, text)
         vector = self._query_vectors.get(key)
         if vector is None:
-            timeout = self.config.search.query_timeout_s
             try:
-                with trio.move_on_after(timeout) as scope:
-                    vector = await trio.to_thread.run_sync(
-                        embedder.embed_query, text, abandon_on_cancel=True
-                    )
+                vector = await self.embed_query(text)
             except EmbeddingError as exc:
                 return None, f"query embedding failed: {exc}"
-            if scope.cancelled_caught or vector is None:
-                return None, f"query embedding took longer than {timeout:g} s"
             self._query_vectors[key] = vector
             if len(self._query_vectors) > QUERY_CACHE_SIZE:
                 self._query_vectors.popitem(last=False)
@@ -262,6 +257,27 @@ class Engine:
             return None, None
         floor, ceiling = embedder.score_floor, embedder.score_ceiling
         return VectorQuery(active, to_blob(vector), floor, ceiling), None
+
+    async def embed_query(self, text: str) -> Vectors:
+        """*text* embedded as a search query, uncached, by the embedder in use
+        (the fallback once the primary has failed for good).
+
+        Bounded by ``search.query_timeout_s``: the thread is abandoned, not
+        waited for, so a hung provider cannot hold up a search (or a doctor).
+
+        Raises:
+            EmbeddingError: the provider failed, took too long, or there is none.
+        """
+        if self.vectors is None:
+            raise EmbeddingError(f"no embedder: {self._embedding_reason}", retryable=False)
+        timeout = self.config.search.query_timeout_s
+        with trio.move_on_after(timeout):
+            return await trio.to_thread.run_sync(
+                self.vectors.embedder.embed_query, text, abandon_on_cancel=True
+            )
+        raise EmbeddingError(
+            f"no answer within {timeout:g} s (search.query_timeout_s)", retryable=True
+        )
 
     async def get(self, path: str, from_line: int | None, lines: int | None) -> GetResult:
         return await trio.to_thread.run_sync(
@@ -338,19 +354,7 @@ class Engine:
         )
         totals = await self.read(source_totals)
         notes = await self.read(file_notes)
-        on_disk = Counter(f.source for f in scan.files.values())
-        if sessions_on_disk:
-            on_disk["sessions"] = len(sessions_on_disk)
-        by_source = {t.source: t for t in totals}
-        sources = tuple(
-            SourceCounts(
-                source=name,
-                files_on_disk=on_disk.get(name, 0),
-                files_indexed=by_source[name].files if name in by_source else 0,
-                chunks=by_source[name].chunks if name in by_source else 0,
-            )
-            for name in sorted(set(on_disk) | set(by_source))
-        )
+        sources = count_sources(scan, sessions_on_disk, totals)
         sync = self.syncer.statistics()
         last_sync = self.files.last_sync
         issues = [*scan.issues, *(f"{path}: {note}" for path, note in notes)]
@@ -380,7 +384,7 @@ class Engine:
             workspace_path=str(self.config.workspace),
             index_path=str(self.config.index_path),
             index_bytes=_index_bytes(str(self.config.index_path)),
-            files_on_disk=sum(on_disk.values()),
+            files_on_disk=sum(s.files_on_disk for s in sources),
             files_indexed=sum(t.files for t in totals),
             chunks=sum(t.chunks for t in totals),
             sources=sources,

@@ -9,10 +9,14 @@
   else at that path is refused, never deleted.
 * On shutdown the socket is removed only if it is still the one we bound, so
   a stopping daemon never deletes a newer daemon's socket.
+* A socket passed by systemd (socket activation) is served as it is, but only
+  if it is bound to the configured path and its directory passes the same
+  checks; its file is systemd's, so it is never removed.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import stat
@@ -22,6 +26,9 @@ import trio
 
 from omem_protocol import socket_path_problem
 from openmemoryd.errors import StartupError
+from openmemoryd.service.activation import ActivationSocket
+
+logger = logging.getLogger("openmemoryd.server")
 
 
 def check_socket_dir(directory: Path) -> None:
@@ -86,6 +93,35 @@ async def bind_unix_listener(path: Path) -> tuple[trio.SocketListener, int]:
     os.chmod(path, 0o600)
     sock.listen(128)
     return trio.SocketListener(sock), os.lstat(path).st_ino
+
+
+def adopt_unix_listener(activation: ActivationSocket, path: Path) -> trio.SocketListener:
+    """Serve on the listening socket systemd passed us instead of binding *path*.
+
+    The socket must be bound to *path*: clients, the single-instance lock and
+    `status` all go by the configured path, so a socket elsewhere would be a
+    daemon nobody finds.
+    """
+    if os.path.realpath(activation.path) != os.path.realpath(path):
+        raise StartupError(
+            f"systemd passed a socket bound to {activation.path}, but openmemoryd is "
+            f"configured for {path}; make ListenStream= in openmemoryd.socket and the "
+            "daemon's socket setting (--socket, OPENMEMORY_SOCKET or the config file) agree"
+        )
+    check_socket_dir(path.parent)
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        mode = 0
+    if mode & 0o077:
+        # Still safe (the directory is private and peers' uids are checked), but
+        # not what our own socket unit asks for.
+        logger.warning(
+            "socket %s has mode %o; SocketMode=0600 in openmemoryd.socket is recommended",
+            path,
+            mode,
+        )
+    return trio.SocketListener(trio.socket.from_stdlib_socket(activation.sock))
 
 
 def remove_socket(path: Path, inode: int) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from openmemoryd.service.activation import ActivationSocket, take_activation_socket
 from openmemoryd.service.notify import sd_notify
 
-__all__ = ["sd_notify"]
+__all__ = ["ActivationSocket", "sd_notify", "take_activation_socket"]

@@ -1,0 +1,109 @@
+"""The ``doctor`` RPC: the checks run inside the daemon, on what it really uses.
+
+Nothing is opened anew: the index is read through the engine's reader pool,
+the probe goes through the engine's own query-embedding path (its embedder,
+its timeout), and the watcher and indexing state come from the live syncer.
+So the answer describes this daemon, not a guess about it from outside.
+Blocking looks at the disk run in worker threads.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING
+
+import apsw
+import trio
+
+from omem_protocol import PROTOCOL_VERSION, DoctorCheck, DoctorResult
+from openmemoryd.config import Config, Overrides, load_config
+from openmemoryd.doctor.index import inspect_index, sqlite_checks
+from openmemoryd.doctor.paths import socket_check, state_dir_check, workspace_check
+from openmemoryd.doctor.report import fail, finish, ok, secrets_of, warn
+from openmemoryd.doctor.runtime import (
+    PROBE_TEXT,
+    embedder_off,
+    files_check,
+    probe_outcome,
+    watcher_check,
+)
+from openmemoryd.embed import EmbeddingError
+from openmemoryd.errors import ConfigError
+
+if TYPE_CHECKING:
+    from openmemoryd.api import DaemonInfo
+    from openmemoryd.engine import Engine
+
+
+async def diagnose_engine(engine: Engine, info: DaemonInfo) -> DoctorResult:
+    """Every check, against this daemon's engine and socket."""
+    started = time.perf_counter()
+    config = engine.config
+    checks = [
+        await trio.to_thread.run_sync(_config_check, config),
+        await trio.to_thread.run_sync(workspace_check, config.workspace),
+        await trio.to_thread.run_sync(state_dir_check, config.state_dir),
+        await trio.to_thread.run_sync(socket_check, config.socket),
+        ok(
+            "daemon",
+            f"openmemoryd {info.version} (pid {info.pid}, protocol {PROTOCOL_VERSION}, "
+            f"up {time.monotonic() - info.started:.0f} s) answers on {info.socket}",
+        ),
+        await _index_check(engine),
+        *await trio.to_thread.run_sync(sqlite_checks),
+    ]
+    status = await engine.status()
+    checks.append(await _probe_embedder(engine, status.embedding.reason))
+    if status.embedding.fallback_active:
+        checks.append(
+            warn(
+                "embedding_fallback",
+                f"the primary provider failed for good ({status.embedding.last_error}); "
+                "vectors come from the fallback",
+                f"fix [embedding.{config.embedding.provider}] and restart openmemoryd",
+            )
+        )
+    checks.append(watcher_check(status.sync, config))
+    checks.append(files_check(status.sources, syncing=status.syncing, running=True))
+    return finish(checks, started, secrets_of(config, os.environ))
+
+
+def _config_check(config: Config) -> DoctorCheck:
+    """The daemon runs with the config it last loaded; a file edited since
+    then that no longer loads would stop the next start, so say so now."""
+    if config.config_path is None:
+        return ok("config", "no config file: built-in defaults")
+    try:
+        load_config(Overrides(config=config.config_path))
+    except ConfigError as exc:
+        return warn(
+            "config",
+            f"{exc} (the daemon keeps the configuration it last loaded)",
+            f"edit {config.config_path} before openmemoryd next loads it (restart or reload)",
+        )
+    return ok("config", str(config.config_path))
+
+
+async def _index_check(engine: Engine) -> DoctorCheck:
+    path = engine.config.index_path
+    try:
+        return await engine.read(inspect_index, path)
+    except apsw.Error as exc:  # a reader that cannot even open
+        return fail(
+            "index",
+            f"cannot read {path}: {exc}",
+            "restart openmemoryd: an index it cannot open is moved aside and rebuilt",
+        )
+
+
+async def _probe_embedder(engine: Engine, reason: str | None) -> DoctorCheck:
+    if engine.vectors is None:
+        return embedder_off(engine.config.embedding, reason or "unknown")
+    embedder = engine.vectors.embedder
+    begun = time.perf_counter()
+    try:
+        vector = await engine.embed_query(PROBE_TEXT)
+    except EmbeddingError as exc:
+        return probe_outcome(embedder, begun, exc)
+    return probe_outcome(embedder, begun, vector)

@@ -1,0 +1,143 @@
+"""``openmemoryd doctor``: the checks from outside, daemon or no daemon.
+
+The configuration is loaded exactly as ``openmemoryd run`` would load it
+(same flags, same environment), so a config that would stop the daemon from
+starting fails here with the loader's own message. When a daemon answers on
+the socket, its ``status`` supplies what only it knows (the watcher, the
+indexing progress); the rest is looked at directly, read-only, and the
+embedder is built afresh with retries off, so a dead endpoint fails the probe
+in seconds rather than after the daemon's backoff schedule.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+
+import apsw
+import msgspec
+
+from omem_client import Client, DaemonNotRunning, OmemError
+from omem_protocol import DoctorCheck, DoctorResult, StatusResult, __version__, default_config_path
+from openmemoryd.config import Config, Overrides, load_config
+from openmemoryd.doctor.index import open_index_check, sqlite_checks
+from openmemoryd.doctor.paths import socket_check, state_dir_check, workspace_check
+from openmemoryd.doctor.report import fail, finish, ok, secrets_of, warn
+from openmemoryd.doctor.runtime import (
+    PROBE_TEXT,
+    embedder_off,
+    files_check,
+    inotify_check,
+    probe_outcome,
+    watcher_check,
+)
+from openmemoryd.embed.registry import choose_embedder
+from openmemoryd.engine.counts import count_sources
+from openmemoryd.errors import ConfigError
+from openmemoryd.store import source_totals
+from openmemoryd.workspace import PathPolicy, SessionLocator, scan_memory_files
+
+PROBE_TIMEOUT_S = 10.0
+STATUS_TIMEOUT_S = 10.0
+_START = "openmemoryd run (or systemctl --user start openmemoryd)"
+
+
+def diagnose(overrides: Overrides, environ: Mapping[str, str]) -> DoctorResult:
+    """Run every check; only the configuration's failure stops the rest,
+    since every other check needs the paths it names."""
+    started = time.perf_counter()
+    try:
+        config = load_config(overrides, environ)
+    except ConfigError as exc:
+        path = overrides.config or default_config_path(environ)
+        fix = (
+            f"edit {path}: correct the setting the message names (README: Configuration); "
+            "the other checks need a configuration that loads"
+        )
+        return finish([fail("config", str(exc), fix)], started, [])
+    where = config.config_path or "no config file: built-in defaults"
+    checks = [
+        ok("config", str(where)),
+        workspace_check(config.workspace),
+        state_dir_check(config.state_dir),
+        socket_check(config.socket),
+    ]
+    daemon, status = _daemon_check(config)
+    checks.append(daemon)
+    index, conn = open_index_check(config.index_path)
+    checks.append(index)
+    try:
+        checks.extend(sqlite_checks())
+        checks.append(_probe_embedder(config, environ))
+        if status is not None:
+            if status.sync is not None:
+                checks.append(watcher_check(status.sync, config))
+            checks.append(files_check(status.sources, syncing=status.syncing, running=True))
+        else:
+            checks.append(inotify_check(config))
+            if conn is not None:
+                checks.append(_files_on_disk(config, conn))
+    finally:
+        if conn is not None:
+            conn.close()
+    return finish(checks, started, secrets_of(config, environ))
+
+
+def _daemon_check(config: Config) -> tuple[DoctorCheck, StatusResult | None]:
+    """Does a daemon answer on the socket, and is it the one this config runs?"""
+    name = "daemon"
+    try:
+        with Client(config.socket, timeout=STATUS_TIMEOUT_S, name="openmemoryd-doctor") as client:
+            status = client.status()
+    except DaemonNotRunning:
+        return warn(name, f"not running (nothing answers on {config.socket})", _START), None
+    except OmemError as exc:  # refused, wrong protocol, or an error reply
+        return fail(name, f"{config.socket}: {exc}", f"restart openmemoryd: {_START}"), None
+    running = f"openmemoryd {status.daemon_version} (pid {status.pid}) answers on {status.socket}"
+    if status.workspace_path != str(config.workspace):
+        return warn(
+            name,
+            f"{running}, serving {status.workspace_path}, not {config.workspace}",
+            "check OPENMEMORY_WORKSPACE / --workspace: this shell and the daemon disagree",
+        ), status
+    if status.daemon_version != __version__:
+        return warn(
+            name,
+            f"{running}; the installed version is {__version__}",
+            "restart openmemoryd to run the installed version",
+        ), status
+    return ok(name, running), status
+
+
+def _probe_embedder(config: Config, environ: Mapping[str, str]) -> DoctorCheck:
+    quick = msgspec.structs.replace(
+        config.embedding,
+        max_retries=0,
+        timeout_s=min(config.embedding.timeout_s, PROBE_TIMEOUT_S),
+    )
+    choice = choose_embedder(quick, environ)
+    embedder = choice.embedder
+    if embedder is None:
+        return embedder_off(config.embedding, choice.reason)
+    begun = time.perf_counter()
+    try:
+        return probe_outcome(embedder, begun, embedder.embed_query(PROBE_TEXT))
+    except Exception as exc:  # whatever stops the probe is this check's finding
+        return probe_outcome(embedder, begun, exc)
+    finally:
+        embedder.close()
+
+
+def _files_on_disk(config: Config, conn: apsw.Connection) -> DoctorCheck:
+    """No daemon to ask: scan the disk and read the index's totals."""
+    scan = scan_memory_files(PathPolicy(config.workspace, config.extra_paths))
+    sessions = (
+        SessionLocator(config.sessions_dir, config.session_paths).scan()
+        if config.sessions.enabled
+        else {}
+    )
+    try:
+        totals = source_totals(conn)
+    except apsw.Error as exc:
+        return fail("files", f"cannot read the index: {exc}", "see the index check above")
+    return files_check(count_sources(scan, sessions, totals), syncing=False, running=False)
