@@ -181,7 +181,7 @@ async def test_daemon_errors_become_error_replies(peer: Peer) -> None:
 async def test_an_unexpected_failure_is_internal_and_not_fatal(
     peer: Peer, api: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def explode(_: object) -> StatusResult:
+    async def explode(*_: object) -> StatusResult:
         raise RuntimeError("kaboom with secret detail")
 
     monkeypatch.setattr(api, "status", explode)
@@ -221,3 +221,15 @@ async def test_a_reply_over_the_frame_limit_becomes_too_large(peer: Peer, engine
     assert isinstance(reply.body, Error)
     assert reply.body.code == "too_large"
     assert "fewer lines" in reply.body.message
+
+
+async def test_an_unknown_workspace_is_that_requests_error(peer: Peer) -> None:
+    await peer.hello()
+    await peer.send(Request(id=6, body=StatusParams(), workspace="elsewhere"))
+    reply = await peer.reply()
+    assert reply.id == 6
+    assert isinstance(reply.body, Error)
+    assert reply.body.code == "not_found"
+    assert "this daemon serves: default" in reply.body.message
+    await peer.send(Request(id=7, body=StatusParams(), workspace="default"))
+    assert isinstance((await peer.reply()).body, StatusResult)

@@ -136,10 +136,12 @@ class AsyncClient:
         *,
         timeout: float | None = DEFAULT_TIMEOUT,
         name: str = f"omem_client/{__version__}",
+        workspace: str | None = None,
     ) -> None:
         self.socket_path = discover_socket(socket_path)
         self.timeout = timeout
         self.name = name
+        self.workspace = workspace  # None: the daemon's default workspace
         self._connection: _Connection | None = None
         self._connecting = anyio.Lock()
         self._ids = itertools.count(1)
@@ -338,7 +340,7 @@ class AsyncClient:
             request_id = next(self._ids)
             waiter = connection.waiters[request_id] = _Waiter()
             try:
-                await connection.send(Request(id=request_id, body=body))
+                await connection.send(Request(id=request_id, body=body, workspace=self.workspace))
                 while True:
                     frame = await connection.next_frame(waiter)
                     if isinstance(frame, Reply):

@@ -111,10 +111,12 @@ class Client:
         *,
         timeout: float | None = DEFAULT_TIMEOUT,
         name: str = f"omem_client/{__version__}",
+        workspace: str | None = None,
     ) -> None:
         self.socket_path = discover_socket(socket_path)
         self.timeout = timeout
         self.name = name
+        self.workspace = workspace  # None: the daemon's default workspace
         self.welcome: Welcome | None = None
         self._sock: socket.socket | None = None
         self._frames = FrameBuffer(DEFAULT_MAX_FRAME)
@@ -319,7 +321,7 @@ class Client:
         with self._lock:
             self._ensure_connected()
             request_id = next(self._ids)
-            self._send(Request(id=request_id, body=body))
+            self._send(Request(id=request_id, body=body, workspace=self.workspace))
             while True:
                 frame = self._receive()
                 if isinstance(frame, Progress):

@@ -48,6 +48,7 @@ app = typer.Typer(
 class Options:
     socket: Path | None
     timeout: float
+    workspace: str | None = None
 
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the reply as JSON.")]
@@ -71,6 +72,12 @@ def _main(
     timeout: Annotated[
         float, typer.Option("--timeout", min=0.1, help="Seconds to wait for the daemon.")
     ] = DEFAULT_TIMEOUT,
+    workspace: Annotated[
+        str | None,
+        typer.Option(
+            "--workspace", "-w", help="Which of the daemon's workspaces (default: default)."
+        ),
+    ] = None,
     version: Annotated[
         bool,
         typer.Option(
@@ -79,13 +86,13 @@ def _main(
     ] = False,
 ) -> None:
     """Client for the openmemory daemon."""
-    ctx.obj = Options(socket=socket, timeout=timeout)
+    ctx.obj = Options(socket=socket, timeout=timeout, workspace=workspace)
 
 
 def _call(ctx: typer.Context, action: Callable[[Client], T]) -> T:
     options: Options = ctx.obj
     try:
-        with Client(options.socket, timeout=options.timeout) as client:
+        with Client(options.socket, timeout=options.timeout, workspace=options.workspace) as client:
             return action(client)
     except DaemonError as exc:
         _fail(f"error ({exc.code}): {exc}", EXIT_DAEMON_ERROR)
@@ -438,7 +445,7 @@ def mcp(ctx: typer.Context) -> None:
         if exc.name is None or exc.name.split(".")[0] != "mcp":
             raise
         _fail("install the MCP extra: pip install 'openmemory[mcp]'", 2)
-    mcp_bridge.run(options.socket, options.timeout)
+    mcp_bridge.run(options.socket, options.timeout, options.workspace)
 
 
 @app.command()

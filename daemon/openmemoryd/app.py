@@ -13,6 +13,7 @@ and the index is transactional, so nothing is lost).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -67,31 +68,36 @@ async def run_daemon(config: Config, reload: Callable[[], Config] | None = None)
 async def _serve(
     config: Config, inherited: trio.SocketListener | None, reload: Callable[[], Config] | None
 ) -> None:
-    created = init_workspace(config.workspace)
-    if created:
-        logger.info("created workspace %s (%s)", config.workspace, ", ".join(created))
-    async with open_engine(config) as engine:
+    async with contextlib.AsyncExitStack() as stack:
+        engines: dict[str, Engine] = {}
+        for ws in config.workspace_configs():
+            created = init_workspace(ws.workspace)
+            if created:
+                logger.info("created workspace %s (%s)", ws.workspace, ", ".join(created))
+            engines[ws.name] = await stack.enter_async_context(open_engine(ws))
         if inherited is None:
             listener, inode = await bind_unix_listener(config.socket)
         else:
             listener, inode = inherited, None
             logger.info("serving on the socket systemd passed us (%s)", config.socket)
         try:
-            api = Api(engine, DaemonInfo(socket=str(config.socket)))
+            api = Api(engines, DaemonInfo(socket=str(config.socket)))
             stop = trio.Event()
             async with trio.open_nursery() as background:
                 background.start_soon(_watch_signals, stop)
                 if reload is not None:
-                    background.start_soon(_reload_on_sighup, engine, reload)
+                    background.start_soon(_reload_on_sighup, engines, reload)
                 async with trio.open_nursery() as server:
                     await server.start(serve_rpc, listener, api, config.server, stop)
-                    logger.info(
-                        "openmemoryd %s ready on %s (workspace %s, index %s)",
-                        api.info.version,
-                        config.socket,
-                        config.workspace,
-                        config.index_path,
-                    )
+                    for name, engine in engines.items():
+                        logger.info(
+                            "openmemoryd %s ready on %s (workspace %s at %s, index %s)",
+                            api.info.version,
+                            config.socket,
+                            name,
+                            engine.config.workspace,
+                            engine.config.index_path,
+                        )
                     sd_notify(f"READY=1\nSTATUS=serving on {config.socket}")
                 # serve_rpc returned: stop was set and the connections drained.
                 background.cancel_scope.cancel()
@@ -112,24 +118,33 @@ async def _watch_signals(stop: trio.Event) -> None:
             stop.set()
 
 
-async def _reload_on_sighup(engine: Engine, reload: Callable[[], Config]) -> None:
+async def _reload_on_sighup(engines: dict[str, Engine], reload: Callable[[], Config]) -> None:
     with trio.open_signal_receiver(signal.SIGHUP) as signals:
         async for _ in signals:
-            apply_reload(engine, reload)
+            apply_reload(engines, reload)
 
 
-def apply_reload(engine: Engine, reload: Callable[[], Config]) -> None:
-    """Re-read the config and apply what is safe to change now; a config that
-    does not load is logged and changes nothing."""
+def apply_reload(engines: dict[str, Engine], reload: Callable[[], Config]) -> None:
+    """Re-read the config and apply what is safe to change now, to every
+    workspace; a config that does not load is logged and changes nothing."""
     try:
-        loaded = reload()
+        loaded = {ws.name: ws for ws in reload().workspace_configs()}
     except OmemdError as exc:
         logger.error("SIGHUP: the config did not load, nothing changed: %s", exc)
         return
-    plan = plan_reload(engine.config, loaded)
-    if plan.config.log_level != engine.config.log_level:
+    default = engines["default"]
+    if set(loaded) != set(engines):
+        logger.warning(
+            "SIGHUP: not applied until a restart: workspaces %s -> %s",
+            sorted(engines),
+            sorted(loaded),
+        )
+    plan = plan_reload(default.config, loaded["default"])
+    if plan.config.log_level != default.config.log_level:
         logging.getLogger().setLevel(plan.config.log_level.upper())
-    engine.config = plan.config
+    for name, engine in engines.items():
+        if name in loaded:
+            engine.config = plan_reload(engine.config, loaded[name]).config
     if not plan.applied and not plan.needs_restart:
         logger.info("SIGHUP: config reloaded, nothing changed")
     if plan.applied:

@@ -28,6 +28,9 @@ class RawRequest(msgspec.Struct, tag_field="type", tag="request", kw_only=True, 
 
     id: Annotated[int, msgspec.Meta(ge=1)]
     body: msgspec.Raw
+    # Checked by the daemon, not here: a bad name must still yield the id,
+    # so that the request gets its own error reply.
+    workspace: str | None = None
 
 
 _encoder = msgspec.msgpack.Encoder()

@@ -43,6 +43,7 @@ AgentName = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,6
 SessionId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")]
 MAX_TURNS = 1000
 WirePath = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_PATH_CHARS)]
+WorkspaceName = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9][a-z0-9_-]{0,31}$")]
 IsoDate = Annotated[str, msgspec.Meta(pattern=r"^\d{4}-\d{2}-\d{2}$")]
 
 
@@ -264,10 +265,15 @@ RequestBody = (
 
 
 class Request(Msg, tag="request", frozen=True):
-    """A call: `id` is chosen by the client and echoed in the reply (>= 1)."""
+    """A call: `id` is chosen by the client and echoed in the reply (>= 1).
+
+    `workspace` names which of the daemon's workspaces the call is about
+    (`Welcome.workspaces` lists them); None means ``default``.
+    """
 
     id: Annotated[int, msgspec.Meta(ge=1)]
     body: RequestBody
+    workspace: WorkspaceName | None = None
 
 
 # ---------------------------------------------------------------- results
@@ -620,6 +626,7 @@ class StatusResult(Msg, tag="status_result", frozen=True):
     embedding: EmbeddingStatus | None = None
     rebuild: str | None = None
     sync: SyncStatus | None = None
+    workspaces: tuple[str, ...] = ()  # every workspace this daemon serves
 
 
 class Error(Msg, tag="error", frozen=True):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from omem_protocol import (
@@ -40,6 +41,7 @@ from omem_protocol import (
 )
 from openmemoryd.doctor import diagnose_engine
 from openmemoryd.engine import Engine, ProgressFn, agent_ops, archive_ops, session_ops
+from openmemoryd.errors import NotFound
 from openmemoryd.search import SearchQuery
 
 CAPABILITIES = (
@@ -74,33 +76,51 @@ class DaemonInfo:
 
 
 class Api:
-    """The daemon's methods, bound to one engine."""
+    """The daemon's methods, over one engine per workspace."""
 
-    def __init__(self, engine: Engine, info: DaemonInfo) -> None:
-        self.engine = engine
+    def __init__(self, engines: Engine | Mapping[str, Engine], info: DaemonInfo) -> None:
+        self.engines = dict(engines) if isinstance(engines, Mapping) else {"default": engines}
         self.info = info
-        self.workspaces = ("default",)
+        self.workspaces = tuple(self.engines)
 
-    async def dispatch(self, body: RequestBody, progress: ProgressFn) -> ReplyBody:
-        """Run the method *body* names; *progress* reports interim progress."""
+    @property
+    def engine(self) -> Engine:
+        """The default workspace's engine."""
+        return self.engines["default"]
+
+    def engine_for(self, workspace: str | None) -> Engine:
+        """The engine of *workspace* (None: ``default``), or why there is none."""
+        try:
+            return self.engines[workspace or "default"]
+        except KeyError:
+            served = ", ".join(self.workspaces)
+            raise NotFound(
+                f"no workspace named {workspace!r}; this daemon serves: {served}"
+            ) from None
+
+    async def dispatch(
+        self, body: RequestBody, progress: ProgressFn, workspace: str | None = None
+    ) -> ReplyBody:
+        """Run the method *body* names in *workspace*; *progress* reports interim progress."""
+        engine = self.engine_for(workspace)
         match body:
             case StatusParams():
-                return await self.status(body)
+                return await self.status(engine, body)
             case SearchParams():
-                return await self.search(body)
+                return await self.search(engine, body)
             case GetParams():
-                return await self.get(body)
+                return await self.get(engine, body)
             case AppendParams():
-                return await self.append(body)
+                return await self.append(engine, body)
             case SyncParams():
-                return await self.sync(body, progress)
+                return await self.sync(engine, body, progress)
             case LogTurnsParams():
-                return await self.engine.log_turns(body.agent, body.session_id, body.turns)
+                return await engine.log_turns(body.agent, body.session_id, body.turns)
             case SessionStartParams():
-                return await self.engine.session_start(body.agent, body.session_id)
+                return await engine.session_start(body.agent, body.session_id)
             case RecallParams():
                 return await agent_ops.recall(
-                    self.engine,
+                    engine,
                     body.query,
                     limit=body.limit,
                     min_score=body.min_score,
@@ -108,10 +128,10 @@ class Api:
                     agent=body.agent,
                 )
             case CaptureParams():
-                return await agent_ops.capture(self.engine, body.messages, body.max_captures)
+                return await agent_ops.capture(engine, body.messages, body.max_captures)
             case ForgetParams():
                 return await agent_ops.forget(
-                    self.engine,
+                    engine,
                     citation_=body.citation,
                     text=body.text,
                     query=body.query,
@@ -119,24 +139,25 @@ class Api:
                 )
             case PrimerParams():
                 return await session_ops.primer(
-                    self.engine, budget=body.budget, private=body.private, today=body.date
+                    engine, budget=body.budget, private=body.private, today=body.date
                 )
             case FlushCheckParams():
-                return session_ops.flush_check(self.engine, body)
+                return session_ops.flush_check(engine, body)
             case DoctorParams():
-                return await diagnose_engine(self.engine, self.info)
+                return await diagnose_engine(engine, self.info)
             case ExportParams():
-                return await archive_ops.export(self.engine, body.output)
+                return await archive_ops.export(engine, body.output)
 
-    async def status(self, _: StatusParams) -> StatusResult:
-        ws = await self.engine.status()
+    async def status(self, engine: Engine, _: StatusParams) -> StatusResult:
+        ws = await engine.status()
         return StatusResult(
             daemon_version=self.info.version,
             protocol=PROTOCOL_VERSION,
             pid=self.info.pid,
             uptime_s=round(time.monotonic() - self.info.started, 3),
             socket=self.info.socket,
-            workspace=self.workspaces[0],
+            workspace=engine.config.name,
+            workspaces=self.workspaces,
             workspace_path=ws.workspace_path,
             index_path=ws.index_path,
             index_bytes=ws.index_bytes,
@@ -171,7 +192,7 @@ class Api:
             ),
         )
 
-    async def search(self, params: SearchParams) -> SearchResult:
+    async def search(self, engine: Engine, params: SearchParams) -> SearchResult:
         query = SearchQuery(
             text=params.query,
             limit=params.limit,
@@ -180,13 +201,13 @@ class Api:
             explain=params.explain,
             agent=params.agent,
         )
-        return await self.engine.search(query, fresh=params.fresh)
+        return await engine.search(query, fresh=params.fresh)
 
-    async def get(self, params: GetParams) -> GetResult:
-        return await self.engine.get(params.path, params.from_line, params.lines)
+    async def get(self, engine: Engine, params: GetParams) -> GetResult:
+        return await engine.get(params.path, params.from_line, params.lines)
 
-    async def append(self, params: AppendParams) -> AppendResult:
-        return await self.engine.append(params.text, params.path)
+    async def append(self, engine: Engine, params: AppendParams) -> AppendResult:
+        return await engine.append(params.text, params.path)
 
-    async def sync(self, params: SyncParams, progress: ProgressFn) -> SyncResult:
-        return await self.engine.sync(full=params.full, reason="explicit", progress=progress)
+    async def sync(self, engine: Engine, params: SyncParams, progress: ProgressFn) -> SyncResult:
+        return await engine.sync(full=params.full, reason="explicit", progress=progress)

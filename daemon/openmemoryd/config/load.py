@@ -86,7 +86,36 @@ def load_config(
         primer=file_config.primer,
         flush=file_config.flush,
         session_paths=normalize_extra_paths(workspace, file_config.sessions.paths),
+        others=_other_workspaces(file_config, workspace, base),
     )
+
+
+def _other_workspaces(
+    file_config: FileConfig, default: Path, base: Path
+) -> tuple[tuple[str, Path, tuple[Path, ...]], ...]:
+    """The ``[workspaces.<name>]`` tables, checked: the name ``default`` is the
+    top-level workspace's, and no two workspaces may share or nest their
+    Markdown (a file would belong to two indexes and be written by both)."""
+    others: list[tuple[str, Path, tuple[Path, ...]]] = []
+    seen = {"default": default}
+    for name, settings in sorted(file_config.workspaces.items()):
+        if name == "default":
+            raise ConfigError(
+                "$.workspaces.default: 'default' is the top-level workspace; pick another name"
+            )
+        path = _absolute(Path(settings.path), base)
+        for other, other_path in seen.items():
+            if (
+                path == other_path
+                or path.is_relative_to(other_path)
+                or other_path.is_relative_to(path)
+            ):
+                raise ConfigError(
+                    f"$.workspaces.{name}.path: {path} overlaps workspace {other!r} ({other_path})"
+                )
+        seen[name] = path
+        others.append((name, path, normalize_extra_paths(path, settings.extra_paths)))
+    return tuple(others)
 
 
 def normalize_extra_paths(workspace: Path, raw: Iterable[str]) -> tuple[Path, ...]:

@@ -8,7 +8,7 @@ are the seeds' numbers unless a measurement here said better.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -298,6 +298,19 @@ class FlushSettings(_Section, frozen=True):
     ] = "Write any lasting notes to memory/YYYY-MM-DD.md; reply with NO_REPLY if nothing to store."
 
 
+WorkspaceName = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9][a-z0-9_-]{0,31}$")]
+
+
+class WorkspaceSettings(_Section, frozen=True):
+    """`workspaces.<name>`: another workspace this daemon serves, with its own
+    Markdown and its own index; clients pick it with ``--workspace NAME``."""
+
+    path: Annotated[str, doc("Its Markdown directory; ~ is expanded.", min_length=1)]
+    extra_paths: Annotated[
+        tuple[str, ...], doc("More .md for this workspace, as the top-level key.")
+    ] = ()
+
+
 class FileConfig(_Section, frozen=True):
     """The config file as written; paths are still strings."""
 
@@ -328,6 +341,7 @@ class FileConfig(_Section, frozen=True):
     capture: CaptureSettings = msgspec.field(default_factory=CaptureSettings)
     primer: PrimerSettings = msgspec.field(default_factory=PrimerSettings)
     flush: FlushSettings = msgspec.field(default_factory=FlushSettings)
+    workspaces: dict[WorkspaceName, WorkspaceSettings] = msgspec.field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,13 +365,39 @@ class Config:
     capture: CaptureSettings = field(default_factory=CaptureSettings)
     primer: PrimerSettings = field(default_factory=PrimerSettings)
     flush: FlushSettings = field(default_factory=FlushSettings)
+    name: str = "default"  # which workspace of the daemon this is
+    others: tuple[tuple[str, Path, tuple[Path, ...]], ...] = ()  # (name, path, extra_paths)
 
     @property
     def index_path(self) -> Path:
-        """The default workspace's index database."""
-        return self.state_dir / "index" / "default.sqlite"
+        """This workspace's index database."""
+        return self.state_dir / "index" / f"{self.name}.sqlite"
 
     @property
     def sessions_dir(self) -> Path:
-        """Where agents' transcripts are kept: ``sessions/<agent>/*.jsonl``."""
-        return self.state_dir / "sessions"
+        """Where agents' transcripts are kept: ``sessions/<agent>/*.jsonl``
+        (``workspaces/<name>/sessions/`` for a named workspace)."""
+        if self.name == "default":
+            return self.state_dir / "sessions"
+        return self.state_dir / "workspaces" / self.name / "sessions"
+
+    @property
+    def flush_state_path(self) -> Path:
+        """The per-session memory-flush record (see `memory.flush_state`)."""
+        return self.state_dir / "flush" / f"{self.name}.json"
+
+    def workspace_configs(self) -> tuple[Config, ...]:
+        """This config and one per ``[workspaces.<name>]``: everything shared
+        but the Markdown, the index and the transcripts."""
+        derived = tuple(
+            replace(
+                self,
+                name=name,
+                workspace=path,
+                extra_paths=extra,
+                session_paths=(),
+                others=(),
+            )
+            for name, path, extra in self.others
+        )
+        return (self, *derived)

@@ -52,6 +52,12 @@ def _walk(struct: mi.StructType, sections: tuple[str, ...]) -> Iterator[Key]:
     nested: dict[type, tuple[mi.StructType, list[str]]] = {}
     for field in struct.fields:
         kind = field.type
+        if isinstance(kind, mi.DictType) and isinstance(kind.value_type, mi.StructType):
+            # a table of named tables: ``[workspaces.<name>]``
+            kind = kind.value_type
+            names = nested.setdefault(kind.cls, (kind, []))[1]
+            names += [f"{field.encode_name}.<name>"]
+            continue
         if isinstance(kind, mi.StructType):
             names = nested.setdefault(kind.cls, (kind, []))[1]
             names += [".".join(filter(None, (s, field.encode_name))) for s in sections or ("",)]
@@ -59,10 +65,13 @@ def _walk(struct: mi.StructType, sections: tuple[str, ...]) -> Iterator[Key]:
         meaning, kind = _unwrap(kind)
         if not meaning:
             raise ValueError(f"config key {sections} {field.encode_name} has no description")
-        default = (
-            field.default if field.default_factory is msgspec.NODEFAULT else field.default_factory()
-        )
-        yield Key(sections, field.encode_name, _toml(default), _allowed(kind), meaning)
+        if field.required:
+            default = "(required)"
+        elif field.default_factory is msgspec.NODEFAULT:
+            default = _toml(field.default)
+        else:
+            default = _toml(field.default_factory())
+        yield Key(sections, field.encode_name, default, _allowed(kind), meaning)
     for child, names in nested.values():
         yield from _walk(child, tuple(names))
 

@@ -145,7 +145,7 @@ class Engine:
             )
         self.files = FileSync(self)
         self.syncer = Syncer(self)
-        self.flush = FlushTracker(config.state_dir / "flush" / "default.json")
+        self.flush = FlushTracker(config.flush_state_path)
 
     # ------------------------------------------------------------ lanes
 

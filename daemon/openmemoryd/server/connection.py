@@ -154,19 +154,21 @@ class Connection:
             except MessageDecodeError as exc:
                 reply: ReplyBody = Error(code="bad_request", message=f"invalid request: {exc}")
             else:
-                reply = await self._call(raw.id, body)
+                reply = await self._call(raw.id, body, raw.workspace)
             await self._send(Reply(id=raw.id, body=reply))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             self._reader.cancel()  # the client is gone: stop reading too
         finally:
             self._slots.release()
 
-    async def _call(self, request_id: int, body: RequestBody) -> ReplyBody:
+    async def _call(
+        self, request_id: int, body: RequestBody, workspace: str | None = None
+    ) -> ReplyBody:
         async def progress(done: int, total: int, phase: str) -> None:
             await self._send(Progress(id=request_id, done=done, total=total, phase=phase))
 
         try:
-            return await self._api.dispatch(body, progress)
+            return await self._api.dispatch(body, progress, workspace)
         except OmemdError as exc:
             return Error(code=exc.code, message=str(exc))
         except (trio.BrokenResourceError, trio.ClosedResourceError):

@@ -1,0 +1,75 @@
+"""Several named workspaces in one daemon: separate Markdown, separate
+indexes, chosen per call with `--workspace`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import KEYWORD_ONLY, Daemon, Env, run_openmemoryd
+from omem_client import Client, NotFoundError
+from openmemoryd.errors import ConfigError
+
+pytestmark = pytest.mark.e2e
+
+
+def two_workspaces(env: Env) -> Path:
+    project = env.root / "work-notes"
+    env.write_config(KEYWORD_ONLY + f'\n[workspaces.work]\npath = "{project}"\n')
+    return project
+
+
+def test_each_workspace_has_its_own_files_and_index(env: Env) -> None:
+    project = two_workspaces(env)
+    daemon = Daemon(env).start()
+    try:
+        with (
+            Client(env.socket, timeout=30) as home,
+            Client(env.socket, timeout=30, workspace="work") as work,
+        ):
+            assert home.connect().workspaces == ("default", "work")
+            home.append("Wei prefers oolong tea")
+            work.append("The deploy freeze starts Friday")
+            hits = work.search("deploy freeze").results
+            assert len(hits) == 1
+            assert "deploy freeze" in (project / hits[0].path).read_text()  # its own Markdown
+            assert not (env.workspace / hits[0].path).read_text().count("deploy freeze")
+            assert home.search("deploy freeze").results == ()
+            assert work.search("oolong").results == ()
+            status = work.status()
+            assert (status.workspace, status.workspace_path) == ("work", str(project))
+            assert status.workspaces == ("default", "work")
+            assert status.index_path.endswith("index/work.sqlite")
+            assert (project / "MEMORY.md").exists()  # created with its templates
+            recalled = work.recall("when does the deploy freeze start", min_score=0.0)
+            assert "Friday" in recalled.block
+        assert (env.state_dir / "index" / "default.sqlite").exists()
+
+        out = daemon.cli("--workspace", "work", "search", "freeze")
+        assert out.returncode == 0
+        assert "deploy freeze" in out.stdout
+        missing = daemon.cli("--workspace", "nope", "status")
+        assert missing.returncode == 4
+        assert "no workspace named 'nope'; this daemon serves: default, work" in missing.stderr
+        with (
+            Client(env.socket, timeout=30, workspace="nope") as client,
+            pytest.raises(NotFoundError),
+        ):
+            client.search("x")
+    finally:
+        daemon.stop()
+
+
+def test_overlapping_or_reserved_workspaces_are_refused(env: Env) -> None:
+    env.write_config(KEYWORD_ONLY + f'\n[workspaces.inner]\npath = "{env.workspace / "sub"}"\n')
+    result = run_openmemoryd(env, "run")
+    assert result.returncode == 1
+    assert "$.workspaces.inner.path" in result.stderr
+    assert "overlaps workspace 'default'" in result.stderr
+    env.write_config(KEYWORD_ONLY + '\n[workspaces.default]\npath = "/tmp/x"\n')
+    with pytest.raises(ConfigError, match="'default' is the top-level workspace"):
+        env.config()
+    env.write_config(KEYWORD_ONLY + '\n[workspaces."Bad Name"]\npath = "/tmp/x"\n')
+    with pytest.raises(ConfigError, match="workspaces"):
+        env.config()
