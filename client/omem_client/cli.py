@@ -34,6 +34,7 @@ EXIT_UNREACHABLE = 3
 EXIT_DAEMON_ERROR = 4
 
 T = TypeVar("T")
+R = TypeVar("R", bound=Msg)
 
 app = typer.Typer(
     name="omem-client",
@@ -109,6 +110,14 @@ def _fail(message: str, code: int) -> NoReturn:
 
 def _print_json(result: Msg) -> None:
     sys.stdout.write(msgspec.json.encode(result).decode("utf-8") + "\n")
+
+
+def _output(result: R, as_json: bool, render: Callable[[R], list[str]]) -> None:
+    """The reply as JSON, or as the lines *render* makes of it."""
+    if as_json:
+        _print_json(result)
+    else:
+        _print_lines(render(result))
 
 
 def _print_lines(lines: list[str], *, err: bool = False) -> None:
@@ -219,10 +228,7 @@ def append(
 def status(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """Show the daemon, the workspace, the index and any problems."""
     result = _call(ctx, lambda c: c.status())
-    if as_json:
-        _print_json(result)
-        return
-    _print_lines(_render.status_lines(result))
+    _output(result, as_json, _render.status_lines)
 
 
 @app.command()
@@ -237,10 +243,7 @@ def sync(
     bar = _render.ProgressBar(enabled=sys.stderr.isatty() and not as_json)
     result = _call(ctx, lambda c: c.sync(full=full, on_progress=bar.update))
     bar.finish()
-    if as_json:
-        _print_json(result)
-        return
-    _print_lines(_render.sync_lines(result))
+    _output(result, as_json, _render.sync_lines)
 
 
 @app.command("log-turns")
@@ -325,10 +328,7 @@ def capture(
     raw = sys.stdin.read() if str(messages) == "-" else _read_text(messages)
     parsed = _parse_turns(raw)
     result = _call(ctx, lambda c: c.capture(parsed, max_captures=max_captures))
-    if as_json:
-        _print_json(result)
-        return
-    _print_lines(_render.capture_lines(result))
+    _output(result, as_json, _render.capture_lines)
 
 
 @app.command()
@@ -355,10 +355,7 @@ def forget(
     result = _call(
         ctx, lambda c: c.forget(citation=citation, text=text, query=query, all=all_matches)
     )
-    if as_json:
-        _print_json(result)
-        return
-    _print_lines(_render.forget_lines(result))
+    _output(result, as_json, _render.forget_lines)
     if not result.removed:
         raise typer.Exit(1)
 
@@ -426,10 +423,7 @@ def flush_check(
             today=day,
         ),
     )
-    if as_json:
-        _print_json(result)
-    else:
-        _print_lines(_render.flush_lines(result))
+    _output(result, as_json, _render.flush_lines)
     if not result.should_flush:
         raise typer.Exit(1)
 
@@ -510,10 +504,7 @@ def doctor(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     `openmemoryd doctor` then checks without one.
     """
     result = _call(ctx, lambda c: c.doctor())
-    if as_json:
-        _print_json(result)
-    else:
-        _print_lines(_render.doctor_lines(result))
+    _output(result, as_json, _render.doctor_lines)
     if not result.ok:
         raise typer.Exit(1)
 
