@@ -107,7 +107,14 @@ class Daemon:
             stderr=subprocess.STDOUT,
         )
         log.close()
-        self.wait_ready()
+        try:
+            self.wait_ready()
+        except BaseException:
+            # a daemon that never became ready (or answered wrongly) must not
+            # outlive the test: nothing else holds its handle
+            self.proc.kill()
+            self.proc.wait()
+            raise
         return self
 
     def wait_ready(self) -> None:

@@ -52,6 +52,8 @@ def decode_client_frame(body: bytes) -> Hello | RawRequest:
         return _client_frame_decoder.decode(body)
     except msgspec.DecodeError as exc:
         raise MessageDecodeError(str(exc)) from None
+    except RecursionError:  # msgspec's answer to absurdly deep nesting
+        raise MessageDecodeError("message nested too deeply") from None
 
 
 def decode_request_body(raw: msgspec.Raw) -> RequestBody:
@@ -60,6 +62,8 @@ def decode_request_body(raw: msgspec.Raw) -> RequestBody:
         return _request_body_decoder.decode(raw)
     except msgspec.DecodeError as exc:
         raise MessageDecodeError(str(exc)) from None
+    except RecursionError:  # msgspec's answer to absurdly deep nesting
+        raise MessageDecodeError("message nested too deeply") from None
 
 
 def decode_daemon_frame(body: bytes) -> DaemonFrame:
@@ -68,3 +72,5 @@ def decode_daemon_frame(body: bytes) -> DaemonFrame:
         return _daemon_frame_decoder.decode(body)
     except msgspec.DecodeError as exc:
         raise MessageDecodeError(str(exc)) from None
+    except RecursionError:  # msgspec's answer to absurdly deep nesting
+        raise MessageDecodeError("message nested too deeply") from None

@@ -10,6 +10,10 @@ each watched root and wait until the watcher reports it. Events from one
 watcher arrive in order, so once a root's cookie is seen, so is everything
 written there before it.
 
+A cookie is removed once seen; one left by a daemon that was killed first
+(its process gone) is removed when the next watcher starts, so crashes leave
+nothing in the user's directories.
+
 Health: the watcher is ready only after a cookie round trip proves events
 flow. If native watching fails (the inotify watch limit, EMFILE) it falls
 back to polling and says so; a periodic cookie probe restarts a watcher that
@@ -36,6 +40,7 @@ import watchfiles
 logger = logging.getLogger("openmemoryd.watch")
 
 COOKIE_PREFIX: Final = ".omem-cookie-"
+_COOKIE_NAME: Final = re.compile(re.escape(COOKIE_PREFIX) + r"([0-9]{1,10})-[0-9]+")
 READY_TIMEOUT_S: Final = 10.0
 PROBE_TIMEOUT_S: Final = 10.0
 FAILURES_BEFORE_POLLING: Final = 3
@@ -129,6 +134,7 @@ class Watcher:
 
     async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Watch until cancelled; ready once a cookie has made the round trip."""
+        await trio.to_thread.run_sync(remove_stale_cookies, self._roots)
         started = False
         failures = 0
         while not self._stop.is_set():
@@ -233,6 +239,34 @@ class Watcher:
             await self.wait_cookies()
             return True
         return False
+
+
+def remove_stale_cookies(roots: Sequence[WatchRoot]) -> None:
+    """Delete the cookies of watchers whose process is gone (killed before
+    they could remove them); a live process's cookies are left alone."""
+    for root in roots:
+        try:
+            names = [entry.name for entry in os.scandir(root.path)]
+        except OSError:
+            continue
+        for name in names:
+            match = _COOKIE_NAME.fullmatch(name)
+            if match is not None and not _process_alive(int(match[1])):
+                with contextlib.suppress(OSError):
+                    os.unlink(root.path / name)
+                logger.info("removed %s, left by a daemon that did not stop", root.path / name)
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid() or not 0 < pid < 2**31:  # ours, or no pid at all: leave it
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: alive, someone else's
+        return True
+    return True
 
 
 def _first_leaf(exc: Exception) -> Exception:

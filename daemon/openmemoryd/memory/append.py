@@ -8,7 +8,9 @@ read, never rewritten.
 
 Layout: each append is its own block, separated from what came before by a
 blank line; a new daily file starts with a ``# YYYY-MM-DD`` heading. The
-returned line range is the appended text's, for citations.
+returned line range is the appended text's, for citations. A file holding
+NUL bytes is not text (`get` refuses it, the index skips it), so nothing is
+appended to it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Final
 
-from openmemoryd.errors import BadRequest, Conflict, TooLarge
+from openmemoryd.errors import BadRequest, Conflict, Forbidden, TooLarge
 from openmemoryd.memory.durable import fsync_dir, lock_exclusive, read_all, write_all
 from openmemoryd.workspace import (
     MEMORY_DIR,
@@ -30,7 +32,9 @@ from openmemoryd.workspace import (
 )
 
 LOCK_TIMEOUT_S: Final = 10.0
-_REOPEN_ATTEMPTS: Final = 5
+# Each retry follows a completed replace; only a file replaced without pause
+# (a runaway loop) exhausts them.
+_REOPEN_ATTEMPTS: Final = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +69,8 @@ def append_block(mp: MemoryPath, text: str, max_file_bytes: int) -> Appended:
     fd = _open_locked(mp)
     try:
         existing = read_all(fd)
+        if b"\x00" in existing:  # as `get` and the indexer judge it: text would be lost in it
+            raise Forbidden(f"not a text file: {mp.key}")
         created = not existing
         prefix = _separator(existing, mp.key)
         payload = (prefix + block + "\n").encode("utf-8")

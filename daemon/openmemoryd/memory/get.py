@@ -22,7 +22,7 @@ def read_lines(
     if b"\x00" in data:
         raise Forbidden(f"not a text file: {mp.key}")
     text = data.decode("utf-8", errors="replace")
-    all_lines = text.split("\n")
+    all_lines = text.split("\n") if text else []  # an empty file has no lines, not one
     if text.endswith("\n"):
         all_lines.pop()
     total = len(all_lines)

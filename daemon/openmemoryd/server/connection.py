@@ -12,6 +12,11 @@ Invariants:
   requests, or never reading its replies, only slows itself down.
 * Frames are written whole under a lock, so concurrent replies never
   interleave their bytes.
+* A handler never waits for the socket: it may report progress while holding
+  a lock other clients need (a sync pass holds the index's sync lock), so
+  progress goes through a `ProgressRelay`, which keeps only the latest report
+  and sends it when the connection can take it. The last report still
+  precedes the reply.
 
 The stream is any trio stream, so the protocol logic is tested over
 in-memory streams; the peer credential check happens where real sockets are
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Awaitable, Callable
 
 import trio
 
@@ -51,6 +57,11 @@ from openmemoryd.errors import OmemdError
 logger = logging.getLogger("openmemoryd.server")
 
 RECEIVE_SIZE = 65536
+
+# msgspec reports nesting deeper than the interpreter's recursion limit
+# (about 1000 levels: a frame of 1 KB) as RecursionError, not as a
+# DecodeError, so omem_protocol lets it through; it is just as undecodable.
+_UNDECODABLE = (MessageDecodeError, RecursionError)
 
 
 class Connection:
@@ -109,7 +120,7 @@ class Connection:
         """Handle one frame; False means "close the connection"."""
         try:
             frame = decode_client_frame(body)
-        except MessageDecodeError as exc:
+        except _UNDECODABLE as exc:
             await self._send(
                 Reply(id=0, body=Error(code="bad_request", message=f"undecodable frame: {exc}"))
             )
@@ -151,7 +162,7 @@ class Connection:
         try:
             try:
                 body = decode_request_body(raw.body)
-            except MessageDecodeError as exc:
+            except _UNDECODABLE as exc:
                 reply: ReplyBody = Error(code="bad_request", message=f"invalid request: {exc}")
             else:
                 reply = await self._call(raw.id, body, raw.workspace)
@@ -164,15 +175,20 @@ class Connection:
     async def _call(
         self, request_id: int, body: RequestBody, workspace: str | None = None
     ) -> ReplyBody:
-        async def progress(done: int, total: int, phase: str) -> None:
-            await self._send(Progress(id=request_id, done=done, total=total, phase=phase))
+        async with trio.open_nursery() as relays:
+            relay = ProgressRelay(request_id, self._send, relays)
+            try:
+                return await self._dispatch(request_id, body, relay, workspace)
+            finally:
+                relay.finish()
 
+    async def _dispatch(
+        self, request_id: int, body: RequestBody, relay: ProgressRelay, workspace: str | None
+    ) -> ReplyBody:
         try:
-            return await self._api.dispatch(body, progress, workspace)
+            return await self._api.dispatch(body, relay.report, workspace)
         except OmemdError as exc:
             return Error(code=exc.code, message=str(exc))
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            raise
         except Exception as exc:
             logger.exception("request %d (%s) failed", request_id, type(body).__name__)
             return Error(
@@ -193,3 +209,53 @@ class Connection:
             data = encode_message(Reply(id=frame.id, body=Error(code="too_large", message=message)))
         async with self._send_lock:
             await self._stream.send_all(data)
+
+
+class ProgressRelay:
+    """Sends one request's progress without ever making its handler wait.
+
+    `report` only records the latest report and wakes a sender task (started
+    on the first report), so a client that stops reading holds up nothing
+    but its own frames. Progress is advisory: reports made while an earlier
+    one is still being sent are merged into the newest. `finish` lets the
+    sender deliver what is pending and stop; the request's nursery waits for
+    it, so no progress ever follows the reply.
+    """
+
+    def __init__(
+        self,
+        request_id: int,
+        send: Callable[[DaemonFrame], Awaitable[None]],
+        nursery: trio.Nursery,
+    ) -> None:
+        self._id = request_id
+        self._send = send
+        self._nursery = nursery
+        self._latest: Progress | None = None
+        self._wake = trio.Event()
+        self._started = False
+        self._finished = False
+
+    async def report(self, done: int, total: int, phase: str) -> None:
+        self._latest = Progress(id=self._id, done=done, total=total, phase=phase)
+        if not self._started:
+            self._started = True
+            self._nursery.start_soon(self._forward)
+        self._wake.set()
+
+    def finish(self) -> None:
+        self._finished = True
+        self._wake.set()
+
+    async def _forward(self) -> None:
+        try:
+            while True:
+                await self._wake.wait()
+                self._wake = trio.Event()
+                frame, self._latest = self._latest, None
+                if frame is not None:
+                    await self._send(frame)
+                if self._finished and self._latest is None:
+                    return
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass  # the client left; sending the reply will notice too
