@@ -48,13 +48,28 @@ from typing import Final
 
 from omem_client import Client, DaemonNotRunning, StatusResult, SyncResult
 
-__all__ = ["BenchDaemon", "BenchDaemonError", "isolated_env"]
+__all__ = ["BenchDaemon", "BenchDaemonError", "embedder_toml", "isolated_env"]
 
 LOG_TAIL_CHARS: Final = 4000
 POLL_INTERVAL_S: Final = 0.05
 # Each status request scans the workspace, so polling during a long index
 # pass is kept sparse to leave the CPU to the indexer being timed.
 INDEX_POLL_INTERVAL_S: Final = 0.2
+
+
+def embedder_toml(provider: str, *, nice: int | None = None) -> str:
+    """An ``[embedding]`` config choosing *provider*, and optionally the local
+    embedder's niceness (None: the daemon's default, 10).
+
+    The daemon runs its embedding worker at nice 10 so it yields to whatever
+    else the user runs. On a machine shared with other people's test runs that
+    measures their load, not the embedder, so benchmarks may pass ``nice=0``
+    and say so in their settings.
+    """
+    text = f'[embedding]\nprovider = "{provider}"\n'
+    if nice is not None:
+        text += f"\n[embedding.local]\nnice = {nice}\n"
+    return text
 
 
 class BenchDaemonError(RuntimeError):

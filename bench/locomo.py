@@ -55,7 +55,8 @@ embedding work.
 Run from the repository root::
 
     python -m bench.locomo [--methods bm25,vector,...] [--layouts dated,undated]
-        [--conversations 0,1,...] [--data PATH] [--json PATH]
+        [--conversations 0,1,...] [--data PATH] [--chunk-tokens N] [--embed-nice N]
+        [--json PATH]
 
 Progress goes to stderr; stdout is Markdown (command, machine, data sha256,
 the overall table, the per-category R@5 table and the indexing table).
@@ -728,6 +729,13 @@ def with_chunking(method: Method, tokens: int) -> Method:
     return replace(method, config_toml=method.config_toml + index)
 
 
+def with_embed_nice(method: Method, nice: int) -> Method:
+    """*method* with the local embedding worker at niceness *nice* (vector methods only)."""
+    if not method.vectors:
+        return method
+    return replace(method, config_toml=method.config_toml + f"\n[embedding.local]\nnice = {nice}\n")
+
+
 def build_plan(
     methods: Sequence[Method], layouts: Sequence[str] | None
 ) -> list[tuple[str, list[Method]]]:
@@ -933,6 +941,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="index every method with this chunk size (overlap 20%%); default: the daemon's",
     )
     parser.add_argument(
+        "--embed-nice",
+        type=int,
+        default=None,
+        help="niceness of the embedding worker; default: the daemon's (10)",
+    )
+    parser.add_argument(
         "--json",
         type=Path,
         default=None,
@@ -964,6 +978,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     methods = [METHODS[name] for name in args.methods]
     if args.chunk_tokens is not None:
         methods = [with_chunking(m, args.chunk_tokens) for m in methods]
+    if args.embed_nice is not None:
+        methods = [with_embed_nice(m, args.embed_nice) for m in methods]
     plan = build_plan(methods, args.layouts)
     if not plan:
         print("locomo: no (method, layout) pair to run", file=sys.stderr)

@@ -188,7 +188,7 @@ def test_deeply_nested_msgpack_is_a_bad_request_and_the_connection_survives(
         for error in bad:
             assert isinstance(error, Error)
             assert error.code == "bad_request"
-            assert "recursion" in error.message
+            assert "nested too deeply" in error.message
         status = [r.body for r in replies if isinstance(r, Reply) and r.id == 6]
         assert isinstance(status[0], StatusResult)  # same connection, still served
     still_serving(client)
