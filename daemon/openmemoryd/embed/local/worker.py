@@ -70,6 +70,7 @@ def read_frames(source: IO[bytes], buffer: FrameBuffer) -> list[bytes]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="openmemoryd-embed-worker")
+    parser.add_argument("--model", default="", help="a local model id; empty for the default")
     parser.add_argument("--weights", required=True)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--nice", type=int, default=10)
@@ -83,14 +84,15 @@ def main(argv: list[str] | None = None) -> int:
 
         from threadpoolctl import threadpool_limits
 
-        from openmemoryd.embed.e5 import DIMS, MODEL_ID, E5Model
+        from openmemoryd.embed.local.models import local_model
 
+        spec = local_model(args.model)
         threadpool_limits(args.threads)
-        model = E5Model.load(Path(args.weights))
+        model = spec.load(Path(args.weights))
     except Exception as exc:  # reported to the daemon, which shows it in status
         write_frame(out, Failed(error=f"cannot load the local model: {exc}"))
         return 1
-    write_frame(out, Ready(model=MODEL_ID, dims=DIMS))
+    write_frame(out, Ready(model=spec.model_id, dims=spec.dims))
 
     buffer = FrameBuffer(MAX_FRAME)
     while frames := read_frames(sys.stdin.buffer, buffer):
@@ -99,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
                 job = _job_decoder.decode(frame)
                 vectors = model.encode(job.texts, is_query=job.is_query)
                 reply: WorkerReply = Done(
-                    count=len(job.texts), dims=DIMS, vectors=vectors.astype("<f4").tobytes()
+                    count=len(job.texts), dims=spec.dims, vectors=vectors.astype("<f4").tobytes()
                 )
             except Exception as exc:  # one bad job must not kill the worker
                 reply = Failed(error=f"{type(exc).__name__}: {exc}")
