@@ -30,7 +30,6 @@ Progress goes to stderr; stdout is a Markdown table to paste.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import shlex
@@ -43,6 +42,7 @@ from typing import Any, Final
 
 from bench.corpus import generate_workspace, sample_queries
 from bench.daemon import BenchDaemon
+from bench.report import write_report
 from bench.search_latency import Summary, machine_info
 from omem_client import Client, OmemError
 
@@ -276,15 +276,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     machine["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     print(render_table(result, machine, command))
     if args.json is not None:
-        report = {
-            "benchmark": "freshness",
-            "command": command,
-            "argv": args_list,
-            "machine": machine,
-            "results": asdict(result),
-        }
-        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        _progress(f"wrote {args.json}")
+        write_report(
+            args.json,
+            "freshness",
+            command=command,
+            argv=args_list,
+            machine=machine,
+            results=asdict(result),
+        )
     return 0
 
 

@@ -39,7 +39,6 @@ if the warm re-index computed any embedding.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import sys
@@ -52,6 +51,7 @@ from typing import Any, Final
 from bench.corpus import generate_workspace
 from bench.daemon import BenchDaemon, BenchDaemonError, embedder_toml
 from bench.procstat import ProcessSampler, SampledMemory
+from bench.report import write_report
 from bench.search_latency import machine_info
 from omem_client import OmemError, StatusResult
 
@@ -358,15 +358,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     machine["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     print(render_table(result, machine, command))
     if args.json is not None:
-        report = {
-            "benchmark": "indexing",
-            "command": command,
-            "argv": args_list,
-            "machine": machine,
-            "results": asdict(result),
-        }
-        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        _progress(f"wrote {args.json}")
+        write_report(
+            args.json,
+            "indexing",
+            command=command,
+            argv=args_list,
+            machine=machine,
+            results=asdict(result),
+        )
     warm = [r for r in result.runs if "warm" in r.name]
     if any(r.embeddings_computed for r in warm) or result.warm_worker_started:
         print("indexing: the warm re-index computed embeddings", file=sys.stderr)

@@ -41,7 +41,6 @@ Progress goes to stderr; stdout is a Markdown table to paste.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import shlex
@@ -62,6 +61,7 @@ from bench.procstat import (
     main_thread_cpu_seconds,
     rss_kb,
 )
+from bench.report import write_report
 from bench.search_latency import machine_info, percentile
 from omem_client import OmemError
 
@@ -456,15 +456,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     machine["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     print(render_table([result], machine, command))
     if args.json is not None:
-        report = {
-            "benchmark": "load",
-            "command": command,
-            "argv": args_list,
-            "machine": machine,
-            "results": [asdict(result)],
-        }
-        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        _progress(f"wrote {args.json}")
+        write_report(
+            args.json,
+            "load",
+            command=command,
+            argv=args_list,
+            machine=machine,
+            results=[asdict(result)],
+        )
     failed = [run for run in result.runs if run.errors or run.appends_found < run.appends_checked]
     for run in failed:
         print(
