@@ -16,7 +16,6 @@ private.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import io
 import os
@@ -30,8 +29,8 @@ from typing import Final
 import msgspec
 
 from omem_protocol import __version__
-from openmemoryd.errors import BadRequest, Conflict, OmemdError
-from openmemoryd.memory.durable import fsync_dir, read_all
+from openmemoryd.errors import BadRequest, OmemdError
+from openmemoryd.memory.durable import fsync_dir, lock_shared, read_all
 from openmemoryd.workspace import MemoryPath, PathPolicy, open_beneath, scan_memory_files
 
 FORMAT: Final = "openmemory-export"
@@ -104,15 +103,7 @@ def export_archive(policy: PathPolicy, output: Path, *, max_file_bytes: int) -> 
 def _read_shared(mp: MemoryPath, max_file_bytes: int) -> tuple[bytes, float]:
     fd = open_beneath(mp, os.O_RDONLY)
     try:
-        deadline = time.monotonic() + LOCK_TIMEOUT_S
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise Conflict(f"{mp.key} stayed locked; try again") from None
-                time.sleep(0.02)
+        lock_shared(fd, mp.key, LOCK_TIMEOUT_S)
         st = os.fstat(fd)
         if st.st_size > max_file_bytes:
             raise BadRequest(f"{st.st_size} bytes, over the {max_file_bytes}-byte file limit")

@@ -8,6 +8,7 @@ them.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
@@ -21,11 +22,20 @@ LOCK_TIMEOUT_S: Final = 10.0
 
 
 def lock_exclusive(fd: int, name: str, timeout_s: float = LOCK_TIMEOUT_S) -> None:
-    """flock *fd*, or raise `Conflict` if another process holds it too long."""
+    """flock *fd* for writing, or raise `Conflict` if another process holds it too long."""
+    _lock(fd, fcntl.LOCK_EX, name, timeout_s)
+
+
+def lock_shared(fd: int, name: str, timeout_s: float = LOCK_TIMEOUT_S) -> None:
+    """flock *fd* for reading: no writer is halfway through while we read."""
+    _lock(fd, fcntl.LOCK_SH, name, timeout_s)
+
+
+def _lock(fd: int, operation: int, name: str, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while True:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, operation | fcntl.LOCK_NB)
             return
         except OSError as exc:
             if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
@@ -58,3 +68,23 @@ def fsync_dir(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def replace_file(target: Path, data: bytes, *, mode: int, tag: str) -> None:
+    """Give *target* the content *data* atomically: a temporary file beside
+    it (named with *tag*), fsynced, renamed over it, the directory fsynced.
+    A crash leaves the old file or the new one, never a mix."""
+    temp = target.with_name(f".{target.name}.omem-{tag}-{os.getpid()}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(temp, flags, mode)
+    try:
+        write_all(fd, data)
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    os.close(fd)
+    os.replace(temp, target)
+    fsync_dir(target.parent)

@@ -30,7 +30,7 @@ from typing import Final
 
 import msgspec
 
-from openmemoryd.memory.durable import fsync_dir, write_all
+from openmemoryd.memory.durable import replace_file
 
 KEEP_S: Final = 30 * 86_400  # sessions idle this long are forgotten
 MAX_SESSIONS: Final = 10_000
@@ -137,12 +137,4 @@ class FlushTracker:
             for key in oldest[: len(data.sessions) - MAX_SESSIONS]:
                 del data.sessions[key]
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        temp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-        try:
-            write_all(fd, msgspec.json.encode(data))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temp, self.path)
-        fsync_dir(self.path.parent)
+        replace_file(self.path, msgspec.json.encode(data), mode=0o600, tag="flush")

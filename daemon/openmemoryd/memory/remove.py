@@ -17,13 +17,12 @@ it must be the safest write we have:
 
 from __future__ import annotations
 
-import contextlib
 import os
 from dataclasses import dataclass
 
 from openmemoryd.errors import Conflict
 from openmemoryd.memory.append import LOCK_TIMEOUT_S
-from openmemoryd.memory.durable import fsync_dir, lock_exclusive, read_all, write_all
+from openmemoryd.memory.durable import lock_exclusive, read_all, replace_file
 from openmemoryd.workspace import MemoryPath, open_beneath
 
 
@@ -82,17 +81,5 @@ def _collapse_blank_runs(lines: list[str]) -> list[str]:
 def _replace(mp: MemoryPath, data: bytes) -> None:
     """Atomically give *mp* the content *data* (mode kept)."""
     target = mp.absolute
-    temp = target.with_name(f".{target.name}.omem-forget-{os.getpid()}")
     mode = os.stat(target, follow_symlinks=False).st_mode & 0o777
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
-    try:
-        write_all(fd, data)
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    os.close(fd)
-    os.replace(temp, target)
-    fsync_dir(target.parent)
+    replace_file(target, data, mode=mode, tag="forget")
