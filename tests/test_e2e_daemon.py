@@ -120,7 +120,7 @@ def test_a_garbage_speaking_client_does_not_hurt_others(daemon: Daemon) -> None:
 def test_init_creates_the_workspace_and_prints_where_things_are(env: Env) -> None:
     result = run_openmemoryd(env, "init")
     assert result.returncode == 0
-    assert "created MEMORY.md" in result.stdout
+    assert "Created MEMORY.md" in result.stdout
     assert str(env.workspace) in result.stdout
     again = run_openmemoryd(env, "init")
     assert "nothing to create" in again.stdout

@@ -33,6 +33,7 @@ from openmemoryd.server import (
     remove_socket,
     serve_rpc,
 )
+from openmemoryd.server.instance import STATE_LOCK_NAME
 from openmemoryd.service import sd_notify, take_activation_socket
 from openmemoryd.workspace import init_workspace
 
@@ -48,9 +49,7 @@ async def run_daemon(config: Config, reload: Callable[[], Config] | None = None)
     # First, before anything can start a child process: it clears LISTEN_*.
     activation = take_activation_socket()
     inherited = adopt_unix_listener(activation, config.socket) if activation else None
-    state_lock = InstanceLock(
-        config.state_dir / "openmemoryd.lock", f"state dir {config.state_dir}"
-    )
+    state_lock = InstanceLock(config.state_dir / STATE_LOCK_NAME, f"state dir {config.state_dir}")
     socket_lock = InstanceLock(
         config.socket.with_name(config.socket.name + ".lock"), f"socket {config.socket}"
     )

@@ -1,5 +1,6 @@
-"""The ``openmemoryd`` command: ``run`` the daemon, ``init`` a workspace,
-``install-service`` for systemd or launchd.
+"""The ``openmemoryd`` command: ``run`` the daemon, ``init`` and ``configure``
+(the setup wizard), ``install-service`` for systemd or launchd, ``import``,
+``doctor``.
 
 Exit codes: 0 clean stop, 1 could not start (the message says why: already
 running, invalid config, unsafe socket directory, ...), 2 usage error.
@@ -7,9 +8,11 @@ running, invalid config, unsafe socket directory, ...), 2 usage error.
 
 from __future__ import annotations
 
+import os
 import shlex
+import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import trio
 import typer
@@ -22,6 +25,9 @@ from openmemoryd.logs import setup_logging
 from openmemoryd.memory.import_cli import import_memory, outcome_lines, sync_running_daemon
 from openmemoryd.service.install import InstallPlan, current_platform, install, plan_install
 from openmemoryd.workspace import init_workspace
+
+if TYPE_CHECKING:
+    from openmemoryd.wizard import Preset, Prompter
 
 app = typer.Typer(
     name="openmemoryd",
@@ -107,28 +113,104 @@ def run(
         raise typer.Exit(1) from None
 
 
+YesOpt = Annotated[
+    bool,
+    typer.Option("--yes", "-y", help="Ask nothing: take every default (also without a terminal)."),
+]
+ProviderOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--provider",
+        help="Embedding provider: local, ollama, openai, gemini, voyage, mistral, none or auto.",
+    ),
+]
+ModelOpt = Annotated[str | None, typer.Option("--model", help="The provider's embedding model.")]
+
+
 @app.command()
 def init(
     config: ConfigOpt = None,
     workspace: WorkspaceOpt = None,
     state_dir: StateDirOpt = None,
     socket: SocketOpt = None,
+    yes: YesOpt = False,
+    provider: ProviderOpt = None,
+    model: ModelOpt = None,
 ) -> None:
-    """Create the workspace (MEMORY.md, USER.md, PROJECT.md, memory/); never overwrites."""
+    """Set up openmemory: ask for the workspace and the embedder (defaults on
+    Enter), write the config, create the workspace (MEMORY.md, USER.md,
+    PROJECT.md, memory/). Never overwrites a Markdown file; without a terminal
+    or with --yes it asks nothing."""
+    from openmemoryd.wizard import run_init
+
     resolved = _load(config, workspace, state_dir, socket)
+    interactive = _interactive(yes)
     try:
-        created = init_workspace(resolved.workspace)
-    except OSError as exc:
-        typer.echo(f"openmemoryd: cannot create {resolved.workspace}: {exc.strerror}", err=True)
+        run_init(
+            resolved,
+            _prompter(interactive),
+            typer.echo,
+            interactive=interactive,
+            preset=_preset(provider, model),
+            environ=os.environ,
+        )
+    except OmemdError as exc:
+        typer.echo(f"openmemoryd: {exc}", err=True)
         raise typer.Exit(1) from None
-    for item in created:
-        typer.echo(f"  created {item}")
-    if not created:
-        typer.echo("  nothing to create: the workspace is complete")
-    typer.echo(f"Workspace: {resolved.workspace}")
-    typer.echo(f"Config:    {resolved.config_path or '(none; defaults in use)'}")
-    typer.echo(f"Index:     {resolved.index_path}")
-    typer.echo(f"Socket:    {resolved.socket}")
+
+
+@app.command()
+def configure(
+    config: ConfigOpt = None,
+    yes: YesOpt = False,
+    provider: ProviderOpt = None,
+    model: ModelOpt = None,
+) -> None:
+    """Choose the embedding provider and model again; updates only [embedding]
+    in the config (comments and other settings are kept, the old file is
+    saved as config.toml.bak)."""
+    from openmemoryd.wizard import run_configure
+
+    resolved = _load(config, None, None, None)
+    interactive = _interactive(yes)
+    if not interactive and provider is None:
+        typer.echo("openmemoryd: configure needs a terminal, or --provider (and --model)", err=True)
+        raise typer.Exit(2)
+    try:
+        run_configure(
+            resolved,
+            _prompter(interactive),
+            typer.echo,
+            preset=_preset(provider, model),
+            environ=os.environ,
+        )
+    except OmemdError as exc:
+        typer.echo(f"openmemoryd: {exc}", err=True)
+        raise typer.Exit(1) from None
+
+
+def _interactive(yes: bool) -> bool:
+    """A person can answer: not --yes, and both ends of the dialogue are a terminal."""
+    return not yes and sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def _prompter(interactive: bool) -> Prompter:
+    from openmemoryd.wizard import DefaultPrompter, TerminalPrompter
+
+    return TerminalPrompter() if interactive else DefaultPrompter()
+
+
+def _preset(provider: str | None, model: str | None) -> Preset:
+    from openmemoryd.wizard import PROVIDER_NAMES, Preset
+
+    if provider is not None and provider not in PROVIDER_NAMES:
+        typer.echo(
+            f"openmemoryd: unknown provider {provider!r}; choose one of "
+            + ", ".join(PROVIDER_NAMES),
+            err=True,
+        )
+        raise typer.Exit(2)
+    return Preset(provider=provider, model=model)
 
 
 @app.command("install-service")

@@ -12,8 +12,12 @@ from __future__ import annotations
 import fcntl
 import os
 from pathlib import Path
+from typing import Final
 
 from openmemoryd.errors import StartupError
+
+STATE_LOCK_NAME: Final = "openmemoryd.lock"
+"""The lock file in the state dir that one running daemon holds."""
 
 
 class InstanceLock:
@@ -40,6 +44,22 @@ class InstanceLock:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
         self._fd = fd
+
+    def held(self) -> bool:
+        """Whether a running daemon holds the lock now; creates nothing, so
+        commands like `openmemoryd init` can ask without side effects (a
+        connect to a socket-activated socket would start the daemon)."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        return False
 
     def release(self) -> None:
         if self._fd is not None:

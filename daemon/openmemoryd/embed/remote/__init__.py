@@ -68,7 +68,7 @@ def api_key_for(
     Accepts the whole embedding section or just the provider's own, so
     ``auto`` selection can ask before building anything.
     """
-    cls = _provider_class(name)
+    cls = provider_class(name)
     remote = (
         settings
         if isinstance(settings, _config.RemoteSettings)
@@ -95,7 +95,7 @@ def build_remote(
     The model is *model_override*, else ``[embedding.<name>].model``, else the
     provider's default. *sleep* and *transport* exist for tests.
     """
-    cls = _provider_class(name)
+    cls = provider_class(name)
     remote = remote_settings(name, embedding)
     base_url = _parse_base_url(name, remote.base_url.strip() or cls.default_base_url)
     _check_headers(name, remote.headers)
@@ -121,7 +121,9 @@ def build_remote(
     return cls(config)
 
 
-def _provider_class(name: str) -> type[RemoteEmbedder]:
+def provider_class(name: str) -> type[RemoteEmbedder]:
+    """The embedder class of remote provider *name*: its defaults (base URL,
+    model, key variables) are what `openmemoryd init` offers."""
     try:
         return _CLASSES[name]
     except KeyError:
@@ -170,6 +172,7 @@ __all__ = [
     "VoyageEmbedder",
     "api_key_for",
     "build_remote",
+    "provider_class",
     "public_endpoint",
     "remote_settings",
 ]
