@@ -104,6 +104,12 @@ def test_every_route_through_the_real_daemon(http_daemon: tuple[Daemon, str]) ->
             ).status_code
             == 403
         )
+        # not even HTTP: hypercorn answers 400 and closes; the daemon serves on
+        host, port = url.removeprefix("http://").rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=10) as raw:
+            raw.sendall(b"\x00\xffGARBAGE / NOPE\r\n\r\n")
+            assert raw.recv(100).startswith(b"HTTP/1.1 400")
+        assert web.get("/health").status_code == 200
         assert sock.status().files_indexed >= 1  # still alive on the socket
     assert citation.startswith("memory/")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import socket
 from functools import partial
-from typing import Any
+from typing import Any, Final
 
 import trio
 
@@ -25,6 +25,8 @@ from openmemoryd.gateway.address import GatewayPlan, ListenAddress
 from openmemoryd.gateway.asgi import GatewayApp
 
 logger = logging.getLogger("openmemoryd.http")
+
+READ_TIMEOUT_S: Final = 30
 
 
 def bind_tcp(address: ListenAddress) -> socket.socket:
@@ -61,8 +63,15 @@ async def serve_http(
     url = ListenAddress(host, port).url
     config = HypercornConfig()
     config.bind = [f"fd://{sock.detach()}"]
-    config.errorlog = logger
+    # hypercorn's own info lines ("Running on ...") repeat ours; its warnings
+    # and errors still reach the daemon's log. No access log: it adds nothing
+    # the debug line in `asgi` lacks, and must never risk logging headers.
+    config.errorlog = logging.getLogger("openmemoryd.http.server")
+    config.errorlog.setLevel(logging.WARNING)
     config.accesslog = None
+    # A client that stalls mid-request holds one of `max_inflight` slots at
+    # most this long.
+    config.read_timeout = READ_TIMEOUT_S
     config.graceful_timeout = server.drain_timeout_s
     config.include_server_header = False
     # hypercorn's Framework type spells out every ASGI event TypedDict; our
