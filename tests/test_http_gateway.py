@@ -381,3 +381,11 @@ async def test_bearer_token(api: Api) -> None:
     async with http(app, authorization=f"Bearer {TOKEN}") as client:
         assert (await client.get("/status", headers={"host": "evil.example"})).status_code == 403
     assert TOKEN not in repr(app.plan)
+
+
+def test_every_socket_error_code_has_an_http_status() -> None:
+    from omem_protocol import ERROR_CODES
+    from openmemoryd.gateway import STATUS_FOR_CODE
+
+    assert set(STATUS_FOR_CODE) == set(ERROR_CODES)
+    assert all(400 <= status < 600 for status in STATUS_FOR_CODE.values())
