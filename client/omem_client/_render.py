@@ -118,6 +118,7 @@ def status_lines(status: StatusResult) -> list[str]:
         f"openmemoryd {status.daemon_version} (protocol {status.protocol}, pid {status.pid}, "
         f"up {_duration(status.uptime_s)})",
         f"Socket:     {status.socket}",
+        f"HTTP:       {status.http or 'off'}",
         f"Workspace:  {status.workspace} -> {status.workspace_path}"
         + (f" (serving: {', '.join(status.workspaces)})" if len(status.workspaces) > 1 else ""),
         f"Index:      {status.index_path} ({_size(status.index_bytes)})",

@@ -5,6 +5,8 @@ the single-instance locks (state dir, socket), create the workspace from its
 templates if missing, open the index, bind the socket (unless systemd gave us
 one), then report ready and reconcile the index with the files in the
 background.
+With ``[http]`` on, the HTTP API (`gateway`) is bound right after the socket
+and served beside it over the same `Api`; it drains with the socket server.
 Shutdown on SIGTERM or SIGINT drains in-flight requests, commits, closes the
 index and removes the socket (not systemd's: that one stays for the next
 activation); a second signal exits at once (appended text is already fsynced
@@ -14,9 +16,11 @@ and the index is transactional, so nothing is lost).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import signal
+import socket
 from collections.abc import Callable
 
 import trio
@@ -26,6 +30,7 @@ from openmemoryd.config import Config
 from openmemoryd.config.reload import plan_reload
 from openmemoryd.engine import Engine, open_engine
 from openmemoryd.errors import OmemdError
+from openmemoryd.gateway import GatewayPlan, bind_tcp, plan_gateway, serve_http
 from openmemoryd.server import (
     InstanceLock,
     adopt_unix_listener,
@@ -67,6 +72,8 @@ async def run_daemon(config: Config, reload: Callable[[], Config] | None = None)
 async def _serve(
     config: Config, inherited: trio.SocketListener | None, reload: Callable[[], Config] | None
 ) -> None:
+    # Checked before anything opens: a bad [http] section must not cost an index open.
+    http_plan = _plan_http(config)
     async with contextlib.AsyncExitStack() as stack:
         engines: dict[str, Engine] = {}
         for ws in config.workspace_configs():
@@ -79,7 +86,10 @@ async def _serve(
         else:
             listener, inode = inherited, None
             logger.info("serving on the socket systemd passed us (%s)", config.socket)
+        http_socket: socket.socket | None = None
         try:
+            if http_plan is not None:
+                http_socket = bind_tcp(http_plan.address)
             api = Api(engines, DaemonInfo(socket=str(config.socket)))
             stop = trio.Event()
             async with trio.open_nursery() as background:
@@ -88,6 +98,11 @@ async def _serve(
                     background.start_soon(_reload_on_sighup, engines, reload)
                 async with trio.open_nursery() as server:
                     await server.start(serve_rpc, listener, api, config.server, stop)
+                    if http_plan is not None and http_socket is not None:
+                        url = await server.start(
+                            serve_http, api, http_plan, http_socket, config.server, stop
+                        )
+                        api.info = dataclasses.replace(api.info, http=url)
                     for name, engine in engines.items():
                         logger.info(
                             "openmemoryd %s ready on %s (workspace %s at %s, index %s)",
@@ -101,9 +116,18 @@ async def _serve(
                 # serve_rpc returned: stop was set and the connections drained.
                 background.cancel_scope.cancel()
         finally:
+            if http_socket is not None:
+                http_socket.close()  # a no-op once the HTTP server took it over
             if inode is not None:
                 remove_socket(config.socket, inode)
     logger.info("openmemoryd stopped")
+
+
+def _plan_http(config: Config) -> GatewayPlan | None:
+    """The checked ``[http]`` settings, or None when HTTP is off."""
+    if not config.http.enabled:
+        return None
+    return plan_gateway(config.http)
 
 
 async def _watch_signals(stop: trio.Event) -> None:

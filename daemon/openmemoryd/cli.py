@@ -98,14 +98,26 @@ def run(
     state_dir: StateDirOpt = None,
     socket: SocketOpt = None,
     log_level: LogLevelOpt = None,
+    http: Annotated[
+        str | None,
+        typer.Option(
+            "--http",
+            metavar="HOST:PORT",
+            help="Also serve the JSON HTTP API there (loopback only unless [http] allow_remote).",
+        ),
+    ] = None,
 ) -> None:
     """Run the daemon in the foreground until SIGTERM or Ctrl-C.
 
     Creates the workspace with its templates if it does not exist.
     """
-    resolved = _load(config, workspace, state_dir, socket, log_level)
+    overrides = Overrides(config, workspace, state_dir, socket, log_level, http)
+    try:
+        resolved = load_config(overrides)
+    except OmemdError as exc:
+        typer.echo(f"openmemoryd: {exc}", err=True)
+        raise typer.Exit(1) from None
     setup_logging(resolved.log_level)
-    overrides = Overrides(config, workspace, state_dir, socket, log_level)
     try:
         trio.run(run_daemon, resolved, lambda: load_config(overrides))
     except OmemdError as exc:

@@ -627,6 +627,7 @@ class StatusResult(Msg, tag="status_result", frozen=True):
     rebuild: str | None = None
     sync: SyncStatus | None = None
     workspaces: tuple[str, ...] = ()  # every workspace this daemon serves
+    http: str | None = None  # the HTTP API's base URL when it is on (`[http]`)
 
 
 class Error(Msg, tag="error", frozen=True):

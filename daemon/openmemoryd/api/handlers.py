@@ -73,6 +73,7 @@ class DaemonInfo:
     pid: int = field(default_factory=os.getpid)
     started: float = field(default_factory=time.monotonic)
     version: str = __version__
+    http: str | None = None  # the HTTP API's base URL once it listens
 
 
 class Api:
@@ -190,6 +191,7 @@ class Api:
                     for path, pending in sorted(ws.sessions_waiting.items())
                 ),
             ),
+            http=self.info.http,
         )
 
     async def search(self, engine: Engine, params: SearchParams) -> SearchResult:

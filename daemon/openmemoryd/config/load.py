@@ -18,7 +18,7 @@ import msgspec
 import platformdirs
 
 from omem_protocol import default_config_path, resolve_socket_path
-from openmemoryd.config.model import Config, FileConfig
+from openmemoryd.config.model import Config, FileConfig, HttpSettings
 from openmemoryd.errors import ConfigError
 
 WORKSPACE_ENV: Final = "OPENMEMORY_WORKSPACE"
@@ -36,6 +36,7 @@ class Overrides:
     state_dir: Path | None = None
     socket: Path | None = None
     log_level: str | None = None
+    http: str | None = None  # ``--http HOST:PORT``: serve HTTP there, whatever the file says
 
 
 def load_config(
@@ -87,7 +88,15 @@ def load_config(
         flush=file_config.flush,
         session_paths=normalize_extra_paths(workspace, file_config.sessions.paths),
         others=_other_workspaces(file_config, workspace, base),
+        http=_http_settings(file_config, flags),
     )
+
+
+def _http_settings(file_config: FileConfig, flags: Overrides) -> HttpSettings:
+    """``[http]``, with ``--http HOST:PORT`` turning it on at that address."""
+    if flags.http is None:
+        return file_config.http
+    return msgspec.structs.replace(file_config.http, enabled=True, listen=flags.http)
 
 
 def _other_workspaces(

@@ -304,6 +304,35 @@ class FlushSettings(_Section, frozen=True):
     ] = "Write any lasting notes to memory/YYYY-MM-DD.md; reply with NO_REPLY if nothing to store."
 
 
+class HttpSettings(_Section, frozen=True):
+    """`[http]`: the optional JSON HTTP API for agents not written in Python.
+
+    Off unless enabled here or by ``openmemoryd run --http HOST:PORT``. It binds
+    loopback only; any other address also needs ``allow_remote = true`` and a
+    token. The bearer token is `token`, else the variable named by
+    `token_env`, else ``OPENMEMORY_HTTP_TOKEN``; it never appears in logs,
+    status or errors.
+    """
+
+    enabled: Annotated[bool, doc("Serve the HTTP API beside the Unix socket.")] = False
+    listen: Annotated[
+        str, doc("HOST:PORT to listen on (an IP address or localhost; [::1]:PORT for IPv6).")
+    ] = "127.0.0.1:8787"
+    allow_remote: Annotated[
+        bool, doc("Allow a non-loopback listen address (then a token is required).")
+    ] = False
+    allowed_hosts: Annotated[
+        tuple[str, ...], doc("Host names accepted besides loopback ones (remote setups only).")
+    ] = ()
+    token: Annotated[str, doc("Bearer token clients must send; empty: none (loopback only).")] = ""
+    token_env: Annotated[
+        str, doc("An environment variable holding the token, instead of OPENMEMORY_HTTP_TOKEN.")
+    ] = ""
+    max_inflight: Annotated[
+        int, doc("Requests handled at once; more get 429 Too Many Requests.", ge=1, le=4096)
+    ] = 64
+
+
 WorkspaceName = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9][a-z0-9_-]{0,31}$")]
 
 
@@ -348,6 +377,7 @@ class FileConfig(_Section, frozen=True):
     primer: PrimerSettings = msgspec.field(default_factory=PrimerSettings)
     flush: FlushSettings = msgspec.field(default_factory=FlushSettings)
     workspaces: dict[WorkspaceName, WorkspaceSettings] = msgspec.field(default_factory=dict)
+    http: HttpSettings = msgspec.field(default_factory=HttpSettings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -373,6 +403,7 @@ class Config:
     flush: FlushSettings = field(default_factory=FlushSettings)
     name: str = "default"  # which workspace of the daemon this is
     others: tuple[tuple[str, Path, tuple[Path, ...]], ...] = ()  # (name, path, extra_paths)
+    http: HttpSettings = field(default_factory=HttpSettings)
 
     @property
     def index_path(self) -> Path:

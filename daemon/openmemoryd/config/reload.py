@@ -75,7 +75,7 @@ def _dict_changes(key: str, old: dict[str, Any], new: dict[str, Any]) -> Iterato
             continue
         if isinstance(before, dict) and isinstance(after, dict) and name != "headers":
             yield from _dict_changes(f"{key}.{name}", before, after)
-        elif "api_key" in name or name == "headers":
+        elif "api_key" in name or name in ("headers", "token"):
             yield Change(f"{key}.{name}", "…", "…")  # secrets never reach the log
         else:
             yield Change(f"{key}.{name}", before, after)

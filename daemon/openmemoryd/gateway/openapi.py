@@ -1,0 +1,125 @@
+"""The OpenAPI 3 document, generated from the wire Structs so it cannot drift.
+
+Request and reply schemas come from `msgspec.json.schema_components` over
+the very Params/Result types the routes decode and encode. Two adjustments
+say what the HTTP API does differently from the socket: a request's
+``type`` tag is optional (the path already names the method), and every
+request accepts a ``workspace``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+
+from omem_protocol import PROTOCOL_VERSION, __version__
+from openmemoryd.gateway.routes import ROUTES, ErrorReply, Route
+
+REF: Final = "#/components/schemas/{name}"
+_WORKSPACE: Final = {
+    "type": "string",
+    "pattern": "^[a-z0-9][a-z0-9_-]{0,31}$",
+    "description": "Which of the daemon's workspaces (default: default).",
+}
+_STATUS_TEXT: Final = {
+    400: "Malformed JSON, unknown field, wrong type or value out of range",
+    401: "Missing or wrong bearer token",
+    403: "Host or Origin is not loopback, or the path is outside the memory files",
+    404: "Unknown file or workspace",
+    413: "Request or reply over the size limit",
+    429: "Too many requests in flight",
+    503: "The index or embedder cannot serve now",
+}
+
+
+def build_openapi(*, token_required: bool) -> dict[str, Any]:
+    """The document served at ``/openapi.json``."""
+    requests = [r.params for r in ROUTES.values() if r.params is not None and r.from_body]
+    replies = [r.result for r in ROUTES.values() if r.result is not dict] + [ErrorReply]
+    request_refs, request_components = msgspec.json.schema_components(requests, ref_template=REF)
+    reply_refs, reply_components = msgspec.json.schema_components(replies, ref_template=REF)
+    for schema in request_components.values():
+        _tag_optional(schema)
+    for params in requests:
+        request_components[params.__name__]["properties"]["workspace"] = _WORKSPACE
+    body_ref = dict(zip(requests, request_refs, strict=True))
+    result_ref = dict(zip(replies, reply_refs, strict=True))
+    paths = {
+        path: {route.method.lower(): _operation(path, route, body_ref, result_ref, token_required)}
+        for path, route in ROUTES.items()
+    }
+    document: dict[str, Any] = {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "openmemory HTTP API",
+            "version": __version__,
+            "description": (
+                "Local-first long-term memory for LLM agents. The same methods as the Unix "
+                f"socket (protocol {PROTOCOL_VERSION}), as JSON over HTTP; errors are "
+                '{"error": {"code", "message"}} with the socket\'s codes.'
+            ),
+        },
+        "paths": paths,
+        "components": {"schemas": {**request_components, **reply_components}},
+    }
+    if token_required:
+        document["components"]["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
+    return document
+
+
+def _operation(
+    path: str,
+    route: Route,
+    body_ref: dict[Any, dict[str, Any]],
+    result_ref: dict[Any, dict[str, Any]],
+    token_required: bool,
+) -> dict[str, Any]:
+    result = result_ref.get(route.result, {"type": "object"})
+    operation: dict[str, Any] = {
+        "summary": route.summary,
+        "operationId": path.strip("/").replace(".", "_"),
+        "responses": {"200": {"description": "OK", "content": _json(result)}},
+    }
+    if route.params is not None and route.from_body:
+        operation["requestBody"] = {"required": True, "content": _json(body_ref[route.params])}
+    parameters = [_query_parameter(name, field, route) for name, field in route.query.items()]
+    if route.params is not None:
+        parameters.append(
+            {"name": "workspace", "in": "query", "required": False, "schema": _WORKSPACE}
+        )
+    if parameters:
+        operation["parameters"] = parameters
+    error = result_ref[ErrorReply]
+    codes = [400, 403, 404, 413, 429, 503] if route.params is not None else [403]
+    if token_required and not route.public:
+        codes.append(401)
+        operation["security"] = [{"bearer": []}]
+    for code in sorted(codes):
+        operation["responses"][str(code)] = {
+            "description": _STATUS_TEXT[code],
+            "content": _json(error),
+        }
+    return operation
+
+
+def _query_parameter(name: str, field: str, route: Route) -> dict[str, Any]:
+    assert route.params is not None
+    (_, components) = msgspec.json.schema_components([route.params], ref_template=REF)
+    schema = components[route.params.__name__]
+    return {
+        "name": name,
+        "in": "query",
+        "required": field in schema.get("required", ()),
+        "schema": schema["properties"][field],
+    }
+
+
+def _tag_optional(schema: dict[str, Any]) -> None:
+    required = schema.get("required")
+    if required and "type" in required:
+        schema["required"] = [name for name in required if name != "type"]
+
+
+def _json(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"application/json": {"schema": schema}}

@@ -1,0 +1,166 @@
+"""The HTTP API's routes and how a request becomes an RPC body.
+
+Each route names the same msgspec Params struct the socket decodes, so the
+HTTP API has the socket's field names, types and limits (query length,
+result limits, path rules) by construction; only two things are stricter
+here, because a hand-written curl call is more likely to carry a typo than
+a client library: unknown fields are refused, and a ``type`` field, if
+given, must be the method's tag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Final, Literal
+
+import msgspec
+
+from omem_protocol import (
+    AppendParams,
+    AppendResult,
+    CaptureParams,
+    CaptureResult,
+    GetParams,
+    GetResult,
+    RecallParams,
+    RecallResult,
+    RequestBody,
+    SearchParams,
+    SearchResult,
+    StatusParams,
+    StatusResult,
+)
+from openmemoryd.errors import BadRequest
+
+WorkspaceName = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9][a-z0-9_-]{0,31}$")]
+
+
+class ErrorDetail(msgspec.Struct, kw_only=True, frozen=True):
+    """The socket's `Error`, as the HTTP API reports it."""
+
+    code: str
+    message: str
+
+
+class ErrorReply(msgspec.Struct, kw_only=True, frozen=True):
+    """Every non-2xx reply: ``{"error": {"code", "message"}}``."""
+
+    error: ErrorDetail
+
+
+class HealthResult(msgspec.Struct, kw_only=True, frozen=True):
+    """The process is up and serving HTTP (no index is touched)."""
+
+    status: Literal["ok"]
+    version: str
+    protocol: int
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    method: Literal["GET", "POST"]
+    summary: str
+    result: type[Any]
+    params: type[RequestBody] | None = None  # None: answered by the gateway itself
+    # query parameter -> Params field, for GET routes
+    query: Mapping[str, str] = field(default_factory=dict)
+    public: bool = False  # served without the bearer token
+
+    @property
+    def from_body(self) -> bool:
+        return self.method == "POST"
+
+
+ROUTES: Final[Mapping[str, Route]] = {
+    "/search": Route("POST", "Hybrid (vector + keyword) search", SearchResult, SearchParams),
+    "/get": Route(
+        "GET",
+        "Read lines of a memory file",
+        GetResult,
+        GetParams,
+        query={"path": "path", "from": "from_line", "lines": "lines"},
+    ),
+    "/append": Route("POST", "Append text to a memory file", AppendResult, AppendParams),
+    "/recall": Route("POST", "Memories to inject into a prompt", RecallResult, RecallParams),
+    "/capture": Route("POST", "Keep what is worth remembering", CaptureResult, CaptureParams),
+    "/status": Route("GET", "Daemon and index status", StatusResult, StatusParams),
+    "/health": Route("GET", "Liveness (no token needed)", HealthResult, public=True),
+    "/openapi.json": Route("GET", "This API's OpenAPI 3 document", dict, public=True),
+}
+
+
+def body_params(route: Route, payload: Any) -> tuple[RequestBody, str | None]:
+    """A decoded JSON body -> (Params, workspace); `BadRequest` names the problem."""
+    assert route.params is not None
+    if not isinstance(payload, dict):
+        raise BadRequest("the request body must be a JSON object")
+    fields = route.params.__struct_encode_fields__
+    tag = route.params.__struct_config__.tag
+    unknown = sorted(set(payload) - {*fields, "type", "workspace"})
+    if unknown:
+        raise BadRequest(
+            f"unknown field(s) {', '.join(map(repr, unknown))}; accepted: {', '.join(fields)}"
+            " (and workspace)"
+        )
+    if "type" in payload and payload["type"] != tag:
+        raise BadRequest(f"field 'type' must be {tag!r} here (or be left out)")
+    workspace = payload.pop("workspace", None)
+    return _convert(route.params, payload, strict=True), _workspace(workspace)
+
+
+def query_params(
+    route: Route, query: Mapping[str, list[str]]
+) -> tuple[RequestBody | None, str | None]:
+    """Query-string parameters -> (Params, workspace); each may appear once."""
+    accepted = {*route.query, "workspace"}
+    unknown = sorted(set(query) - accepted)
+    if unknown:
+        names = ", ".join(sorted(accepted))
+        raise BadRequest(f"unknown query parameter(s) {', '.join(unknown)}; accepted: {names}")
+    workspace = query_workspace(query)
+    if route.params is None:
+        return None, workspace
+    values = {route.query[name]: query[name][0] for name in route.query if name in query}
+    try:
+        # not strict: "from=3" arrives as a string and means the number 3
+        return _convert(route.params, values, strict=False), workspace
+    except BadRequest as exc:
+        message = str(exc)
+        for name, attr in route.query.items():
+            message = message.replace(f"`$.{attr}`", f"query parameter `{name}`")
+        raise BadRequest(message) from None
+
+
+def query_workspace(query: Mapping[str, list[str]]) -> str | None:
+    """``?workspace=NAME`` (checked), after refusing any repeated parameter."""
+    repeated = sorted(name for name, values in query.items() if len(values) > 1)
+    if repeated:
+        raise BadRequest(f"query parameter(s) given more than once: {', '.join(repeated)}")
+    return _workspace(query["workspace"][0]) if "workspace" in query else None
+
+
+def merge_workspace(from_query: str | None, from_body: str | None) -> str | None:
+    if from_query is not None and from_body is not None and from_query != from_body:
+        raise BadRequest(f"workspace {from_body!r} in the body contradicts ?workspace={from_query}")
+    return from_body if from_body is not None else from_query
+
+
+def _convert(params: type[RequestBody], values: dict[str, Any], *, strict: bool) -> RequestBody:
+    try:
+        converted: RequestBody = msgspec.convert(values, params, strict=strict)
+    except msgspec.ValidationError as exc:
+        raise BadRequest(f"invalid request: {exc}") from None
+    return converted
+
+
+def _workspace(value: Any) -> str | None:
+    if value is None:
+        return None
+    try:
+        name: str = msgspec.convert(value, WorkspaceName)
+    except msgspec.ValidationError:
+        raise BadRequest(
+            f"invalid workspace {value!r}: lower-case letters, digits, - and _ (at most 32)"
+        ) from None
+    return name
