@@ -9,8 +9,11 @@ message while the files stay exactly as they were.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import re
+import threading
+import time
 from datetime import date
 from pathlib import Path
 
@@ -205,3 +208,31 @@ def test_bad_input_is_refused_and_nothing_is_written(daemon: Daemon) -> None:
     assert "memory/TASKS.md is not valid UTF-8" in cli.stderr
     with daemon.client() as client:  # the daemon is fine and still serving
         assert client.status().pid == daemon.proc.pid  # type: ignore[union-attr]
+
+
+def test_the_daemon_waits_for_the_file_lock_and_loses_nothing(daemon: Daemon) -> None:
+    """A cooperating tool holding TASKS.md's lock makes the daemon wait; what
+    the tool wrote while holding it is in the file after the daemon's edit."""
+    with daemon.client() as client:
+        client.tasks("add", ["First task"])
+    path = tasks_file(daemon)
+    results: list[object] = []
+    with path.open("ab") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+
+        def add_second() -> None:
+            with daemon.client() as client:
+                results.append(client.tasks("add", ["Second task"]))
+
+        worker = threading.Thread(target=add_second)
+        worker.start()
+        time.sleep(0.5)
+        assert worker.is_alive(), "the daemon wrote without the lock"
+        held.write(b"- [ ] Written by another tool\n")
+        held.flush()
+        fcntl.flock(held.fileno(), fcntl.LOCK_UN)
+    worker.join(15)
+    assert results, "the daemon did not finish after the lock was released"
+    text = path.read_text("utf-8")
+    for task in ("First task", "Written by another tool", "Second task"):
+        assert text.count(task) == 1, text
