@@ -39,7 +39,13 @@ from openmemoryd.index.indexer import index_file
 from openmemoryd.memory.append import append_block, open_locked, target_path
 from openmemoryd.memory.durable import lock_shared, read_all, replace_file
 from openmemoryd.memory.journal import SessionNotes, render_journal
-from openmemoryd.memory.tasks_file import TASKS_KEY, Task, TasksFile, clean_task_text
+from openmemoryd.memory.tasks_file import (
+    TASKS_KEY,
+    Task,
+    TasksFile,
+    clean_task_text,
+    normalize_key,
+)
 from openmemoryd.search.pipeline import citation
 from openmemoryd.workspace import MemoryPath, open_beneath
 
@@ -144,14 +150,10 @@ def _open_task_named(tasks: TasksFile, text: str) -> Task | None:
     a task must not close it behind the user's back.
     """
     try:
-        wanted = clean_task_text(text)
+        key = normalize_key(clean_task_text(text))
     except BadRequest:
         return None
-    key = " ".join(wanted.casefold().split())
-    for task in tasks.tasks():
-        if not task.done and " ".join(task.text.casefold().split()) == key:
-            return task
-    return None
+    return next((t for t in tasks.tasks() if not t.done and normalize_key(t.text) == key), None)
 
 
 # ---------------------------------------------------------------- tasks
