@@ -35,6 +35,9 @@ TOOLS = {
     "memory_forget": [],
     "memory_primer": [],
     "memory_flush_check": ["session", "tokens", "context_window"],
+    "memory_session_end": [],
+    "memory_tasks": [],
+    "memory_update_tasks": ["action", "tasks"],
 }
 
 
@@ -312,3 +315,46 @@ async def test_flush_check_says_when_to_flush_once_per_cycle(daemon: Daemon) -> 
         _, again = await ok(session, "memory_flush_check", tokens=191_000, **check)
         assert again["should_flush"] is False
         assert again["reason"] == "already_flushed"
+
+
+async def test_session_end_then_tasks_then_update_them(daemon: Daemon) -> None:
+    async with bridge(daemon.env) as session:
+        text, ended = await ok(
+            session,
+            "memory_session_end",
+            request="Tune the kestrel cache",
+            learned=["The kestrel cache evicts by size, not age"],
+            next_steps=["Benchmark the kestrel cache", "Write the cache ADR"],
+            agent="cursor",
+        )
+        assert text.splitlines()[0] == f"Journal written to {ended['citation']}"
+        assert ended["path"] == f"memory/{date.today().isoformat()}.md"
+        assert [t["text"] for t in ended["tasks_added"]] == [
+            "Benchmark the kestrel cache",
+            "Write the cache ADR",
+        ]
+        assert "kestrel cache evicts by size" in today_file(daemon.env).read_text()
+
+        text, listed = await ok(session, "memory_tasks")
+        bench = listed["tasks"][0]
+        assert f"{bench['id']}  [ ] Benchmark the kestrel cache" in text
+        assert listed["open"] == 2
+
+        text, updated = await ok(
+            session, "memory_update_tasks", action="done", tasks=[bench["id"], "ADR"]
+        )
+        assert [t["done"] for t in updated["changed"]] == [True, True]
+        assert text.splitlines()[-1] == "0 open, 2 done in memory/TASKS.md"
+        _, done = await ok(session, "memory_tasks", status="done")
+        assert len(done["tasks"]) == 2
+
+        _, found = await ok(session, "memory_search", query="kestrel cache evicts")
+        assert found["results"][0]["path"] == ended["path"]
+
+        message = await failed(session, "memory_update_tasks", action="reopen", tasks=["zebra"])
+        assert "not_found" in message
+        assert "zebra" in message
+        message = await failed(session, "memory_session_end")
+        assert "give at least one of" in message
+        message = await failed(session, "memory_update_tasks", action="list", tasks=["x"])
+        assert "invalid arguments" in message

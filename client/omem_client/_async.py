@@ -46,6 +46,8 @@ from anyio.abc import ByteStream
 
 from omem_client._calls import (
     ProgressCallback,
+    TaskAction,
+    TaskStatus,
     as_turn,
     capture_message,
     closed_by_daemon,
@@ -57,6 +59,8 @@ from omem_client._calls import (
     parting_error,
     reply_error,
     result_of,
+    session_end_params,
+    tasks_params,
     violation,
     welcome_of,
 )
@@ -99,12 +103,14 @@ from omem_protocol import (
     RequestBody,
     SearchParams,
     SearchResult,
+    SessionEndResult,
     SessionStartParams,
     SessionStartResult,
     StatusParams,
     StatusResult,
     SyncParams,
     SyncResult,
+    TasksResult,
     Turn,
     Welcome,
     __version__,
@@ -329,6 +335,35 @@ class AsyncClient:
         `on_progress` is called in the calling task with each `Progress` frame.
         """
         return await self._call(SyncParams(full=full), SyncResult, on_progress)
+
+    async def session_end(
+        self,
+        *,
+        request: str | None = None,
+        learned: str | Sequence[str] = (),
+        completed: str | Sequence[str] = (),
+        next_steps: str | Sequence[str] = (),
+        agent: str | None = None,
+        session: str | None = None,
+    ) -> SessionEndResult:
+        """Close a session: a journal block (request, learned, completed, next
+        steps) appended to today's daily file, and the next steps added to
+        ``memory/TASKS.md`` as open tasks (one already open is not repeated; a
+        completed item naming an open task exactly marks it done)."""
+        params = session_end_params(request, learned, completed, next_steps, agent, session)
+        return await self._call(params, SessionEndResult)
+
+    async def tasks(
+        self,
+        action: TaskAction = "list",
+        tasks: str | Sequence[str] = (),
+        *,
+        status: TaskStatus = "open",
+    ) -> TasksResult:
+        """List the tasks in ``memory/TASKS.md`` (`status`: open, done or all), or
+        ``add`` texts, or mark tasks ``done``, ``reopen`` or ``remove`` them, named
+        by id or text (exact, else a unique part). All of a change is made, or none."""
+        return await self._call(tasks_params(action, tasks, status), TasksResult)
 
     # ------------------------------------------------------------ plumbing
 

@@ -8,10 +8,10 @@ The two clients differ only in how they move bytes and wait.
 from __future__ import annotations
 
 import errno
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from omem_client._errors import (
     BadRequestError,
@@ -32,6 +32,8 @@ from omem_protocol import (
     Reply,
     ReplyBody,
     Request,
+    SessionEndParams,
+    TasksParams,
     Turn,
     Welcome,
     decode_daemon_frame,
@@ -88,6 +90,37 @@ def capture_message(message: CaptureMessage | Mapping[str, object]) -> CaptureMe
     else:
         raise BadRequestError("each message needs 'content': a string or a list of text blocks")
     return CaptureMessage(role=role, text=text)
+
+
+TaskAction = Literal["list", "add", "done", "reopen", "remove"]
+TaskStatus = Literal["open", "done", "all"]
+
+
+def _items(value: str | Sequence[str]) -> tuple[str, ...]:
+    """A list argument; a lone string is one item, not a list of characters."""
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def session_end_params(
+    request: str | None,
+    learned: str | Sequence[str],
+    completed: str | Sequence[str],
+    next_steps: str | Sequence[str],
+    agent: str | None,
+    session: str | None,
+) -> SessionEndParams:
+    return SessionEndParams(
+        request=request,
+        learned=_items(learned),
+        completed=_items(completed),
+        next_steps=_items(next_steps),
+        agent=agent,
+        session=session,
+    )
+
+
+def tasks_params(action: TaskAction, tasks: str | Sequence[str], status: TaskStatus) -> TasksParams:
+    return TasksParams(action=action, tasks=_items(tasks), status=status)
 
 
 def encode(frame: Hello | Request) -> bytes:

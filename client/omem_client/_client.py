@@ -26,6 +26,8 @@ from typing import TypeVar
 
 from omem_client._calls import (
     ProgressCallback,
+    TaskAction,
+    TaskStatus,
     as_turn,
     capture_message,
     closed_by_daemon,
@@ -37,6 +39,8 @@ from omem_client._calls import (
     parting_error,
     reply_error,
     result_of,
+    session_end_params,
+    tasks_params,
     violation,
     welcome_of,
 )
@@ -78,12 +82,14 @@ from omem_protocol import (
     RequestBody,
     SearchParams,
     SearchResult,
+    SessionEndResult,
     SessionStartParams,
     SessionStartResult,
     StatusParams,
     StatusResult,
     SyncParams,
     SyncResult,
+    TasksResult,
     Turn,
     Welcome,
     __version__,
@@ -312,6 +318,35 @@ class Client:
     ) -> SyncResult:
         """Bring the index up to date with the files; `full` re-chunks everything."""
         return self._call(SyncParams(full=full), SyncResult, on_progress)
+
+    def session_end(
+        self,
+        *,
+        request: str | None = None,
+        learned: str | Sequence[str] = (),
+        completed: str | Sequence[str] = (),
+        next_steps: str | Sequence[str] = (),
+        agent: str | None = None,
+        session: str | None = None,
+    ) -> SessionEndResult:
+        """Close a session: a journal block (request, learned, completed, next
+        steps) appended to today's daily file, and the next steps added to
+        ``memory/TASKS.md`` as open tasks (one already open is not repeated; a
+        completed item naming an open task exactly marks it done)."""
+        params = session_end_params(request, learned, completed, next_steps, agent, session)
+        return self._call(params, SessionEndResult)
+
+    def tasks(
+        self,
+        action: TaskAction = "list",
+        tasks: str | Sequence[str] = (),
+        *,
+        status: TaskStatus = "open",
+    ) -> TasksResult:
+        """List the tasks in ``memory/TASKS.md`` (`status`: open, done or all), or
+        ``add`` texts, or mark tasks ``done``, ``reopen`` or ``remove`` them, named
+        by id or text (exact, else a unique part). All of a change is made, or none."""
+        return self._call(tasks_params(action, tasks, status), TasksResult)
 
     # ------------------------------------------------------------ plumbing
 

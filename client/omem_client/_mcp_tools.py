@@ -19,7 +19,15 @@ from msgspec import UNSET, Meta, UnsetType
 
 from omem_client import _render
 from omem_client._async import AsyncClient
-from omem_protocol import MAX_LIMIT, CaptureMessage, Msg
+from omem_protocol import (
+    MAX_LIMIT,
+    MAX_QUERY_CHARS,
+    MAX_SESSION_ITEMS,
+    MAX_TASK_CHARS,
+    MAX_TASK_REFS,
+    CaptureMessage,
+    Msg,
+)
 
 __all__ = ["TOOLS", "TOOLS_BY_NAME", "Answer", "Tool", "input_schema"]
 
@@ -232,6 +240,72 @@ class FlushCheckArgs(_Args, frozen=True):
     today: Day | UnsetType = UNSET
 
 
+Note = Annotated[str, Meta(min_length=1, max_length=MAX_QUERY_CHARS)]
+TaskRef = Annotated[str, Meta(min_length=1, max_length=MAX_TASK_CHARS)]
+
+
+class SessionEndArgs(_Args, frozen=True):
+    request: (
+        Annotated[Note, Meta(description="What the user asked for in this session, briefly.")]
+        | UnsetType
+    ) = UNSET
+    learned: Annotated[
+        list[Note],
+        Meta(
+            max_length=MAX_SESSION_ITEMS,
+            description="Things learned that later sessions should know, one per item.",
+        ),
+    ] = []
+    completed: Annotated[
+        list[Note],
+        Meta(
+            max_length=MAX_SESSION_ITEMS,
+            description="What was done, one per item; an item that is exactly an open task's "
+            "text marks that task done.",
+        ),
+    ] = []
+    next_steps: Annotated[
+        list[TaskRef],
+        Meta(
+            max_length=MAX_SESSION_ITEMS,
+            description="What remains to do, one short line each; each becomes an open task "
+            "(unless the same task is already open).",
+        ),
+    ] = []
+    agent: Annotated[str, Meta(min_length=1, description="Your agent name.")] | UnsetType = UNSET
+    session: Annotated[str, Meta(min_length=1, description="Your session id.")] | UnsetType = UNSET
+
+    def __post_init__(self) -> None:
+        if self.request is UNSET and not (self.learned or self.completed or self.next_steps):
+            raise ValueError("give at least one of request, learned, completed or next_steps")
+
+
+class TasksArgs(_Args, frozen=True):
+    status: Annotated[
+        Literal["open", "done", "all"],
+        Meta(description="Which tasks to list: open (default), done or all."),
+    ] = "open"
+
+
+class UpdateTasksArgs(_Args, frozen=True):
+    action: Annotated[
+        Literal["add", "done", "reopen", "remove"],
+        Meta(
+            description="add new open tasks; mark tasks done; reopen done tasks; remove tasks "
+            "from the list altogether."
+        ),
+    ]
+    tasks: Annotated[
+        list[TaskRef],
+        Meta(
+            min_length=1,
+            max_length=MAX_TASK_REFS,
+            description="For add: the new tasks' texts. Otherwise: task ids (as memory_tasks "
+            "lists them) or texts (exact, or a part matching only one task).",
+        ),
+    ]
+
+
 def _given(value: T | UnsetType) -> T | None:
     return None if isinstance(value, UnsetType) else value
 
@@ -311,6 +385,28 @@ async def _flush_check(client: AsyncClient, a: FlushCheckArgs) -> Answer:
         today=_given(a.today),
     )
     return "\n".join(_render.flush_lines(result)), result
+
+
+async def _session_end(client: AsyncClient, a: SessionEndArgs) -> Answer:
+    result = await client.session_end(
+        request=_given(a.request),
+        learned=a.learned,
+        completed=a.completed,
+        next_steps=a.next_steps,
+        agent=_given(a.agent),
+        session=_given(a.session),
+    )
+    return "\n".join(_render.session_end_lines(result)), result
+
+
+async def _tasks(client: AsyncClient, a: TasksArgs) -> Answer:
+    result = await client.tasks("list", status=a.status)
+    return "\n".join(_render.tasks_lines(result, a.status)), result
+
+
+async def _update_tasks(client: AsyncClient, a: UpdateTasksArgs) -> Answer:
+    result = await client.tasks(a.action, a.tasks)
+    return "\n".join(_render.tasks_lines(result, "open")), result
 
 
 # ---------------------------------------------------------------- the tools
@@ -443,6 +539,40 @@ TOOLS: tuple[Tool[Any], ...] = (
         "Says yes at most once per compaction cycle of the session.",
         FlushCheckArgs,
         _flush_check,
+    ),
+    Tool(
+        "memory_session_end",
+        "End the session with a journal entry",
+        "Call once when a session's work is finished: records what the user asked for, what "
+        "was learned, what was completed and the next steps as a dated journal block in "
+        "today's memory/YYYY-MM-DD.md (searchable at once), and turns each next step into an "
+        "open task in memory/TASKS.md, which later sessions see with memory_tasks. A next "
+        "step already open is not added twice; a completed item that is exactly an open "
+        "task's text marks it done. The reply gives the journal's citation and the tasks.",
+        SessionEndArgs,
+        _session_end,
+    ),
+    Tool(
+        "memory_tasks",
+        "List tasks",
+        "List the tasks in memory/TASKS.md, the user's open todos shared by every agent: "
+        "each as `id  [ ] text  (added DATE)`, open ones by default. Call it at the start "
+        "of work to see what is pending; change tasks with memory_update_tasks, using the "
+        "ids shown here.",
+        TasksArgs,
+        _tasks,
+        read_only=True,
+    ),
+    Tool(
+        "memory_update_tasks",
+        "Update tasks",
+        "Change the tasks in memory/TASKS.md: add new open tasks, mark tasks done when you "
+        "finished them (today's date is recorded), reopen them, or remove them when the user "
+        "no longer wants them. Name tasks by the ids memory_tasks lists, or by their text. "
+        "Either every named task is changed or, when one cannot be found or is ambiguous, "
+        "none is. The reply lists what changed and what already was so.",
+        UpdateTasksArgs,
+        _update_tasks,
     ),
 )
 

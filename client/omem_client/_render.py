@@ -15,8 +15,11 @@ from omem_protocol import (
     Progress,
     SearchHit,
     SearchResult,
+    SessionEndResult,
     StatusResult,
     SyncResult,
+    TaskItem,
+    TasksResult,
 )
 
 EMPTY_REASONS = {
@@ -328,4 +331,43 @@ def doctor_lines(result: DoctorResult) -> list[str]:
             f"{total} check{'' if total == 1 else 's'}: {counts['ok']} ok, "
             f"{counts['warn']} warning(s), {counts['fail']} failed."
         )
+    return lines
+
+
+# ---------------------------------------------------------------- session end and tasks
+
+TASK_VERBS = {"add": "Added", "done": "Done", "reopen": "Reopened", "remove": "Removed"}
+TASK_ALREADY = {"add": "Already open", "done": "Already done", "reopen": "Already open"}
+
+
+def task_line(task: TaskItem) -> str:
+    """``id  [x] text  (added …, done …)``: the id is what `tasks done ID` takes."""
+    dates = [f"added {task.added}"] if task.added else []
+    if task.completed:
+        dates.append(f"done {task.completed}")
+    when = f"  ({', '.join(dates)})" if dates else ""
+    return f"{task.id}  [{'x' if task.done else ' '}] {task.text}{when}"
+
+
+def tasks_lines(result: TasksResult, status: str) -> list[str]:
+    """What the action changed, then the listing it asked for, then the counts."""
+    lines = [f"{TASK_VERBS[result.action]}: {task_line(t)}" for t in result.changed]
+    already = TASK_ALREADY.get(result.action, "Unchanged")
+    lines += [f"{already}: {task_line(t)}" for t in result.unchanged]
+    if result.action != "list":
+        return [*lines, f"{result.open} open, {result.done} done in {result.path}"]
+    lines += ["  " + task_line(t) for t in result.tasks]
+    if not result.tasks:
+        lines.append(f"No {'' if status == 'all' else status + ' '}tasks in {result.path}.")
+    summary = f"{result.open} open, {result.done} done"
+    if status == "open" and result.done:
+        summary += " (--all shows the done ones too)"
+    return [*lines, summary]
+
+
+def session_end_lines(result: SessionEndResult) -> list[str]:
+    lines = [f"Journal written to {result.citation}"]
+    lines += [f"New task: {task_line(t)}" for t in result.tasks_added]
+    lines += [f"Already open: {task_line(t)}" for t in result.tasks_existing]
+    lines += [f"Marked done: {task_line(t)}" for t in result.tasks_done]
     return lines

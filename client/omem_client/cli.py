@@ -26,9 +26,10 @@ import msgspec
 import typer
 
 from omem_client import _render
+from omem_client._calls import TaskAction, TaskStatus
 from omem_client._client import DEFAULT_TIMEOUT, Client
 from omem_client._errors import ConnectError, DaemonError, OmemError, ProtocolViolation
-from omem_protocol import MAX_LIMIT, Msg, __version__
+from omem_protocol import MAX_LIMIT, Msg, TasksResult, __version__
 
 EXIT_UNREACHABLE = 3
 EXIT_DAEMON_ERROR = 4
@@ -507,6 +508,109 @@ def doctor(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     _output(result, as_json, _render.doctor_lines)
     if not result.ok:
         raise typer.Exit(1)
+
+
+# ---------------------------------------------------------------- session end and tasks
+
+
+@app.command("session-end")
+def session_end(
+    ctx: typer.Context,
+    request: Annotated[
+        str | None, typer.Option("--request", help="What the user asked for in this session.")
+    ] = None,
+    learned: Annotated[
+        list[str] | None, typer.Option("--learned", help="Something learned (repeatable).")
+    ] = None,
+    completed: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--completed", help="Something done (repeatable); an open task of that text is closed."
+        ),
+    ] = None,
+    next_steps: Annotated[
+        list[str] | None,
+        typer.Option("--next", help="A next step (repeatable); becomes an open task."),
+    ] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help="The agent's name.")] = None,
+    session: Annotated[str | None, typer.Option("--session", help="The session id.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Journal the session in today's daily file; next steps become open tasks."""
+    if request is None and not (learned or completed or next_steps):
+        _fail("nothing to record: give --request, --learned, --completed or --next", 2)
+    result = _call(
+        ctx,
+        lambda c: c.session_end(
+            request=request,
+            learned=learned or (),
+            completed=completed or (),
+            next_steps=next_steps or (),
+            agent=agent,
+            session=session,
+        ),
+    )
+    _output(result, as_json, _render.session_end_lines)
+
+
+tasks_app = typer.Typer(
+    help="List and update the tasks in memory/TASKS.md (default: list the open ones).",
+    no_args_is_help=False,
+)
+app.add_typer(tasks_app, name="tasks")
+
+TaskRefs = Annotated[list[str], typer.Argument(help="Task ids or texts (exact, or a unique part).")]
+
+
+@tasks_app.callback(invoke_without_command=True)
+def tasks_list(
+    ctx: typer.Context,
+    show_all: Annotated[bool, typer.Option("--all", help="Open and done tasks.")] = False,
+    show_done: Annotated[bool, typer.Option("--done", help="Only the done tasks.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """List the open tasks: `id  [ ] text  (added DATE)` each."""
+    if ctx.invoked_subcommand is not None:
+        return
+    status: TaskStatus = "all" if show_all else "done" if show_done else "open"
+    result = _call(ctx, lambda c: c.tasks("list", status=status))
+    _output(result, as_json, lambda r: _render.tasks_lines(r, status))
+
+
+def _change_tasks(
+    ctx: typer.Context, action: TaskAction, refs: list[str], as_json: bool
+) -> TasksResult:
+    result = _call(ctx, lambda c: c.tasks(action, refs))
+    _output(result, as_json, lambda r: _render.tasks_lines(r, "open"))
+    return result
+
+
+@tasks_app.command("add")
+def tasks_add(
+    ctx: typer.Context,
+    texts: Annotated[list[str], typer.Argument(help="The new tasks, one argument each.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Add open tasks (one already open is not added twice)."""
+    _change_tasks(ctx, "add", texts, as_json)
+
+
+@tasks_app.command("done")
+def tasks_done(ctx: typer.Context, refs: TaskRefs, as_json: JsonOpt = False) -> None:
+    """Mark tasks done, with today's date."""
+    _change_tasks(ctx, "done", refs, as_json)
+
+
+@tasks_app.command("reopen")
+def tasks_reopen(ctx: typer.Context, refs: TaskRefs, as_json: JsonOpt = False) -> None:
+    """Open done tasks again."""
+    _change_tasks(ctx, "reopen", refs, as_json)
+
+
+@tasks_app.command("remove")
+def tasks_remove(ctx: typer.Context, refs: TaskRefs, as_json: JsonOpt = False) -> None:
+    """Delete tasks from the file (with their indented lines)."""
+    _change_tasks(ctx, "remove", refs, as_json)
 
 
 def main() -> None:

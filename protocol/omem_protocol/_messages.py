@@ -246,6 +246,47 @@ class ExportParams(Msg, tag="export", frozen=True):
     output: WirePath
 
 
+# ---- session end and tasks (seed 003 memory_session_end / memory_update_tasks)
+
+MAX_TASK_CHARS = 500
+MAX_SESSION_ITEMS = 100
+MAX_TASK_REFS = 100
+SessionNote = Annotated[str, msgspec.Meta(max_length=MAX_QUERY_CHARS)]
+TaskText = Annotated[str, msgspec.Meta(max_length=MAX_TASK_CHARS)]
+
+
+class SessionEndParams(Msg, tag="session_end", frozen=True):
+    """Close a session: a journal block in today's daily file, and its next
+    steps as open tasks in ``memory/TASKS.md``.
+
+    At least one of `request`, `learned`, `completed`, `next_steps` must say
+    something. A next step already open is not added twice; a `completed`
+    item whose text is an open task's marks that task done.
+    """
+
+    request: SessionNote | None = None
+    learned: Annotated[tuple[SessionNote, ...], msgspec.Meta(max_length=MAX_SESSION_ITEMS)] = ()
+    completed: Annotated[tuple[SessionNote, ...], msgspec.Meta(max_length=MAX_SESSION_ITEMS)] = ()
+    next_steps: Annotated[tuple[TaskText, ...], msgspec.Meta(max_length=MAX_SESSION_ITEMS)] = ()
+    agent: AgentName | None = None
+    session: SessionId | None = None
+
+
+class TasksParams(Msg, tag="tasks", frozen=True):
+    """List or change the tasks in ``memory/TASKS.md``.
+
+    `action` is ``list``, ``add`` (`tasks` are new texts; one already open is
+    not added twice), ``done``, ``reopen`` or ``remove`` (`tasks` are task ids
+    or text: the exact text, else a unique part of it). A change is all or
+    nothing. The reply lists the tasks `status` selects (``open``, ``done``,
+    ``all``) after the change.
+    """
+
+    action: Literal["list", "add", "done", "reopen", "remove"] = "list"
+    tasks: Annotated[tuple[TaskText, ...], msgspec.Meta(max_length=MAX_TASK_REFS)] = ()
+    status: Literal["open", "done", "all"] = "open"
+
+
 RequestBody = (
     StatusParams
     | SearchParams
@@ -261,6 +302,8 @@ RequestBody = (
     | FlushCheckParams
     | ExportParams
     | DoctorParams
+    | SessionEndParams
+    | TasksParams
 )
 
 
@@ -638,6 +681,54 @@ class Error(Msg, tag="error", frozen=True):
     detail: str | None = None
 
 
+# ---- session end and tasks
+
+
+class TaskItem(Msg, tag="task", frozen=True):
+    """One task of ``memory/TASKS.md``. `id` is derived from the text, so it
+    is stable while the text is (a hand-written task has one too); `added`
+    and `completed` are ISO dates when the file records them."""
+
+    id: str
+    text: str
+    done: bool
+    added: str | None
+    completed: str | None
+    line: int
+    citation: str
+
+
+class SessionEndResult(Msg, tag="session_end_result", frozen=True):
+    """Where the journal block landed (searchable on return) and what it did
+    to the tasks: `tasks_added` new, `tasks_existing` next steps that were
+    already open, `tasks_done` open tasks the completed items closed."""
+
+    path: str
+    start_line: int
+    end_line: int
+    citation: str
+    tasks_path: str
+    tasks_added: tuple[TaskItem, ...]
+    tasks_existing: tuple[TaskItem, ...]
+    tasks_done: tuple[TaskItem, ...]
+    took_ms: float
+
+
+class TasksResult(Msg, tag="tasks_result", frozen=True):
+    """`changed` are the tasks the action changed, `unchanged` those already
+    as asked (an open duplicate, a task already done); `tasks` is the listing
+    `status` selected, after the change; `open` and `done` count them all."""
+
+    path: str
+    action: str
+    changed: tuple[TaskItem, ...]
+    unchanged: tuple[TaskItem, ...]
+    tasks: tuple[TaskItem, ...]
+    open: int
+    done: int
+    took_ms: float
+
+
 ReplyBody = (
     StatusResult
     | SearchResult
@@ -653,6 +744,8 @@ ReplyBody = (
     | FlushCheckResult
     | ExportResult
     | DoctorResult
+    | SessionEndResult
+    | TasksResult
     | Error
 )
 

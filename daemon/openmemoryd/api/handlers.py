@@ -31,16 +31,18 @@ from omem_protocol import (
     RequestBody,
     SearchParams,
     SearchResult,
+    SessionEndParams,
     SessionStartParams,
     StatusParams,
     StatusResult,
     SyncParams,
     SyncResult,
     SyncStatus,
+    TasksParams,
     __version__,
 )
 from openmemoryd.doctor import diagnose_engine
-from openmemoryd.engine import Engine, ProgressFn, agent_ops, archive_ops, session_ops
+from openmemoryd.engine import Engine, ProgressFn, agent_ops, archive_ops, session_ops, task_ops
 from openmemoryd.errors import NotFound
 from openmemoryd.search import SearchQuery
 
@@ -62,6 +64,8 @@ CAPABILITIES = (
     "export",
     "search.fresh",
     "search.explain",
+    "session_end",
+    "tasks",
 )
 
 
@@ -148,6 +152,10 @@ class Api:
                 return await diagnose_engine(engine, self.info)
             case ExportParams():
                 return await archive_ops.export(engine, body.output)
+            case SessionEndParams():
+                return await task_ops.session_end(engine, body)
+            case TasksParams():
+                return await task_ops.tasks(engine, body)
 
     async def status(self, engine: Engine, _: StatusParams) -> StatusResult:
         ws = await engine.status()
