@@ -23,6 +23,7 @@ from omem_protocol import (
     ForgetParams,
     GetParams,
     GetResult,
+    LogParams,
     LogTurnsParams,
     PendingSession,
     PrimerParams,
@@ -40,7 +41,7 @@ from omem_protocol import (
     __version__,
 )
 from openmemoryd.doctor import diagnose_engine
-from openmemoryd.engine import Engine, ProgressFn, agent_ops, archive_ops, session_ops
+from openmemoryd.engine import Engine, ProgressFn, agent_ops, archive_ops, log_ops, session_ops
 from openmemoryd.errors import NotFound
 from openmemoryd.search import SearchQuery
 
@@ -62,6 +63,7 @@ CAPABILITIES = (
     "export",
     "search.fresh",
     "search.explain",
+    "log",
 )
 
 
@@ -147,6 +149,8 @@ class Api:
                 return await diagnose_engine(engine, self.info)
             case ExportParams():
                 return await archive_ops.export(engine, body.output)
+            case LogParams():
+                return await log_ops.log(engine, body)
 
     async def status(self, engine: Engine, _: StatusParams) -> StatusResult:
         ws = await engine.status()

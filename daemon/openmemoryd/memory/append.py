@@ -66,7 +66,7 @@ def normalize_block(text: str) -> str:
 def append_block(mp: MemoryPath, text: str, max_file_bytes: int) -> Appended:
     """Append *text* as a block to *mp*, creating the file if needed."""
     block = normalize_block(text)
-    fd = _open_locked(mp)
+    fd = open_locked(mp)
     try:
         existing = read_all(fd)
         if b"\x00" in existing:  # as `get` and the indexer judge it: text would be lost in it
@@ -88,7 +88,7 @@ def append_block(mp: MemoryPath, text: str, max_file_bytes: int) -> Appended:
     return Appended(mp, start_line, start_line + block.count("\n"), created)
 
 
-def _open_locked(mp: MemoryPath) -> int:
+def open_locked(mp: MemoryPath) -> int:
     """The file, opened for appending and locked.
 
     `forget` replaces a file by renaming a new one over it while holding the
