@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import date
-from pathlib import Path
 
 import pytest
+import trio
 
 from conftest import Env
 from fake_embedder import FakeEmbedder
@@ -216,7 +216,7 @@ async def test_bad_input_is_a_clear_error(
 
 async def test_a_missing_memory_file_starts_from_the_template(env: Env) -> None:
     async with engine_with(env, None) as engine:
-        Path(env.workspace / "MEMORY.md").unlink()
+        await trio.Path(env.workspace / "MEMORY.md").unlink()
         result = await log_text(engine, "We decided to ship weekly on Tuesdays")
         text = memory_md(env)
         assert text.startswith(template_text("MEMORY.md").split("\n")[0])

@@ -35,6 +35,7 @@ TOOLS = {
     "memory_forget": [],
     "memory_primer": [],
     "memory_flush_check": ["session", "tokens", "context_window"],
+    "memory_log": ["content"],
 }
 
 
@@ -312,3 +313,28 @@ async def test_flush_check_says_when_to_flush_once_per_cycle(daemon: Daemon) -> 
         _, again = await ok(session, "memory_flush_check", tokens=191_000, **check)
         assert again["should_flush"] is False
         assert again["reason"] == "already_flushed"
+
+
+async def test_log_files_reinforces_and_asks_before_replacing(daemon: Daemon) -> None:
+    memory = daemon.env.workspace / "MEMORY.md"
+    async with bridge(daemon.env) as session:
+        text, first = await ok(session, "memory_log", content="I prefer dark mode in every editor")
+        assert first["status"] == "written"
+        assert text.startswith(f"Written to {first['citation']} (§ User Preferences)")
+        _, again = await ok(session, "memory_log", content="I prefer dark mode in every editor")
+        assert again["status"] == "reinforced"
+        text, conflict = await ok(
+            session, "memory_log", content="I prefer light mode in every editor"
+        )
+        assert conflict["status"] == "conflict"
+        assert "call memory_log again with replace=true" in text
+        assert "light" not in memory.read_text("utf-8")
+        _, replaced = await ok(
+            session, "memory_log", content="I prefer light mode in every editor", replace=True
+        )
+        assert replaced["status"] == "replaced"
+        text, rejected = await ok(session, "memory_log", content="好的，没问题！", type="note")
+        assert (rejected["status"], rejected["rule"]) == ("rejected", "filler")
+        assert "kind" in await failed(session, "memory_log", content="x", kind="note")
+    lines = memory.read_text("utf-8").splitlines()
+    assert lines[first["line"] - 1] == "- I prefer light mode in every editor"

@@ -43,7 +43,9 @@ def test_a_missing_section_is_created_before_the_footer() -> None:
     before = "# MEMORY\n\n## Other\n- x\n\n---\n*footer*\n"
     inserted = insert_bullet(before, ("Lessons Learned",), "- new")
     assert inserted.created_section
-    assert inserted.text == "# MEMORY\n\n## Other\n- x\n\n## Lessons Learned\n- new\n\n---\n*footer*\n"
+    assert inserted.text == (
+        "# MEMORY\n\n## Other\n- x\n\n## Lessons Learned\n- new\n\n---\n*footer*\n"
+    )
     assert inserted.text.splitlines()[inserted.line - 1] == "- new"
 
 
@@ -64,9 +66,7 @@ def test_edges_of_files(before: str, after: str, line: int) -> None:
 
 
 def test_headings_in_code_fences_and_deeper_subsections() -> None:
-    before = (
-        "## Notes\n- a\n\n### Detail\n- d\n\n```md\n## Notes\n```\n\n## Next\nkept  \n"
-    )
+    before = "## Notes\n- a\n\n### Detail\n- d\n\n```md\n## Notes\n```\n\n## Next\nkept  \n"
     inserted = insert_bullet(before, ("notes",), "- new")
     # the section spans its ### subsection; the fenced "## Notes" is not a heading
     assert inserted.text.splitlines()[inserted.line - 2] == "```"

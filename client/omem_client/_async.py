@@ -85,6 +85,8 @@ from omem_protocol import (
     GetParams,
     GetResult,
     Hello,
+    LogParams,
+    LogResult,
     LogTurnsParams,
     LogTurnsResult,
     PrimerParams,
@@ -329,6 +331,27 @@ class AsyncClient:
         `on_progress` is called in the calling task with each `Progress` frame.
         """
         return await self._call(SyncParams(full=full), SyncResult, on_progress)
+
+    async def log(
+        self,
+        text: str,
+        *,
+        type: str | None = None,
+        replace: bool = False,
+        force: bool = False,
+        dry_run: bool = False,
+        agent: str | None = None,
+    ) -> LogResult:
+        """File one memory through seed 003's write pipeline (see `Client.log`)."""
+        params = LogParams(
+            text=text,
+            memory_type=type,
+            replace=replace,
+            force=force,
+            dry_run=dry_run,
+            agent=agent,
+        )
+        return await self._call(params, LogResult)
 
     # ------------------------------------------------------------ plumbing
 

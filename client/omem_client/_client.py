@@ -64,6 +64,8 @@ from omem_protocol import (
     GetParams,
     GetResult,
     Hello,
+    LogParams,
+    LogResult,
     LogTurnsParams,
     LogTurnsResult,
     PrimerParams,
@@ -312,6 +314,37 @@ class Client:
     ) -> SyncResult:
         """Bring the index up to date with the files; `full` re-chunks everything."""
         return self._call(SyncParams(full=full), SyncResult, on_progress)
+
+    def log(
+        self,
+        text: str,
+        *,
+        type: str | None = None,
+        replace: bool = False,
+        force: bool = False,
+        dry_run: bool = False,
+        agent: str | None = None,
+    ) -> LogResult:
+        """File one memory through seed 003's write pipeline.
+
+        The daemon gates it (too short, filler, pure code, speculative),
+        masks or rejects secrets, routes it by `type` (preference, decision,
+        lesson, fact, project, note; classified when None) to its file and
+        section, and dedupes it: the same memory again is counted on its line
+        (``result.status == "reinforced"``); a close one with another detail
+        is a ``"conflict"``, written only with `replace` (swap that line) or
+        `force` (keep both; also skips the quality rules). `dry_run` decides
+        without writing. ``result.reasons`` says why at every step.
+        """
+        params = LogParams(
+            text=text,
+            memory_type=type,
+            replace=replace,
+            force=force,
+            dry_run=dry_run,
+            agent=agent,
+        )
+        return self._call(params, LogResult)
 
     # ------------------------------------------------------------ plumbing
 
