@@ -181,7 +181,9 @@ async def test_rejections_write_nothing_and_name_the_rule(env: Env) -> None:
         forced = await log_text(engine, "也许我们应该换成 Redis", force=True)
         assert forced.status == "written"
         secret = await log_text(engine, "my password is hunter2 for the router", force=True)
-        assert secret.rule == "secret"
+        assert (secret.rule, secret.text) == ("secret", "")
+        filler = await log_text(engine, "Sure, my password is hunter2 for the router")
+        assert (filler.rule, filler.text) == ("filler", "")  # never echoed back
         assert memory_md(env) == before
         daily = env.workspace / "memory" / f"{date.today().isoformat()}.md"
         assert "hunter2" not in daily.read_text("utf-8")
@@ -222,3 +224,36 @@ async def test_a_missing_memory_file_starts_from_the_template(env: Env) -> None:
         assert text.startswith(template_text("MEMORY.md").split("\n")[0])
         assert result.line is not None
         assert text.splitlines()[result.line - 2].startswith("<!-- Record decisions")
+
+
+async def test_a_crlf_file_is_reinforced_and_keeps_its_line_ends(env: Env) -> None:
+    async with engine_with(env, None) as engine:
+        crlf = "# MEMORY\r\n\r\n## User Preferences\r\n- I prefer dark mode in every editor\r\n"
+        await trio.Path(env.workspace / "MEMORY.md").write_bytes(crlf.encode())
+        await engine.sync()
+        again = await log_text(engine, DARK)
+        assert (again.status, again.line) == ("reinforced", 4)
+        written = await log_text(engine, "I prefer tabs over spaces in Python code")
+        assert written.line == 5
+        data = await trio.Path(env.workspace / "MEMORY.md").read_bytes()
+        assert (
+            data
+            == crlf.replace(
+                "editor\r\n", "editor (×2)\r\n- I prefer tabs over spaces in Python code\r\n"
+            ).encode()
+        )
+
+
+async def test_identical_logs_at_once_make_one_memory_counted_twice(env: Env) -> None:
+    async with engine_with(env, FakeEmbedder()) as engine:
+        results: list[LogResult] = []
+
+        async def one() -> None:
+            results.append(await log_text(engine, DARK))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(one)
+            nursery.start_soon(one)
+        assert sorted(r.status for r in results) == ["reinforced", "written"]
+        assert f"- {DARK} (×2)\n" in memory_md(env)
+        assert memory_md(env).count(DARK) == 1

@@ -43,6 +43,7 @@ from openmemoryd.engine.similar import BULLET, Scored, nearby_lines, score_lines
 from openmemoryd.errors import BadRequest, Conflict
 from openmemoryd.index.indexer import index_file
 from openmemoryd.memory.append import append_block, target_path
+from openmemoryd.memory.capture_rules import contains_secret
 from openmemoryd.memory.edit import edit_file
 from openmemoryd.memory.log_gate import Rejected, check_quality, check_safety, one_line
 from openmemoryd.memory.log_routes import Route, Typed, classify, resolve_type, route
@@ -77,6 +78,8 @@ class _Outcome:
 
 
 async def log(engine: Engine, params: LogParams) -> LogResult:
+    """The `log` RPC. A rejection or a conflict is a reply, not an error;
+    only malformed input (empty, too long, NUL, unknown type) raises."""
     started = time.perf_counter()
     raw = params.text
     if "\x00" in raw:
@@ -108,6 +111,8 @@ async def log(engine: Engine, params: LogParams) -> LogResult:
         reasons.append(_route_reason(typed, where))
         async with _lock_for(engine):
             outcome = await _file(engine, params, text, where, reasons)
+    if outcome.status == "rejected" and contains_secret(text):
+        text = ""  # the reply, often printed or logged, must not repeat a secret
     result = LogResult(
         status=outcome.status,
         memory_type=typed.type,

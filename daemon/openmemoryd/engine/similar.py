@@ -118,7 +118,8 @@ async def nearby_lines(engine: Engine, text: str) -> list[MemoryLine]:
     )
     lines: dict[tuple[str, int], MemoryLine] = {}
     for hit in found.results:
-        for number, line in await hit_lines(engine, hit.path, hit.start_line, hit.end_line):
+        for number, raw in await hit_lines(engine, hit.path, hit.start_line, hit.end_line):
+            line = raw.rstrip("\r")  # a CRLF file's line, as `sections` sees it
             bare, count = split_count(line)
             content = memory_content(bare)
             if content and (hit.path, number) not in lines:
