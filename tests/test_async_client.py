@@ -418,3 +418,17 @@ def test_the_async_client_is_imported_on_first_use_only() -> None:
     loaded = loaded_modules("from omem_client import AsyncClient")
     assert "anyio" in loaded
     assert loaded.isdisjoint(set(HEAVY) - {"anyio"})
+
+
+@pytest.mark.e2e
+def test_log_reaches_the_daemon(daemon: Daemon, run: Run) -> None:
+    async def scenario() -> None:
+        async with AsyncClient(daemon.env.socket, timeout=30) as client:
+            written = await client.log("We decided to deploy on Tuesdays", agent="async-agent")
+            assert (written.status, written.section) == ("written", "Important Decisions")
+            again = await client.log("we decided to deploy on tuesdays")
+            assert (again.status, again.citation) == ("reinforced", written.citation)
+            dry = await client.log("The user prefers short answers", type="fact", dry_run=True)
+            assert (dry.status, dry.path, dry.line) == ("written", "USER.md", None)
+
+    run(scenario)

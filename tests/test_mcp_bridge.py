@@ -38,6 +38,7 @@ TOOLS = {
     "memory_session_end": [],
     "memory_tasks": [],
     "memory_update_tasks": ["action", "tasks"],
+    "memory_log": ["content"],
 }
 
 
@@ -358,3 +359,28 @@ async def test_session_end_then_tasks_then_update_them(daemon: Daemon) -> None:
         assert "give at least one of" in message
         message = await failed(session, "memory_update_tasks", action="list", tasks=["x"])
         assert "invalid arguments" in message
+
+
+async def test_log_files_reinforces_and_asks_before_replacing(daemon: Daemon) -> None:
+    memory = daemon.env.workspace / "MEMORY.md"
+    async with bridge(daemon.env) as session:
+        text, first = await ok(session, "memory_log", content="I prefer dark mode in every editor")
+        assert first["status"] == "written"
+        assert text.startswith(f"Written to {first['citation']} (§ User Preferences)")
+        _, again = await ok(session, "memory_log", content="I prefer dark mode in every editor")
+        assert again["status"] == "reinforced"
+        text, conflict = await ok(
+            session, "memory_log", content="I prefer light mode in every editor"
+        )
+        assert conflict["status"] == "conflict"
+        assert "call memory_log again with replace=true" in text
+        assert "light" not in memory.read_text("utf-8")
+        _, replaced = await ok(
+            session, "memory_log", content="I prefer light mode in every editor", replace=True
+        )
+        assert replaced["status"] == "replaced"
+        text, rejected = await ok(session, "memory_log", content="好的，没问题！", type="note")
+        assert (rejected["status"], rejected["rule"]) == ("rejected", "filler")
+        assert "kind" in await failed(session, "memory_log", content="x", kind="note")
+    lines = memory.read_text("utf-8").splitlines()
+    assert lines[first["line"] - 1] == "- I prefer light mode in every editor"

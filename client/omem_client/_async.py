@@ -89,6 +89,8 @@ from omem_protocol import (
     GetParams,
     GetResult,
     Hello,
+    LogParams,
+    LogResult,
     LogTurnsParams,
     LogTurnsResult,
     PrimerParams,
@@ -364,6 +366,27 @@ class AsyncClient:
         ``add`` texts, or mark tasks ``done``, ``reopen`` or ``remove`` them, named
         by id or text (exact, else a unique part). All of a change is made, or none."""
         return await self._call(tasks_params(action, tasks, status), TasksResult)
+
+    async def log(
+        self,
+        text: str,
+        *,
+        type: str | None = None,
+        replace: bool = False,
+        force: bool = False,
+        dry_run: bool = False,
+        agent: str | None = None,
+    ) -> LogResult:
+        """File one memory through seed 003's write pipeline (see `Client.log`)."""
+        params = LogParams(
+            text=text,
+            memory_type=type,
+            replace=replace,
+            force=force,
+            dry_run=dry_run,
+            agent=agent,
+        )
+        return await self._call(params, LogResult)
 
     # ------------------------------------------------------------ plumbing
 

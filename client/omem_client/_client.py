@@ -68,6 +68,8 @@ from omem_protocol import (
     GetParams,
     GetResult,
     Hello,
+    LogParams,
+    LogResult,
     LogTurnsParams,
     LogTurnsResult,
     PrimerParams,
@@ -347,6 +349,37 @@ class Client:
         ``add`` texts, or mark tasks ``done``, ``reopen`` or ``remove`` them, named
         by id or text (exact, else a unique part). All of a change is made, or none."""
         return self._call(tasks_params(action, tasks, status), TasksResult)
+
+    def log(
+        self,
+        text: str,
+        *,
+        type: str | None = None,
+        replace: bool = False,
+        force: bool = False,
+        dry_run: bool = False,
+        agent: str | None = None,
+    ) -> LogResult:
+        """File one memory through seed 003's write pipeline.
+
+        The daemon gates it (too short, filler, pure code, speculative),
+        masks or rejects secrets, routes it by `type` (preference, decision,
+        lesson, fact, project, note; classified when None) to its file and
+        section, and dedupes it: the same memory again is counted on its line
+        (``result.status == "reinforced"``); a close one with another detail
+        is a ``"conflict"``, written only with `replace` (swap that line) or
+        `force` (keep both; also skips the quality rules). `dry_run` decides
+        without writing. ``result.reasons`` says why at every step.
+        """
+        params = LogParams(
+            text=text,
+            memory_type=type,
+            replace=replace,
+            force=force,
+            dry_run=dry_run,
+            agent=agent,
+        )
+        return self._call(params, LogResult)
 
     # ------------------------------------------------------------ plumbing
 

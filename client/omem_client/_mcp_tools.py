@@ -21,6 +21,7 @@ from omem_client import _render
 from omem_client._async import AsyncClient
 from omem_protocol import (
     MAX_LIMIT,
+    MAX_LOG_CHARS,
     MAX_QUERY_CHARS,
     MAX_SESSION_ITEMS,
     MAX_TASK_CHARS,
@@ -306,6 +307,39 @@ class UpdateTasksArgs(_Args, frozen=True):
     ]
 
 
+class LogArgs(_Args, frozen=True):
+    content: Annotated[
+        str,
+        Meta(
+            min_length=1,
+            max_length=MAX_LOG_CHARS,
+            description="One memory, stated as a fact in a sentence, e.g. 'The user prefers "
+            "dark mode in every editor' or '我们决定用 Postgres 16'.",
+        ),
+    ]
+    type: (
+        Annotated[
+            Literal["preference", "decision", "lesson", "fact", "project", "note"],
+            Meta(
+                description="preference, decision, lesson (MEMORY.md sections), fact (about "
+                "the user: USER.md), project (PROJECT.md), note (today's daily file). "
+                "Default: classified from the content."
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    replace: Annotated[
+        bool,
+        Meta(
+            description="After a 'conflict' reply, and only if the user confirms the new "
+            "version: swap the old memory's line for this one."
+        ),
+    ] = False
+    dry_run: Annotated[
+        bool, Meta(description="Only say where it would go and why; write nothing.")
+    ] = False
+
+
 def _given(value: T | UnsetType) -> T | None:
     return None if isinstance(value, UnsetType) else value
 
@@ -407,6 +441,18 @@ async def _tasks(client: AsyncClient, a: TasksArgs) -> Answer:
 async def _update_tasks(client: AsyncClient, a: UpdateTasksArgs) -> Answer:
     result = await client.tasks(a.action, a.tasks)
     return "\n".join(_render.tasks_lines(result, "open")), result
+
+
+async def _log(client: AsyncClient, a: LogArgs) -> Answer:
+    result = await client.log(a.content, type=_given(a.type), replace=a.replace, dry_run=a.dry_run)
+    lines = _render.log_lines(result)
+    if result.status == "conflict":
+        # The CLI's last line is a shell hint; the model needs the tool's words instead.
+        lines[-1] = (
+            "Ask the user which version is right; if it is the new one, call memory_log "
+            "again with replace=true."
+        )
+    return "\n".join(lines), result
 
 
 # ---------------------------------------------------------------- the tools
@@ -573,6 +619,20 @@ TOOLS: tuple[Tool[Any], ...] = (
         "none is. The reply lists what changed and what already was so.",
         UpdateTasksArgs,
         _update_tasks,
+    ),
+    Tool(
+        "memory_log",
+        "Log a memory",
+        "Remember one durable thing you learned: a preference, a decision, a lesson, a fact "
+        "about the user or the project. Write it as a self-contained statement. The daemon "
+        "rejects noise (too short, filler like 'Sure,' or '好的', pure code, speculation like "
+        "'maybe' or '可能'), masks or rejects secrets, files it under the right heading of "
+        "MEMORY.md, USER.md or PROJECT.md (or today's daily file), and never duplicates: the "
+        "same memory again is counted on its line; a close one that says something different "
+        "is reported as a possible conflict and not written. The reply says where it went "
+        "and why.",
+        LogArgs,
+        _log,
     ),
 )
 

@@ -12,6 +12,7 @@ from omem_protocol import (
     DoctorResult,
     FlushCheckResult,
     ForgetResult,
+    LogResult,
     Progress,
     SearchHit,
     SearchResult,
@@ -370,4 +371,32 @@ def session_end_lines(result: SessionEndResult) -> list[str]:
     lines += [f"New task: {task_line(t)}" for t in result.tasks_added]
     lines += [f"Already open: {task_line(t)}" for t in result.tasks_existing]
     lines += [f"Marked done: {task_line(t)}" for t in result.tasks_done]
+    return lines
+
+
+def log_lines(result: LogResult) -> list[str]:
+    """Where the memory went (or why not), then every reason, one a line."""
+    similar = result.similar
+    if result.status == "rejected":
+        head = f"Rejected ({result.rule}): nothing written"
+    elif result.status == "conflict" and similar is not None:
+        head = (
+            f"Not written: a possible conflict with {similar.citation} (similarity "
+            f"{similar.similarity:.2f}, words {similar.lexical:.2f}): {similar.text}"
+        )
+    elif result.status == "reinforced" and similar is not None:
+        head = f"Reinforced {similar.citation} (now ×{similar.count + 1}): {similar.text}"
+    elif result.status == "replaced" and similar is not None:
+        head = f"Replaced {similar.citation}: {similar.text} → {result.text}"
+    else:
+        where = result.citation or result.path or "?"
+        section = f" (§ {result.section})" if result.section else ""
+        head = f"Written to {where}{section}: {result.text}"
+    if result.dry_run and result.status not in ("rejected", "conflict"):
+        head = "Dry run, nothing changed. " + head
+    lines = [head]
+    lines += [f"  masked: {masked}" for masked in result.redactions]
+    lines += [f"  - {reason}" for reason in result.reasons]
+    if result.status == "conflict":
+        lines.append("Swap it with --replace, or keep both with --force.")
     return lines

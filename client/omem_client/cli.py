@@ -213,11 +213,7 @@ def append(
     as_json: JsonOpt = False,
 ) -> None:
     """Append a note to memory; it is searchable as soon as this returns."""
-    if text is None or text == "-":
-        if sys.stdin.isatty():
-            _fail("nothing to append: give the text as an argument or on stdin", 2)
-        text = sys.stdin.read()
-    body = text
+    body = _text_or_stdin(text, "append")
     result = _call(ctx, lambda c: c.append(body, path=path))
     if as_json:
         _print_json(result)
@@ -462,6 +458,15 @@ def export(
     typer.echo("Restore or merge it with: openmemoryd import " + shlex.quote(result.path))
 
 
+def _text_or_stdin(text: str | None, verb: str) -> str:
+    """The argument, or stdin when it is ``-`` or missing (not from a terminal)."""
+    if text is not None and text != "-":
+        return text
+    if sys.stdin.isatty():
+        _fail(f"nothing to {verb}: give the text as an argument or on stdin", 2)
+    return sys.stdin.read()
+
+
 def _parse_date(raw: str | None) -> date | None:
     if raw is None:
         return None
@@ -611,6 +616,58 @@ def tasks_reopen(ctx: typer.Context, refs: TaskRefs, as_json: JsonOpt = False) -
 def tasks_remove(ctx: typer.Context, refs: TaskRefs, as_json: JsonOpt = False) -> None:
     """Delete tasks from the file (with their indented lines)."""
     _change_tasks(ctx, "remove", refs, as_json)
+
+
+@app.command("log")
+def log_memory(
+    ctx: typer.Context,
+    text: Annotated[
+        str | None, typer.Argument(help="The memory, one fact; '-' or nothing reads stdin.")
+    ] = None,
+    memory_type: Annotated[
+        str | None,
+        typer.Option(
+            "--type",
+            "-t",
+            help="preference, decision, lesson, fact, project or note (default: classified).",
+        ),
+    ] = None,
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Swap a conflicting memory's line for this one.")
+    ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Write despite the quality rules or a conflict (never a secret)."
+        ),
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Say where it would go and why; write nothing.")
+    ] = False,
+    agent: Annotated[str | None, typer.Option("--agent", help="Who is logging it.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """File one memory: gate, privacy, route to its file and section, dedupe.
+
+    Prints where it went and why. Exit 0 when written, reinforced or
+    replaced (or with --dry-run); 1 when rejected or a possible conflict
+    left it unwritten.
+    """
+    body = _text_or_stdin(text, "log")
+    result = _call(
+        ctx,
+        lambda c: c.log(
+            body,
+            type=memory_type,
+            replace=replace,
+            force=force,
+            dry_run=dry_run,
+            agent=agent,
+        ),
+    )
+    _output(result, as_json, _render.log_lines)
+    if result.status in ("rejected", "conflict") and not dry_run:
+        raise typer.Exit(1)
 
 
 def main() -> None:

@@ -33,6 +33,7 @@ import msgspec
 MAX_QUERY_CHARS = 8192
 MAX_PATH_CHARS = 4096
 MAX_APPEND_CHARS = 1_000_000
+MAX_LOG_CHARS = 2000  # one memory, one bullet line
 MAX_LIMIT = 100
 
 NonNegInt = Annotated[int, msgspec.Meta(ge=0)]
@@ -287,6 +288,25 @@ class TasksParams(Msg, tag="tasks", frozen=True):
     status: Literal["open", "done", "all"] = "open"
 
 
+class LogParams(Msg, tag="log", frozen=True):
+    """Seed 003's write pipeline: gate, privacy, routing, dedupe, then write.
+
+    `memory_type` is preference, decision, lesson, fact, project or note
+    (None: classified from the text; the reply says why). A memory 0.85–0.92
+    similar to an existing one is only reported as a possible conflict
+    unless `replace` (swap that line) or `force` (write it alongside, and
+    also skip the quality rules; never the privacy rules). `dry_run` decides
+    and reports without writing. `agent` names the caller in the daemon log.
+    """
+
+    text: Annotated[str, msgspec.Meta(max_length=MAX_LOG_CHARS)]
+    memory_type: Annotated[str, msgspec.Meta(max_length=32)] | None = None
+    replace: bool = False
+    force: bool = False
+    dry_run: bool = False
+    agent: AgentName | None = None
+
+
 RequestBody = (
     StatusParams
     | SearchParams
@@ -304,6 +324,7 @@ RequestBody = (
     | DoctorParams
     | SessionEndParams
     | TasksParams
+    | LogParams
 )
 
 
@@ -673,6 +694,50 @@ class StatusResult(Msg, tag="status_result", frozen=True):
     http: str | None = None  # the HTTP API's base URL when it is on (`[http]`)
 
 
+class LogSimilar(Msg, tag="log_similar", frozen=True):
+    """The existing memory a log matched: where, what it says, how close.
+
+    `similarity` is the embedding cosine rescaled to 0..1 for the model
+    (see README "log"), or the lexical score when vectors were not used;
+    `lexical` is the word overlap (Dice); `cosine` the raw model cosine.
+    `count` is how many times it has been logged (its ``(×N)``).
+    """
+
+    citation: str
+    path: str
+    line: int
+    text: str
+    similarity: float
+    lexical: float
+    cosine: float | None = None
+    count: int = 1
+
+
+class LogResult(Msg, tag="log_result", frozen=True):
+    """Where a logged memory went and why.
+
+    `status`: written, reinforced (an existing line's count went up),
+    replaced (a conflicting line was swapped), conflict (nothing written;
+    `similar` is the possible conflict) or rejected (nothing written; `rule`
+    names the gate rule). With `dry_run` nothing was written either way.
+    """
+
+    status: str
+    memory_type: str
+    text: str
+    reasons: tuple[str, ...]
+    path: str | None = None
+    line: int | None = None
+    citation: str | None = None
+    section: str | None = None
+    rule: str | None = None
+    redactions: tuple[str, ...] = ()
+    similar: LogSimilar | None = None
+    similarity_method: str = "lexical"
+    dry_run: bool = False
+    took_ms: float = 0.0
+
+
 class Error(Msg, tag="error", frozen=True):
     """A failed request. `code` is one of `ErrorCode`; `message` is for humans."""
 
@@ -746,6 +811,7 @@ ReplyBody = (
     | DoctorResult
     | SessionEndResult
     | TasksResult
+    | LogResult
     | Error
 )
 

@@ -23,6 +23,7 @@ from omem_protocol import (
     ForgetParams,
     GetParams,
     GetResult,
+    LogParams,
     LogTurnsParams,
     PendingSession,
     PrimerParams,
@@ -42,7 +43,15 @@ from omem_protocol import (
     __version__,
 )
 from openmemoryd.doctor import diagnose_engine
-from openmemoryd.engine import Engine, ProgressFn, agent_ops, archive_ops, session_ops, task_ops
+from openmemoryd.engine import (
+    Engine,
+    ProgressFn,
+    agent_ops,
+    archive_ops,
+    log_ops,
+    session_ops,
+    task_ops,
+)
 from openmemoryd.errors import NotFound
 from openmemoryd.search import SearchQuery
 
@@ -66,6 +75,7 @@ CAPABILITIES = (
     "search.explain",
     "session_end",
     "tasks",
+    "log",
 )
 
 
@@ -156,6 +166,8 @@ class Api:
                 return await task_ops.session_end(engine, body)
             case TasksParams():
                 return await task_ops.tasks(engine, body)
+            case LogParams():
+                return await log_ops.log(engine, body)
 
     async def status(self, engine: Engine, _: StatusParams) -> StatusResult:
         ws = await engine.status()

@@ -41,7 +41,14 @@ from omem_protocol import (
     RecallResult,
     RejectedMessage,
 )
-from openmemoryd.errors import BadRequest, Forbidden, NotFound
+from openmemoryd.engine.similar import (
+    BULLET,
+    cosines_to,
+    hit_lines,
+    memory_content,
+    nearby_lines,
+)
+from openmemoryd.errors import BadRequest, NotFound
 from openmemoryd.index.indexer import index_file
 from openmemoryd.memory.capture_rules import screen
 from openmemoryd.memory.remove import LineRange, remove_lines
@@ -65,7 +72,6 @@ FORGET_LISTED: Final = 0.5  # lines at least this close are listed as candidates
 FORGET_RIVAL: Final = 0.7  # ... and a second one this close makes the match unclear
 
 _HEADING: Final = re.compile(r"^#{1,6}\s")
-_BULLET: Final = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[(?P<cat>[a-z]+)\]\s+)?")
 _CITATION: Final = re.compile(
     r"^(?P<path>.+?)(?:#L(?P<a>\d+)(?:-L?(?P<b>\d+))?|:(?P<c>\d+)(?:-(?P<d>\d+))?)$"
 )
@@ -127,7 +133,7 @@ def _memory_text(snippet: str, source: str) -> tuple[str, str]:
     lines = [line.strip() for line in snippet.splitlines() if line.strip()]
     body = [line for line in lines if not _HEADING.match(line)]
     lines = body or lines
-    first = _BULLET.match(lines[0]) if len(lines) == 1 else None
+    first = BULLET.match(lines[0]) if len(lines) == 1 else None
     if first is not None and first.group("cat"):
         return first.group("cat"), lines[0][first.end() :]
     return ("session" if source == "sessions" else "memory"), " ".join(lines)
@@ -216,49 +222,18 @@ async def _already_remembered(engine: Engine, text: str, batch: list[str]) -> st
     wanted = _normalised(text)
     if any(_normalised(other) == wanted for other in batch):
         return "repeats another message captured in this call"
-    found = await engine.search(
-        SearchQuery(text=text, limit=DUPLICATE_NEIGHBOURS, sources=("memory",), min_score=0.0)
-    )
-    lines: list[tuple[str, str]] = []  # (citation, text without its bullet)
-    for hit in found.results:
-        for number, line in await _hit_lines(engine, hit.path, hit.start_line, hit.end_line):
-            content = _without_bullet(line)
-            if not content:
-                continue
-            if _normalised(content) == wanted:
-                return f"already remembered at {citation(hit.path, number, number)}"
-            lines.append((citation(hit.path, number, number), content))
-    if not lines or engine.vectors is None:
+    lines = await nearby_lines(engine, text)
+    for line in lines:
+        if _normalised(line.content) == wanted:
+            return f"already remembered at {citation(line.path, line.number, line.number)}"
+    similarity = await cosines_to(engine, text, [line.content for line in lines])
+    if not similarity:
         return None
-    embedder = engine.vectors.embedder
-    try:
-        vectors = await trio.to_thread.run_sync(
-            embedder.embed_documents, [text, *(content for _, content in lines)]
-        )
-    except Exception:  # an unreachable provider must not block capturing
-        return None
-    similarity = vectors[1:] @ vectors[0]
     best = int(np.argmax(similarity))
-    if float(similarity[best]) >= DUPLICATE_COSINE:
-        return f"nearly the same as {lines[best][0]} (similarity {float(similarity[best]):.2f})"
+    if similarity[best] >= DUPLICATE_COSINE:
+        where = citation(lines[best].path, lines[best].number, lines[best].number)
+        return f"nearly the same as {where} (similarity {similarity[best]:.2f})"
     return None
-
-
-async def _hit_lines(engine: Engine, path: str, start: int, end: int) -> list[tuple[int, str]]:
-    """The file's current lines of a hit (numbered), or none if it is gone."""
-    try:
-        got = await engine.get(path, start, end - start + 1)
-    except (NotFound, Forbidden, BadRequest):
-        return []
-    return list(enumerate(got.text.split("\n"), got.from_line))
-
-
-def _without_bullet(line: str) -> str:
-    stripped = line.strip()
-    if not stripped or stripped.startswith("#"):
-        return ""
-    match = _BULLET.match(stripped)
-    return stripped[match.end() :] if match else stripped
 
 
 def _normalised(text: str) -> str:
@@ -325,14 +300,14 @@ async def _forget_text(engine: Engine, text: str, all_: bool) -> ForgetResult:
 def _find_text(engine: Engine, wanted: list[str]) -> list[_Target]:
     """Every place whose whole lines (bullet markers aside) are *wanted*."""
     found: list[_Target] = []
-    wanted_norm = [_normalised(_without_bullet(w) or w) for w in wanted]
+    wanted_norm = [_normalised(memory_content(w) or w) for w in wanted]
     for disk in scan_memory_files(engine.policy).files.values():
         try:
             data = disk.path.absolute.read_bytes()
         except OSError:
             continue
         lines = data.decode("utf-8", errors="replace").split("\n")
-        norm = [_normalised(_without_bullet(line)) for line in lines]
+        norm = [_normalised(memory_content(line)) for line in lines]
         n = len(wanted_norm)
         for i in range(len(lines) - n + 1):
             if norm[i : i + n] == wanted_norm:
@@ -350,8 +325,8 @@ async def _forget_query(engine: Engine, query: str) -> ForgetResult:
     terms = token_set(query)
     for hit in found.results:
         mp = engine.policy.resolve(hit.path)
-        for number, line in await _hit_lines(engine, hit.path, hit.start_line, hit.end_line):
-            content = _without_bullet(line)
+        for number, line in await hit_lines(engine, hit.path, hit.start_line, hit.end_line):
+            content = memory_content(line)
             if not content or (hit.path, number) in seen:
                 continue
             seen.add((hit.path, number))
@@ -397,7 +372,7 @@ async def _with_vector_scores(
     try:
         query_vector = await trio.to_thread.run_sync(embedder.embed_query, query)
         lines = await trio.to_thread.run_sync(
-            embedder.embed_documents, [_without_bullet(t.text) for _, t in options]
+            embedder.embed_documents, [memory_content(t.text) for _, t in options]
         )
     except Exception:
         return options

@@ -1,0 +1,61 @@
+"""Rewriting a memory file in place: locked, checked, atomic.
+
+`log` inserts a bullet into a section, counts a repeat on its line, or
+swaps a line; each is a whole-file rewrite of a file people also edit. The
+file is opened and ``flock``ed the way appends do it (`memory.append.
+open_locked`, which also notices a file replaced while it waited), read,
+edited by a pure function, and replaced by a fsynced temporary file renamed
+over it (`memory.durable.replace_file`) before the lock is released. A
+crash leaves the old file or the new one; a concurrent append waits and
+then lands in the new one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TypeVar
+
+from openmemoryd.errors import Forbidden, TooLarge
+from openmemoryd.memory.append import open_locked
+from openmemoryd.memory.durable import fsync_dir, read_all, replace_file
+from openmemoryd.workspace import MemoryPath
+
+__all__ = ["edit_file"]
+
+T = TypeVar("T")
+
+
+def edit_file(
+    mp: MemoryPath,
+    edit: Callable[[str], tuple[str, T]],
+    *,
+    max_file_bytes: int,
+    template: str = "",
+) -> T:
+    """Give *mp* the text ``edit(current)[0]`` and return ``edit(current)[1]``.
+
+    A missing or empty file is edited as *template* (the workspace's
+    bootstrap text for MEMORY.md and the like). Bytes that are not UTF-8
+    pass through untouched (surrogate escapes). Raises `Forbidden` for a
+    file holding NUL bytes (not text) and `TooLarge` past *max_file_bytes*;
+    whatever *edit* raises leaves the file as it was.
+    """
+    fd = open_locked(mp)
+    try:
+        existing = read_all(fd)
+        if b"\x00" in existing:
+            raise Forbidden(f"not a text file: {mp.key}")
+        created = not existing
+        current = existing.decode("utf-8", errors="surrogateescape") if existing else template
+        text, result = edit(current)
+        data = text.encode("utf-8", errors="surrogateescape")
+        if len(data) > max_file_bytes:
+            raise TooLarge(f"{mp.key} would exceed the {max_file_bytes}-byte file limit")
+        mode = os.fstat(fd).st_mode & 0o777
+        replace_file(mp.absolute, data, mode=mode, tag="log")
+    finally:
+        os.close(fd)
+    if created:
+        fsync_dir(mp.root.joinpath(*mp.parts[:-1]))
+    return result

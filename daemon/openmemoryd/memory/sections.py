@@ -1,0 +1,181 @@
+"""Edits of one Markdown file's text that touch nothing but their own line.
+
+`log` writes a bullet under a ``## Section`` of MEMORY.md, USER.md or
+PROJECT.md, counts a repeated memory on its existing line, or swaps one
+line for its replacement. People edit these files by hand, so every edit
+here is an insertion or a one-line substitution: every other byte of the
+file (line endings, trailing spaces, a missing final newline, comments,
+code blocks) is kept exactly.
+
+Invariants:
+
+* headings inside fenced code blocks are not headings;
+* a section runs from its heading to the next heading of the same or a
+  higher level, or to a thematic break (``---``), whichever comes first, so
+  the templates' closing ``---`` footer stays last;
+* a bullet goes right after the section's last non-blank line (its last
+  bullet, or the heading's comment); a missing section is created before a
+  closing footer, or at the end of the file;
+* the reinforcement count is a trailing `` (×N)`` on the line, N ≥ 2 the
+  times the memory was logged; `split_count` reads it back, and text
+  compared for duplicates never includes it;
+* new lines use the file's own line ending (CRLF if its first line has one).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = [
+    "Inserted",
+    "insert_bullet",
+    "replace_line",
+    "split_count",
+    "with_count",
+]
+
+_HEADING: Final = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
+_FENCE: Final = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_BREAK: Final = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
+_COUNT: Final = re.compile(r"[ \t]+\(×(\d+)\)[ \t]*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Inserted:
+    """The new text, the 1-based line of the bullet, and whether the
+    section heading had to be created."""
+
+    text: str
+    line: int
+    created_section: bool
+
+
+def split_count(line: str) -> tuple[str, int]:
+    """(line without its count, times logged): ``"- tea (×3)"`` → ``("- tea", 3)``."""
+    match = _COUNT.search(line)
+    if match is None:
+        return line, 1
+    return line[: match.start()], max(1, int(match.group(1)))
+
+
+def with_count(line: str, count: int) -> str:
+    """*line* (without a line end) carrying *count*; 1 shows no count."""
+    bare, _ = split_count(line)
+    return bare if count <= 1 else f"{bare} (×{count})"
+
+
+def _body(line: str) -> str:
+    return line.rstrip("\r\n")
+
+
+def _line_end(lines: list[str]) -> str:
+    return "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+
+
+def _outside_fences(lines: list[str]) -> list[bool]:
+    """For each line: True if it is Markdown, False if inside a code fence."""
+    flags: list[bool] = []
+    fence: str | None = None
+    for line in lines:
+        match = _FENCE.match(line)
+        if fence is None:
+            flags.append(True)
+            if match:
+                fence = match.group(1)
+                flags[-1] = False
+        else:
+            flags.append(False)
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+                fence = None
+    return flags
+
+
+def _section_span(lines: list[str], titles: tuple[str, ...]) -> tuple[int, int] | None:
+    """(heading index, end index exclusive) of the first heading named in
+    *titles* (any case), or None."""
+    wanted = {t.casefold() for t in titles}
+    markdown = _outside_fences(lines)
+    for i, line in enumerate(lines):
+        match = _HEADING.match(_body(line)) if markdown[i] else None
+        if match is None or match.group(2).casefold() not in wanted:
+            continue
+        level = len(match.group(1))
+        for j in range(i + 1, len(lines)):
+            if not markdown[j]:
+                continue
+            other = _HEADING.match(_body(lines[j]))
+            if (other and len(other.group(1)) <= level) or _BREAK.match(_body(lines[j])):
+                return i, j
+        return i, len(lines)
+    return None
+
+
+def insert_bullet(text: str, titles: tuple[str, ...], bullet: str) -> Inserted:
+    """*text* with *bullet* (one line) added to the section ``titles[0]``
+    (or one of the other *titles*), creating the section when none exists."""
+    lines = text.splitlines(keepends=True)
+    end = _line_end(lines)
+    span = _section_span(lines, titles)
+    if span is not None:
+        heading, stop = span
+        at = heading + 1
+        for k in range(stop - 1, heading, -1):
+            if lines[k].strip():
+                at = k + 1
+                break
+        return Inserted(_insert(lines, at, [bullet], end), at + 1, False)
+    footer = _footer_index(lines)
+    if footer is None:
+        block = [f"## {titles[0]}", bullet]
+        if lines and lines[-1].strip():
+            block.insert(0, "")
+        return Inserted(_insert(lines, len(lines), block, end), len(lines) + len(block), True)
+    block = [f"## {titles[0]}", bullet, ""]
+    if footer > 0 and lines[footer - 1].strip():
+        block.insert(0, "")
+    return Inserted(_insert(lines, footer, block, end), footer + len(block) - 1, True)
+
+
+def _footer_index(lines: list[str]) -> int | None:
+    """The thematic break after the file's last heading (the templates'
+    closing ``---``), where a new section belongs; None if there is none."""
+    markdown = _outside_fences(lines)
+    found: int | None = None
+    for i, line in enumerate(lines):
+        if not markdown[i]:
+            continue
+        if _HEADING.match(_body(line)):
+            found = None
+        elif found is None and _BREAK.match(_body(line)):
+            found = i
+    return found
+
+
+def _insert(lines: list[str], at: int, new: list[str], end: str) -> str:
+    """Insert *new* lines before index *at*; a preceding line without a line
+    end gets one first (that is the only byte added outside *new*)."""
+    before = lines[:at]
+    if before and not before[-1].endswith(("\n", "\r")):
+        before[-1] += end
+        tail = "".join(line + end for line in new[:-1]) + new[-1]
+        if at == len(lines):
+            return "".join(before) + tail
+        return "".join(before) + tail + end + "".join(lines[at:])
+    return "".join(before) + "".join(line + end for line in new) + "".join(lines[at:])
+
+
+def replace_line(text: str, number: int, expected: str, new: str) -> str:
+    """*text* with line *number* (1-based), which must read *expected*
+    (without its line end), replaced by *new*; its line end is kept.
+
+    Raises:
+        LookupError: the line is not there or reads otherwise (the file changed).
+    """
+    lines = text.splitlines(keepends=True)
+    if not 1 <= number <= len(lines) or _body(lines[number - 1]) != expected:
+        raise LookupError(f"line {number} no longer reads {expected!r}")
+    old = lines[number - 1]
+    lines[number - 1] = new + old[len(_body(old)) :]
+    return "".join(lines)

@@ -1,0 +1,66 @@
+"""End to end with the real default embedder: what `log`'s thresholds mean on e5.
+
+multilingual-e5-small rates unrelated texts 0.75–0.8 and "I prefer dark
+mode" against "I prefer light mode" 0.986, so its raw cosine cannot tell a
+repetition from a changed detail. These pairs pin the calibration the
+README documents: the rescaled cosine and the word overlap must both reach
+0.92 for a reinforcement; either reaching 0.85 is a possible conflict.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from conftest import Daemon, Env
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+
+@pytest.fixture
+def semantic(env: Env) -> Iterator[Daemon]:
+    env.write_config("")  # defaults: embedding provider "auto" -> the local model
+    handle = Daemon(env).start()
+    try:
+        yield handle
+    finally:
+        handle.stop()
+
+
+def log(daemon: Daemon, text: str) -> dict[str, Any]:
+    result = daemon.cli("--timeout", "120", "log", "--json", text)
+    assert result.returncode in (0, 1), result.stderr
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def test_e5_pairs_land_on_the_right_side_of_the_thresholds(semantic: Daemon) -> None:
+    first = log(semantic, "I prefer dark mode in every editor")
+    assert first["status"] == "written"
+    assert first["similarity_method"] == "vector+lexical"
+
+    same = log(semantic, "i prefer dark mode in every editor.")
+    assert same["status"] == "reinforced"
+    assert same["similar"]["cosine"] > 0.97
+
+    flipped = log(semantic, "I prefer light mode in every editor")
+    assert flipped["status"] == "conflict"  # e5 alone would call it the same memory
+    assert flipped["similar"]["cosine"] > 0.95
+    assert flipped["similar"]["lexical"] < 0.92
+
+    topic = log(semantic, "I use Neovim with the gruvbox colour scheme")
+    assert topic["status"] == "written"  # same topic, another memory
+
+    assert log(semantic, "We decided to use Postgres 16 for the staging cluster")["status"] == (
+        "written"
+    )
+    changed = log(semantic, "We decided to use MySQL 8 for the staging cluster")
+    assert changed["status"] == "conflict"
+    assert changed["similar"]["similarity"] >= 0.85
+
+    assert log(semantic, "我喜欢用 Neovim 写代码")["status"] == "written"
+    assert log(semantic, "写代码我喜欢用 Neovim")["status"] == "reinforced"
+    unrelated = log(semantic, "Caroline went hiking in the Alps last summer")
+    assert unrelated["status"] == "written"

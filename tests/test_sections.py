@@ -1,0 +1,91 @@
+"""Section insertion and one-line edits keep every other byte of the file."""
+
+from __future__ import annotations
+
+import pytest
+
+from openmemoryd.memory.sections import insert_bullet, replace_line, split_count, with_count
+from openmemoryd.workspace import template_text
+
+PREFS = ("User Preferences", "Preferences")
+
+
+def removed_line(after: str, number: int) -> str:
+    lines = after.splitlines(keepends=True)
+    del lines[number - 1]
+    return "".join(lines)
+
+
+def test_a_bullet_lands_under_its_template_heading_and_nothing_else_changes() -> None:
+    before = template_text("MEMORY.md")
+    inserted = insert_bullet(before, PREFS, "- I prefer dark mode")
+    lines = inserted.text.splitlines()
+    assert lines[inserted.line - 1] == "- I prefer dark mode"
+    assert lines[inserted.line - 2] == "<!-- Add user preferences as you learn them -->"
+    assert lines[inserted.line - 3] == "## User Preferences"
+    assert not inserted.created_section
+    assert removed_line(inserted.text, inserted.line) == before
+    again = insert_bullet(inserted.text, PREFS, "- tabs, not spaces")
+    assert again.line == inserted.line + 1
+    assert removed_line(again.text, again.line) == inserted.text
+
+
+def test_the_last_section_ends_before_the_footer() -> None:
+    before = template_text("MEMORY.md")
+    inserted = insert_bullet(before, ("Lessons Learned",), "- back up before migrating")
+    lines = inserted.text.splitlines()
+    assert lines[inserted.line - 2].startswith("<!-- Document mistakes")
+    assert lines[-2:] == ["---", before.splitlines()[-1]]
+    assert removed_line(inserted.text, inserted.line) == before
+
+
+def test_a_missing_section_is_created_before_the_footer() -> None:
+    before = "# MEMORY\n\n## Other\n- x\n\n---\n*footer*\n"
+    inserted = insert_bullet(before, ("Lessons Learned",), "- new")
+    assert inserted.created_section
+    assert inserted.text == (
+        "# MEMORY\n\n## Other\n- x\n\n## Lessons Learned\n- new\n\n---\n*footer*\n"
+    )
+    assert inserted.text.splitlines()[inserted.line - 1] == "- new"
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "line"),
+    [
+        ("", "## Notes\n- new\n", 2),
+        ("# Title\n", "# Title\n\n## Notes\n- new\n", 4),
+        ("# Title\nno newline", "# Title\nno newline\n\n## Notes\n- new", 5),
+        ("## Notes\n- a", "## Notes\n- a\n- new", 3),
+        ("## Notes\r\n- a\r\n\r\n## Next\r\n", "## Notes\r\n- a\r\n- new\r\n\r\n## Next\r\n", 3),
+    ],
+)
+def test_edges_of_files(before: str, after: str, line: int) -> None:
+    inserted = insert_bullet(before, ("Notes",), "- new")
+    assert inserted.text == after
+    assert inserted.line == line
+
+
+def test_headings_in_code_fences_and_deeper_subsections() -> None:
+    before = "## Notes\n- a\n\n### Detail\n- d\n\n```md\n## Notes\n```\n\n## Next\nkept  \n"
+    inserted = insert_bullet(before, ("notes",), "- new")
+    # the section spans its ### subsection; the fenced "## Notes" is not a heading
+    assert inserted.text.splitlines()[inserted.line - 2] == "```"
+    assert removed_line(inserted.text, inserted.line) == before
+
+
+def test_reinforcement_counts_round_trip() -> None:
+    assert split_count("- I prefer tea") == ("- I prefer tea", 1)
+    assert with_count("- I prefer tea", 2) == "- I prefer tea (×2)"
+    assert split_count("- I prefer tea (×2)") == ("- I prefer tea", 2)
+    assert with_count("- I prefer tea (×2)", 3) == "- I prefer tea (×3)"
+    assert with_count("- I prefer tea (×3)", 1) == "- I prefer tea"
+
+
+def test_replace_line_swaps_one_line_and_checks_it_first() -> None:
+    before = "## P\r\n- dark mode\r\n- tabs\n"
+    after = replace_line(before, 2, "- dark mode", "- light mode")
+    assert after == "## P\r\n- light mode\r\n- tabs\n"
+    with pytest.raises(LookupError):
+        replace_line(before, 2, "- something else", "- x")
+    with pytest.raises(LookupError):
+        replace_line(before, 9, "- tabs", "- x")
