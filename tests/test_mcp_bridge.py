@@ -35,6 +35,7 @@ TOOLS = {
     "memory_forget": [],
     "memory_primer": [],
     "memory_flush_check": ["session", "tokens", "context_window"],
+    "memory_compact": ["session", "messages"],
 }
 
 

@@ -8,7 +8,7 @@ The two clients differ only in how they move bytes and wait.
 from __future__ import annotations
 
 import errno
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date
 from pathlib import Path
 from typing import TypeVar
@@ -23,6 +23,7 @@ from omem_client._errors import (
 )
 from omem_protocol import (
     CaptureMessage,
+    CompactParams,
     DaemonFrame,
     Error,
     FrameBuffer,
@@ -88,6 +89,27 @@ def capture_message(message: CaptureMessage | Mapping[str, object]) -> CaptureMe
     else:
         raise BadRequestError("each message needs 'content': a string or a list of text blocks")
     return CaptureMessage(role=role, text=text)
+
+
+def compact_params(
+    session: str,
+    messages: Sequence[CaptureMessage | Mapping[str, object]],
+    *,
+    keep_last: int | None,
+    agent: str | None,
+    flush: bool | None,
+) -> CompactParams:
+    """`compact`'s request; a message whose content is null (an assistant
+    turn that only called tools) is sent as empty text, counted, not summarised."""
+    wire = tuple(
+        CaptureMessage(role=str(m.get("role") or ""), text="")
+        if isinstance(m, Mapping) and m.get("content", m.get("text")) is None
+        else capture_message(m)
+        for m in messages
+    )
+    return CompactParams(
+        session=session, messages=wire, keep_last=keep_last, agent=agent, flush=flush
+    )
 
 
 def encode(frame: Hello | Request) -> bytes:

@@ -23,6 +23,7 @@ from omem_protocol._errors import (
 from omem_protocol._framing import DEFAULT_MAX_FRAME, HEADER_SIZE, FrameBuffer, encode_frame
 from omem_protocol._messages import (
     MAX_APPEND_CHARS,
+    MAX_COMPACT_MESSAGES,
     MAX_LIMIT,
     MAX_PATH_CHARS,
     MAX_QUERY_CHARS,
@@ -34,6 +35,8 @@ from omem_protocol._messages import (
     CaptureParams,
     CaptureResult,
     ClientFrame,
+    CompactParams,
+    CompactResult,
     DaemonFrame,
     DoctorCheck,
     DoctorParams,
@@ -98,6 +101,7 @@ __all__ = [
     "ERROR_CODES",
     "HEADER_SIZE",
     "MAX_APPEND_CHARS",
+    "MAX_COMPACT_MESSAGES",
     "MAX_LIMIT",
     "MAX_PATH_CHARS",
     "MAX_QUERY_CHARS",
@@ -112,6 +116,8 @@ __all__ = [
     "CaptureResult",
     "CapturedMemory",
     "ClientFrame",
+    "CompactParams",
+    "CompactResult",
     "DaemonFrame",
     "DoctorCheck",
     "DoctorParams",

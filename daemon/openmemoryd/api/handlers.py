@@ -17,6 +17,7 @@ from omem_protocol import (
     AppendParams,
     AppendResult,
     CaptureParams,
+    CompactParams,
     DoctorParams,
     ExportParams,
     FlushCheckParams,
@@ -41,6 +42,7 @@ from omem_protocol import (
 )
 from openmemoryd.doctor import diagnose_engine
 from openmemoryd.engine import Engine, ProgressFn, agent_ops, archive_ops, session_ops
+from openmemoryd.engine.compact_ops import compact
 from openmemoryd.errors import NotFound
 from openmemoryd.search import SearchQuery
 
@@ -62,6 +64,7 @@ CAPABILITIES = (
     "export",
     "search.fresh",
     "search.explain",
+    "compact",
 )
 
 
@@ -147,6 +150,8 @@ class Api:
                 return await diagnose_engine(engine, self.info)
             case ExportParams():
                 return await archive_ops.export(engine, body.output)
+            case CompactParams():
+                return await compact(engine, body, progress)
 
     async def status(self, engine: Engine, _: StatusParams) -> StatusResult:
         ws = await engine.status()

@@ -87,6 +87,7 @@ def load_config(
         flush=file_config.flush,
         session_paths=normalize_extra_paths(workspace, file_config.sessions.paths),
         others=_other_workspaces(file_config, workspace, base),
+        chat=file_config.chat,
     )
 
 
