@@ -147,19 +147,21 @@ def _completer(model: ChatModel, progress: ProgressFn | None) -> Complete:
         nonlocal calls
         calls += 1
         phase = f"chat request {calls} to {model.model}"
+        reply, error = "", None
         async with trio.open_nursery() as nursery:
             if progress is not None:
                 nursery.start_soon(_heartbeat, progress, calls, phase)
             try:
-                return await trio.to_thread.run_sync(
-                    model.complete,
-                    system,
-                    user,
-                    limiter=_limiter(),
-                    abandon_on_cancel=True,
+                reply = await trio.to_thread.run_sync(
+                    model.complete, system, user, limiter=_limiter(), abandon_on_cancel=True
                 )
+            except Exception as exc:  # raised below, outside the nursery: no ExceptionGroup
+                error = exc
             finally:
                 nursery.cancel_scope.cancel()
+        if error is not None:
+            raise error
+        return reply
 
     return complete
 
