@@ -11,6 +11,7 @@ hold up other clients' searches.
 from __future__ import annotations
 
 import json
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -189,7 +190,9 @@ def test_long_chinese_conversation_is_staged_and_merged_over_ollama(
 # ---------------------------------------------------------------- failures
 
 
-def test_without_a_chat_model_compact_says_what_to_set(daemon: Daemon, tmp_path: Path) -> None:
+def test_without_a_chat_model_compact_says_what_to_set(
+    daemon: Daemon, chat: FakeChatServer, tmp_path: Path
+) -> None:
     conv = tmp_path / "conv.json"
     conv.write_text(json.dumps(conversation()))
     shown = daemon.cli("compact", "--session", "s1", "--messages", str(conv))
@@ -198,6 +201,16 @@ def test_without_a_chat_model_compact_says_what_to_set(daemon: Daemon, tmp_path:
     assert "chat.model" in shown.stderr
     assert "Traceback" not in shown.stderr
     assert not today_file(daemon.env).exists()  # no capture either
+
+    # Following the advice: configure a chat model and reload, no restart.
+    daemon.env.write_config(chat_config(chat))
+    assert daemon.proc is not None
+    daemon.proc.send_signal(signal.SIGHUP)
+    deadline = time.monotonic() + 10
+    while (again := daemon.cli("compact", "--session", "s1", "--messages", str(conv))).returncode:
+        assert time.monotonic() < deadline, again.stderr
+        time.sleep(0.1)
+    assert "## Session Summary" in today_file(daemon.env).read_text()
 
 
 def test_server_errors_are_retried_and_failures_write_nothing(

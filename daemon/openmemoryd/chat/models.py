@@ -180,7 +180,7 @@ def not_configured_message(config_path: Path | None) -> str:
         '"ollama" (and chat.model, e.g. "llama3.2"; chat.base_url if not '
         'http://localhost:11434) or provider = "openai" for any OpenAI-compatible '
         "API (chat.model, chat.base_url, and the key in OPENAI_API_KEY or the variable "
-        f"named by chat.api_key_env){where}, then restart openmemoryd"
+        f"named by chat.api_key_env){where}, then reload openmemoryd (SIGHUP)"
     )
 
 
