@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Final
 
 from openmemoryd.text.redact import redact_secrets
-from openmemoryd.text.scripts import is_cjk
 from openmemoryd.text.tokens import estimate_tokens
 
 MESSAGE_OVERHEAD: Final = 4
@@ -139,13 +138,17 @@ def truncate_to_budget(text: str, budget: int) -> str:
 
 
 def _fit(text: str, start: int, budget: int) -> int:
-    """The end of the longest piece from *start* that fits *budget* (at least one char)."""
-    cjk = other = 0
-    for index in range(start, len(text)):
-        if is_cjk(text[index]):
-            cjk += 1
+    """The end of the longest piece from *start* that fits *budget* (at least one char).
+
+    Binary search over `estimate_tokens`, which grows with the end; a piece
+    of *budget* tokens has at most ``4·budget + 3`` characters, which bounds
+    the search, so cutting a huge message stays linear in its length.
+    """
+    lo, hi = start + 1, min(len(text), start + 4 * budget + 4)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if estimate_tokens(text[start:mid]) <= budget:
+            lo = mid
         else:
-            other += 1
-        if cjk + (other + 3) // 4 > budget:
-            return max(index, start + 1)
-    return len(text)
+            hi = mid - 1
+    return lo

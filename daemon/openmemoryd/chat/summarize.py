@@ -1,7 +1,8 @@
 """Staged summarisation (seed 000 §7 ``summarizeInStages``, OpenClaw's compaction).
 
-The messages are cut into stages that fit the model's input budget
-(`staging.split_stages`); each stage is summarised alone, then the partial
+The caller cuts the messages into stages that fit the model's input budget
+(`staging.split_stages`, in a worker thread: it is linear but not cheap for a
+long conversation); each stage is summarised alone, then the partial
 summaries are merged. When the partials together are too large for one
 merge, they are merged in groups, round after round, until one is left.
 
@@ -26,13 +27,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from openmemoryd.chat.models import ChatError
-from openmemoryd.chat.staging import (
-    STAGE_SEPARATOR,
-    ChatLine,
-    split_stages,
-    strip_noise,
-    truncate_to_budget,
-)
+from openmemoryd.chat.staging import STAGE_SEPARATOR, strip_noise, truncate_to_budget
 from openmemoryd.text.redact import redact_secrets
 from openmemoryd.text.tokens import estimate_tokens
 
@@ -82,15 +77,16 @@ def stage_budget(max_input_tokens: int, prompt: str) -> int:
 
 
 async def summarize_in_stages(
-    lines: Sequence[ChatLine],
+    stages: Sequence[Sequence[str]],
     *,
     complete: Complete,
     budget: int,
     prompt: str = DEFAULT_SUMMARY_PROMPT,
     merge_prompt: str = DEFAULT_MERGE_PROMPT,
 ) -> StagedSummary:
-    """One summary of *lines*, made by *complete* within *budget* tokens per request."""
-    stages = split_stages(lines, budget)
+    """One summary of the *stages* (`staging.split_stages` with the same
+    *budget*: rendered messages), made by *complete* within *budget* tokens
+    per request."""
     if not stages:
         raise ValueError("nothing to summarise")
     partials: list[str] = []

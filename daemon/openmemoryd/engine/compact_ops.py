@@ -28,12 +28,13 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
 import trio
 
-from omem_protocol import CompactParams, CompactResult
+from omem_protocol import CaptureMessage, CompactParams, CompactResult
 from openmemoryd.chat import (
     DEFAULT_MERGE_PROMPT,
     DEFAULT_SUMMARY_PROMPT,
@@ -43,6 +44,7 @@ from openmemoryd.chat import (
     conversation_tokens,
     message_tokens,
     prepare,
+    split_stages,
     stage_budget,
     summarize_in_stages,
 )
@@ -66,7 +68,10 @@ async def compact(
 ) -> CompactResult:
     started = time.perf_counter()
     settings = engine.config.chat
-    model = build_chat(settings, os.environ, config_path=engine.config.config_path)
+    # In a thread: an httpx client loads the CA bundle, too slow for the event loop.
+    model = await trio.to_thread.run_sync(
+        lambda: build_chat(settings, os.environ, config_path=engine.config.config_path)
+    )
     try:
         keep = settings.keep_last if params.keep_last is None else params.keep_last
         cut = max(0, len(params.messages) - keep)
@@ -76,20 +81,21 @@ async def compact(
                 f"nothing to compact: {len(params.messages)} messages and the last "
                 f"{keep} are kept (lower keep_last)"
             )
-        lines, skipped = prepare([(m.role, m.text) for m in older])
-        if not lines:
-            raise BadRequest(
-                f"nothing to compact: the {len(older)} older messages hold no user or "
-                "assistant text"
-            )
         prompt = settings.prompt or DEFAULT_SUMMARY_PROMPT
         merge_prompt = settings.merge_prompt or DEFAULT_MERGE_PROMPT
         try:
             budget = stage_budget(settings.max_input_tokens, max(prompt, merge_prompt, key=len))
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
+        # Redaction and staging scan every character: a long conversation is a thread's work.
+        stages, skipped = await trio.to_thread.run_sync(_stages, older, budget)
+        if not stages:
+            raise BadRequest(
+                f"nothing to compact: the {len(older)} older messages hold no user or "
+                "assistant text"
+            )
         summary = await summarize_in_stages(
-            lines,
+            stages,
             complete=_completer(model, progress),
             budget=budget,
             prompt=prompt,
@@ -129,6 +135,12 @@ async def compact(
         model=model.model,
         took_ms=round((time.perf_counter() - started) * 1000, 3),
     )
+
+
+def _stages(messages: Sequence[CaptureMessage], budget: int) -> tuple[list[list[str]], int]:
+    """The messages worth summarising, cleaned and cut into stages; how many were skipped."""
+    lines, skipped = prepare([(m.role, m.text) for m in messages])
+    return split_stages(lines, budget), skipped
 
 
 def _heading(params: CompactParams) -> str:
