@@ -21,6 +21,7 @@ PACKAGES = [
     "openmemoryd.store",
     "openmemoryd.text",
     "openmemoryd.workspace",
+    "openmemoryd.chat",
 ]
 
 

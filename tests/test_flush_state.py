@@ -81,3 +81,15 @@ def test_idle_sessions_are_forgotten(tmp_path: Path) -> None:
     text = (tmp_path / "flush.json").read_text()
     assert "a/new" in text
     assert "a/old" not in text
+
+
+def test_compact_closes_the_cycle_it_flushed(tmp_path: Path) -> None:
+    tracker = FlushTracker(tmp_path / "flush.json")
+    assert decide(tracker, 180_000) == (True, "threshold_reached", 0)
+    assert tracker.compacted("coder/s1") == 1
+    # a fresh cycle: the next crossing flushes again, even without a token dip
+    assert decide(tracker, 181_000) == (True, "threshold_reached", 1)
+    # an agent still counting the old cycle is told it already flushed there
+    reloaded = FlushTracker(tmp_path / "flush.json")
+    assert reloaded.compacted("coder/s1") == 2
+    assert decide(reloaded, 181_000, compaction_count=1) == (False, "already_flushed", 1)

@@ -39,6 +39,7 @@ TOOLS = {
     "memory_tasks": [],
     "memory_update_tasks": ["action", "tasks"],
     "memory_log": ["content"],
+    "memory_compact": ["session", "messages"],
 }
 
 

@@ -236,7 +236,7 @@ values = st.recursive(
 )
 KNOWN_TAGS = (
     "hello request status search get append sync log_turns session_start recall capture"
-    " forget primer flush_check turn capture_message session_end tasks log doctor export"
+    " forget primer flush_check turn capture_message session_end tasks log doctor export compact"
 ).split()
 unknown_tags = st.text(min_size=0, max_size=20).filter(lambda t: t not in KNOWN_TAGS)
 request_ids = st.integers(min_value=1, max_value=2**64 - 1).filter(lambda i: i != FOLLOW_UP_ID)

@@ -51,6 +51,7 @@ from omem_client._calls import (
     as_turn,
     capture_message,
     closed_by_daemon,
+    compact_params,
     connect_error,
     encode,
     iso_date,
@@ -75,6 +76,7 @@ from omem_protocol import (
     CaptureMessage,
     CaptureParams,
     CaptureResult,
+    CompactResult,
     DaemonFrame,
     DoctorParams,
     DoctorResult,
@@ -387,6 +389,24 @@ class AsyncClient:
             agent=agent,
         )
         return await self._call(params, LogResult)
+
+    async def compact(
+        self,
+        session: str,
+        messages: Sequence[CaptureMessage | Mapping[str, object]],
+        *,
+        keep_last: int | None = None,
+        agent: str | None = None,
+        flush: bool | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> CompactResult:
+        """Compact a conversation with the daemon's chat model (``[chat]``):
+        capture its durable memories, summarise all but the last *keep_last*
+        messages (default 5) and append the summary to today's daily file.
+        Replace the summarised messages with ``result.summary``. Messages are
+        ``{role, content}`` mappings (string or text-block content)."""
+        params = compact_params(session, messages, keep_last=keep_last, agent=agent, flush=flush)
+        return await self._call(params, CompactResult, on_progress)
 
     # ------------------------------------------------------------ plumbing
 

@@ -23,6 +23,7 @@ from omem_client._errors import (
 )
 from omem_protocol import (
     CaptureMessage,
+    CompactParams,
     DaemonFrame,
     Error,
     FrameBuffer,
@@ -121,6 +122,27 @@ def session_end_params(
 
 def tasks_params(action: TaskAction, tasks: str | Sequence[str], status: TaskStatus) -> TasksParams:
     return TasksParams(action=action, tasks=_items(tasks), status=status)
+
+
+def compact_params(
+    session: str,
+    messages: Sequence[CaptureMessage | Mapping[str, object]],
+    *,
+    keep_last: int | None,
+    agent: str | None,
+    flush: bool | None,
+) -> CompactParams:
+    """`compact`'s request; a message whose content is null (an assistant
+    turn that only called tools) is sent as empty text, counted, not summarised."""
+    wire = tuple(
+        CaptureMessage(role=str(m.get("role") or ""), text="")
+        if isinstance(m, Mapping) and m.get("content", m.get("text")) is None
+        else capture_message(m)
+        for m in messages
+    )
+    return CompactParams(
+        session=session, messages=wire, keep_last=keep_last, agent=agent, flush=flush
+    )
 
 
 def encode(frame: Hello | Request) -> bytes:

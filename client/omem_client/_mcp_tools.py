@@ -340,6 +340,21 @@ class LogArgs(_Args, frozen=True):
     ] = False
 
 
+class CompactArgs(_Args, frozen=True):
+    session: Annotated[
+        str, Meta(min_length=1, description="Your session id (letters, digits, '.', '_', '-').")
+    ]
+    messages: Annotated[
+        list[MessageArg],
+        Meta(min_length=1, description="The whole conversation so far, oldest first."),
+    ]
+    keep_last: (
+        Annotated[int, Meta(ge=0, description="Recent messages to keep verbatim (default 5).")]
+        | UnsetType
+    ) = UNSET
+    agent: Annotated[str, Meta(min_length=1, description="Your agent name.")] | UnsetType = UNSET
+
+
 def _given(value: T | UnsetType) -> T | None:
     return None if isinstance(value, UnsetType) else value
 
@@ -406,6 +421,14 @@ async def _primer(client: AsyncClient, a: PrimerArgs) -> Answer:
     if result.omitted:
         lines += ["", "Left out: " + "; ".join(result.omitted)]
     return "\n".join(lines), result
+
+
+async def _compact(client: AsyncClient, a: CompactArgs) -> Answer:
+    messages = [CaptureMessage(role=m.role, text=m.content) for m in a.messages]
+    result = await client.compact(
+        a.session, messages, keep_last=_given(a.keep_last), agent=_given(a.agent)
+    )
+    return "\n".join(_render.compact_lines(result)), result
 
 
 async def _flush_check(client: AsyncClient, a: FlushCheckArgs) -> Answer:
@@ -633,6 +656,17 @@ TOOLS: tuple[Tool[Any], ...] = (
         "and why.",
         LogArgs,
         _log,
+    ),
+    Tool(
+        "memory_compact",
+        "Compact the conversation",
+        "For agents that cannot summarise their own context: pass the whole conversation "
+        "when it nears the context window. The daemon's chat model summarises all but the "
+        "last keep_last messages (durable facts are captured first) and files the summary "
+        "in today's daily notes. Replace the summarised messages with the returned summary. "
+        "Fails, writing nothing, when no chat model is configured.",
+        CompactArgs,
+        _compact,
     ),
 )
 

@@ -9,6 +9,7 @@ from collections import Counter
 from omem_protocol import (
     AppendResult,
     CaptureResult,
+    CompactResult,
     DoctorResult,
     FlushCheckResult,
     ForgetResult,
@@ -400,3 +401,16 @@ def log_lines(result: LogResult) -> list[str]:
     if result.status == "conflict":
         lines.append("Swap it with --replace, or keep both with --force.")
     return lines
+
+
+def compact_lines(result: CompactResult) -> list[str]:
+    """What was done and what it saved, then the summary itself."""
+    lines = [
+        f"Compacted {result.messages_summarised} message(s) in {result.stages} stage(s) "
+        f"({result.calls} request(s) to {result.provider} {result.model}); "
+        f"kept the last {result.messages_kept}.",
+        f"Tokens: {result.tokens_before} -> {result.tokens_after}",
+        f"Summary appended to {result.citation}",
+    ]
+    lines += [f"Captured {c.citation} [{c.category}] {c.text}" for c in result.captured]
+    return [*lines, "", result.summary]

@@ -670,6 +670,45 @@ def log_memory(
         raise typer.Exit(1)
 
 
+@app.command()
+def compact(
+    ctx: typer.Context,
+    session: Annotated[str, typer.Option("--session", help="The session being compacted.")],
+    messages: Annotated[
+        Path,
+        typer.Option(
+            "--messages",
+            help="JSON list (or JSONL, or {messages: [...]}) of {role, content}; - for stdin.",
+        ),
+    ] = Path("-"),
+    keep_last: Annotated[
+        int | None,
+        typer.Option(
+            "--keep-last", min=0, help="Recent messages kept verbatim (default chat.keep_last, 5)."
+        ),
+    ] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help="The agent it belongs to.")] = None,
+    no_flush: Annotated[
+        bool, typer.Option("--no-flush", help="Skip the memory flush (capture) before it.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Summarise all but the last N messages with the daemon's chat model ([chat]).
+
+    The durable memories in the messages are captured first; the summary goes
+    to today's daily file under "## Session Summary" and is printed, with the
+    estimated tokens before and after. Without a configured chat model it
+    fails (exit 4) and writes nothing.
+    """
+    raw = sys.stdin.read() if str(messages) == "-" else _read_text(messages)
+    parsed = _parse_turns(raw)
+    flush = False if no_flush else None
+    result = _call(
+        ctx, lambda c: c.compact(session, parsed, keep_last=keep_last, agent=agent, flush=flush)
+    )
+    _output(result, as_json, _render.compact_lines)
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

@@ -8,6 +8,7 @@
     ├── Forbidden              forbidden    outside the memory files, symlinks, ...
     ├── TooLarge               too_large    over a configured size limit
     ├── Unavailable            unavailable  the index or a provider cannot serve now
+    │   └── RemoteServiceError unavailable  an embedding or chat API failed (retryable?)
     ├── DeadlineExceeded       timeout      gave up waiting
     ├── Conflict               conflict     the state changed under the request
     ├── ConfigError            bad_request  the configuration is invalid
@@ -66,3 +67,14 @@ class ConfigError(OmemdError):
 
 class StartupError(OmemdError):
     """The daemon must not start; the message tells the user what to do."""
+
+
+class RemoteServiceError(Unavailable):
+    """A remote API (embedding or chat) failed; `retryable` says whether
+    waiting might help (rate limits, 5xx, timeouts) or not (bad key, unknown
+    model, malformed answers), and `status` is the HTTP status if there was one."""
+
+    def __init__(self, message: str, *, retryable: bool, status: int | None = None) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        self.status = status

@@ -23,6 +23,7 @@ from omem_protocol._errors import (
 from omem_protocol._framing import DEFAULT_MAX_FRAME, HEADER_SIZE, FrameBuffer, encode_frame
 from omem_protocol._messages import (
     MAX_APPEND_CHARS,
+    MAX_COMPACT_MESSAGES,
     MAX_LIMIT,
     MAX_LOG_CHARS,
     MAX_PATH_CHARS,
@@ -38,6 +39,8 @@ from omem_protocol._messages import (
     CaptureParams,
     CaptureResult,
     ClientFrame,
+    CompactParams,
+    CompactResult,
     DaemonFrame,
     DoctorCheck,
     DoctorParams,
@@ -110,6 +113,7 @@ __all__ = [
     "ERROR_CODES",
     "HEADER_SIZE",
     "MAX_APPEND_CHARS",
+    "MAX_COMPACT_MESSAGES",
     "MAX_LIMIT",
     "MAX_LOG_CHARS",
     "MAX_PATH_CHARS",
@@ -128,6 +132,8 @@ __all__ = [
     "CaptureResult",
     "CapturedMemory",
     "ClientFrame",
+    "CompactParams",
+    "CompactResult",
     "DaemonFrame",
     "DoctorCheck",
     "DoctorParams",

@@ -307,6 +307,29 @@ class LogParams(Msg, tag="log", frozen=True):
     agent: AgentName | None = None
 
 
+MAX_COMPACT_MESSAGES = 10_000
+
+
+class CompactParams(Msg, tag="compact", frozen=True):
+    """Compact a conversation (seed 000 §7) with the daemon's chat model.
+
+    All but the last `keep_last` messages (default ``chat.keep_last``, 5)
+    are summarised in stages; the summary is appended to today's daily file
+    under ``## Session Summary``, after the durable memories `capture` finds
+    in the messages (the memory flush; `flush` overrides ``chat.flush_before``).
+    Nothing is written unless the summary was made. Roles other than user and
+    assistant (system, tool) are counted but not summarised.
+    """
+
+    session: SessionId
+    messages: Annotated[
+        tuple[CaptureMessage, ...], msgspec.Meta(min_length=1, max_length=MAX_COMPACT_MESSAGES)
+    ]
+    keep_last: Annotated[int, msgspec.Meta(ge=0, le=MAX_COMPACT_MESSAGES)] | None = None
+    agent: AgentName | None = None
+    flush: bool | None = None
+
+
 RequestBody = (
     StatusParams
     | SearchParams
@@ -325,6 +348,7 @@ RequestBody = (
     | SessionEndParams
     | TasksParams
     | LogParams
+    | CompactParams
 )
 
 
@@ -738,6 +762,30 @@ class LogResult(Msg, tag="log_result", frozen=True):
     took_ms: float = 0.0
 
 
+class CompactResult(Msg, tag="compact_result", frozen=True):
+    """The summary that replaces the first `messages_summarised` messages,
+    where it was appended (searchable on return), what the memory flush
+    captured, and the conversation's estimated tokens before and after
+    (summary + kept messages; a CJK character counts as one token)."""
+
+    summary: str
+    path: str
+    start_line: int
+    end_line: int
+    citation: str
+    captured: tuple[CapturedMemory, ...]
+    tokens_before: int
+    tokens_after: int
+    messages_summarised: int
+    messages_kept: int
+    messages_skipped: int
+    stages: int
+    calls: int
+    provider: str
+    model: str
+    took_ms: float
+
+
 class Error(Msg, tag="error", frozen=True):
     """A failed request. `code` is one of `ErrorCode`; `message` is for humans."""
 
@@ -812,6 +860,7 @@ ReplyBody = (
     | SessionEndResult
     | TasksResult
     | LogResult
+    | CompactResult
     | Error
 )
 

@@ -17,6 +17,7 @@ from omem_protocol import (
     AppendParams,
     AppendResult,
     CaptureParams,
+    CompactParams,
     DoctorParams,
     ExportParams,
     FlushCheckParams,
@@ -52,6 +53,7 @@ from openmemoryd.engine import (
     session_ops,
     task_ops,
 )
+from openmemoryd.engine.compact_ops import compact
 from openmemoryd.errors import NotFound
 from openmemoryd.search import SearchQuery
 
@@ -76,6 +78,7 @@ CAPABILITIES = (
     "session_end",
     "tasks",
     "log",
+    "compact",
 )
 
 
@@ -168,6 +171,8 @@ class Api:
                 return await task_ops.tasks(engine, body)
             case LogParams():
                 return await log_ops.log(engine, body)
+            case CompactParams():
+                return await compact(engine, body, progress)
 
     async def status(self, engine: Engine, _: StatusParams) -> StatusResult:
         ws = await engine.status()

@@ -12,6 +12,7 @@ from openmemoryd.config.load import (
 )
 from openmemoryd.config.model import (
     CaptureSettings,
+    ChatSettings,
     Config,
     DecaySettings,
     EmbeddingSettings,
@@ -37,6 +38,7 @@ __all__ = [
     "STATE_DIR_ENV",
     "WORKSPACE_ENV",
     "CaptureSettings",
+    "ChatSettings",
     "Config",
     "DecaySettings",
     "EmbeddingSettings",

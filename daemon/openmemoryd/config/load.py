@@ -89,6 +89,7 @@ def load_config(
         session_paths=normalize_extra_paths(workspace, file_config.sessions.paths),
         others=_other_workspaces(file_config, workspace, base),
         http=_http_settings(file_config, flags),
+        chat=file_config.chat,
     )
 
 

@@ -333,6 +333,65 @@ class HttpSettings(_Section, frozen=True):
     ] = 64
 
 
+class ChatSettings(_Section, frozen=True):
+    """The chat model `compact` uses to summarise a conversation (seed 000 §7).
+
+    Off until ``provider`` is set: ``openai`` speaks the OpenAI-compatible
+    ``/chat/completions`` API (OpenAI, vLLM, LM Studio, llama.cpp,
+    OpenRouter), ``ollama`` Ollama's ``/api/chat``. The key comes from
+    `api_key`, else the variable named by `api_key_env`, else
+    ``OPENAI_API_KEY`` (openai only); it never appears in logs or errors.
+    """
+
+    provider: Annotated[
+        Literal["none", "openai", "ollama"],
+        doc("The chat API: openai (OpenAI-compatible), ollama, or none (compact is off)."),
+    ] = "none"
+    base_url: Annotated[
+        str,
+        doc("The API's base URL; empty for https://api.openai.com/v1 or http://localhost:11434."),
+    ] = ""
+    model: Annotated[
+        str, doc("The chat model; empty for gpt-4o-mini (openai) or llama3.2 (ollama).")
+    ] = ""
+    api_key: Annotated[str, doc("The API key; empty to take it from the environment.")] = ""
+    api_key_env: Annotated[
+        str, doc("An environment variable holding the key, instead of OPENAI_API_KEY.")
+    ] = ""
+    headers: Annotated[dict[str, str], doc("Extra HTTP headers sent with every request.")] = (
+        msgspec.field(default_factory=dict)
+    )
+    timeout_s: Annotated[float, doc("Timeout of one chat request.", gt=0.0, le=3600.0)] = 120.0
+    max_retries: Annotated[
+        int, doc("Retries of a failed chat request (with backoff).", ge=0, le=10)
+    ] = 3
+    max_input_tokens: Annotated[
+        int,
+        doc("Conversation tokens sent in one summarising request (one stage).", ge=256),
+    ] = 4000
+    max_output_tokens: Annotated[
+        int, doc("Longest summary the model may write per request.", ge=64, le=32_768)
+    ] = 800
+    temperature: Annotated[float, doc("Sampling temperature of the summary.", ge=0.0, le=2.0)] = 0.2
+    keep_last: Annotated[
+        int, doc("Most recent messages compact keeps verbatim (not summarised).", ge=0, le=1000)
+    ] = 5
+    flush_before: Annotated[
+        bool, doc("Capture durable memories from the messages before summarising them.")
+    ] = True
+    prompt: Annotated[
+        str,
+        doc("Instructions for summarising one stage; empty for the built-in.", max_length=10_000),
+    ] = ""
+    merge_prompt: Annotated[
+        str,
+        doc(
+            "Instructions for merging the stages' summaries; empty for the built-in.",
+            max_length=10_000,
+        ),
+    ] = ""
+
+
 WorkspaceName = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9][a-z0-9_-]{0,31}$")]
 
 
@@ -376,6 +435,7 @@ class FileConfig(_Section, frozen=True):
     capture: CaptureSettings = msgspec.field(default_factory=CaptureSettings)
     primer: PrimerSettings = msgspec.field(default_factory=PrimerSettings)
     flush: FlushSettings = msgspec.field(default_factory=FlushSettings)
+    chat: ChatSettings = msgspec.field(default_factory=ChatSettings)
     workspaces: dict[WorkspaceName, WorkspaceSettings] = msgspec.field(default_factory=dict)
     http: HttpSettings = msgspec.field(default_factory=HttpSettings)
 
@@ -404,6 +464,7 @@ class Config:
     name: str = "default"  # which workspace of the daemon this is
     others: tuple[tuple[str, Path, tuple[Path, ...]], ...] = ()  # (name, path, extra_paths)
     http: HttpSettings = field(default_factory=HttpSettings)
+    chat: ChatSettings = field(default_factory=ChatSettings)
 
     @property
     def index_path(self) -> Path:

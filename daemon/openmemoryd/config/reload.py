@@ -1,7 +1,8 @@
 """What a config reload (SIGHUP) may change in a running daemon.
 
 Only settings read afresh on every request are applied: search defaults,
-recall, capture, primer, flush and the log level. Everything else is fixed
+recall, capture, primer, flush, chat (`compact` builds its
+chat client per call) and the log level. Everything else is fixed
 when the daemon starts: paths and the socket (the instance locks and the
 listener are bound to them), the index and embedding settings (a change
 means a rebuild, which a restart does safely with the new index built beside
@@ -21,7 +22,9 @@ import msgspec
 
 from openmemoryd.config.model import Config
 
-RELOADABLE: Final = frozenset({"search", "recall", "capture", "primer", "flush", "log_level"})
+RELOADABLE: Final = frozenset(
+    {"search", "recall", "capture", "primer", "flush", "log_level", "chat"}
+)
 
 
 @dataclass(frozen=True, slots=True)

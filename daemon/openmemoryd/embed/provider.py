@@ -21,18 +21,13 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from openmemoryd.errors import Unavailable
+from openmemoryd.errors import RemoteServiceError
 
 Vectors = npt.NDArray[np.float32]
 
 
-class EmbeddingError(Unavailable):
+class EmbeddingError(RemoteServiceError):
     """The provider could not embed; `retryable` says whether to try later."""
-
-    def __init__(self, message: str, *, retryable: bool, status: int | None = None) -> None:
-        super().__init__(message)
-        self.retryable = retryable
-        self.status = status
 
 
 @runtime_checkable

@@ -107,6 +107,20 @@ class FlushTracker:
             self._save(data, stamp)
         return decision
 
+    def compacted(self, key: str, *, now: float | None = None) -> int:
+        """Record that `compact` flushed and compacted session *key*: this
+        cycle's flush is done and a new cycle starts, so the next flush-check
+        past the threshold says yes again. Returns the new cycle."""
+        data = self._load()
+        stamp = time.time() if now is None else now
+        entry = data.sessions.get(key) or _Entry(updated=stamp)
+        entry.flushed_cycle = entry.cycle
+        entry.cycle += 1
+        entry.updated = stamp
+        data.sessions[key] = entry
+        self._save(data, stamp)
+        return entry.cycle
+
     def _load(self) -> _File:
         if self._data is None:
             self._data = self._read()
