@@ -87,6 +87,23 @@ def test_every_route_through_the_real_daemon(http_daemon: tuple[Daemon, str]) ->
             json={"messages": [{"role": "user", "text": "I always prefer window seats on trains"}]},
         ).json()
         assert len(captured["captured"]) == 1
+        logged = web.post(
+            "/log",
+            json={
+                "text": "We chose PostgreSQL 16 for the billing service",
+                "memory_type": "decision",
+            },
+        ).json()
+        assert (logged["status"], logged["path"]) == ("written", "MEMORY.md")
+        ended = web.post(
+            "/session-end", json={"request": "Plan the trip", "next_steps": ["Book the train"]}
+        ).json()
+        assert [task["text"] for task in ended["tasks_added"]] == ["Book the train"]
+        assert web.post("/tasks", json={}).json()["open"] == 1
+        chat = [{"role": "user", "text": f"message {i}"} for i in range(8)]
+        no_chat = web.post("/compact", json={"session": "s1", "messages": chat})
+        assert no_chat.status_code == 503
+        assert "[chat] provider" in no_chat.json()["error"]["message"]
         assert web.get("/openapi.json").json()["info"]["title"] == "openmemory HTTP API"
 
         # bad input answers with errors and hurts nothing

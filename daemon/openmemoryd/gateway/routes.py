@@ -21,15 +21,23 @@ from omem_protocol import (
     AppendResult,
     CaptureParams,
     CaptureResult,
+    CompactParams,
+    CompactResult,
     GetParams,
     GetResult,
+    LogParams,
+    LogResult,
     RecallParams,
     RecallResult,
     RequestBody,
     SearchParams,
     SearchResult,
+    SessionEndParams,
+    SessionEndResult,
     StatusParams,
     StatusResult,
+    TasksParams,
+    TasksResult,
 )
 from openmemoryd.errors import BadRequest
 
@@ -84,6 +92,19 @@ ROUTES: Final[Mapping[str, Route]] = {
     "/append": Route("POST", "Append text to a memory file", AppendResult, AppendParams),
     "/recall": Route("POST", "Memories to inject into a prompt", RecallResult, RecallParams),
     "/capture": Route("POST", "Keep what is worth remembering", CaptureResult, CaptureParams),
+    "/log": Route("POST", "File one memory through the write pipeline", LogResult, LogParams),
+    "/session-end": Route(
+        "POST",
+        "Journal a session and turn next steps into tasks",
+        SessionEndResult,
+        SessionEndParams,
+    ),
+    "/tasks": Route(
+        "POST", "List or change the tasks in memory/TASKS.md", TasksResult, TasksParams
+    ),
+    "/compact": Route(
+        "POST", "Summarise a conversation into the daily file", CompactResult, CompactParams
+    ),
     "/status": Route("GET", "Daemon and index status", StatusResult, StatusParams),
     "/health": Route("GET", "Liveness (no token needed)", HealthResult, public=True),
     "/openapi.json": Route("GET", "This API's OpenAPI 3 document", dict, public=True),
