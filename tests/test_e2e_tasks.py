@@ -86,6 +86,11 @@ def test_session_end_journals_and_next_steps_become_open_tasks(daemon: Daemon) -
         assert any(h.path == f"memory/{TODAY}.md" for h in hits)
         assert any(h.path == "memory/TASKS.md" for h in client.search("staging port").results)
 
+    # the next session's primer shows the open tasks, with the ids that close them
+    task_id = lines[0].split()[0]
+    primer = daemon.cli("primer")
+    assert f"- [ ] Add retries to the heron exporter (id {task_id})" in primer.stdout
+
 
 def test_tasks_done_reopen_remove_by_id_and_text_keep_hand_edits(daemon: Daemon) -> None:
     with daemon.client() as client:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from openmemoryd.memory.primer import Primer, build_primer
+from openmemoryd.memory.tasks_file import TasksFile
 from openmemoryd.text.tokens import estimate_tokens
 from openmemoryd.workspace import PathPolicy, init_workspace, template_text
 
@@ -37,6 +38,7 @@ def test_a_fresh_workspace_primes_nothing_and_says_why(policy: PathPolicy) -> No
     assert primer.omitted == (
         "USER.md: still the template",
         "PROJECT.md: still the template",
+        "memory/TASKS.md: missing",
         "memory/2026-11-23.md: missing",
         "memory/2026-11-22.md: missing",
     )
@@ -106,3 +108,25 @@ def test_a_symlinked_or_huge_file_is_left_out_not_fatal(policy: PathPolicy, tmp_
     assert "secret" not in primer.text
     assert primer.omitted[0].startswith("USER.md: unreadable")
     assert primer.omitted[1].startswith("PROJECT.md: unreadable")
+
+
+def test_open_tasks_are_primed_with_their_ids_and_done_ones_are_not(policy: PathPolicy) -> None:
+    write(
+        policy,
+        "memory/TASKS.md",
+        "# Tasks\n\nPlanning notes for people.\n\n## Open\n\n"
+        "- [ ] Benchmark the kestrel cache ➕ 2026-11-20\n  - with 10k entries\n\n"
+        "## Done\n\n- [x] Write the cache ADR ➕ 2026-11-19 ✅ 2026-11-21\n",
+    )
+    primer = prime(policy)
+    [section] = [s for s in primer.sections if s.label == "tasks"]
+    assert (section.start_line, section.end_line) == (7, 7)
+    task_id = TasksFile(policy.workspace.joinpath("memory/TASKS.md").read_text()).tasks()[0].id
+    assert f"## Open tasks (memory/TASKS.md)\n- [ ] Benchmark the kestrel cache (id {task_id})" in (
+        primer.text
+    )
+    assert "cache ADR" not in primer.text
+    assert "Planning notes" not in primer.text
+
+    write(policy, "memory/TASKS.md", "# Tasks\n\n## Open\n\n## Done\n\n- [x] Old ✅ 2026-11-01\n")
+    assert "memory/TASKS.md: no open tasks" in prime(policy).omitted

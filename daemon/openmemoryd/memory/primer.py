@@ -1,7 +1,8 @@
 """The session primer: what an agent should know before its first turn.
 
 OpenClaw injects its bootstrap files whole; seed 003's primer aims at
-500-1000 tokens. We read USER.md, PROJECT.md, today's and yesterday's daily
+500-1000 tokens. We read USER.md, PROJECT.md, the open tasks of memory/TASKS.md (with
+their ids, so the agent can close them), today's and yesterday's daily
 files, and MEMORY.md only for private sessions (it holds personal, curated
 memory that must not leak into a group conversation), and fit them into a
 token budget:
@@ -29,6 +30,7 @@ from datetime import date, timedelta
 from typing import Final
 
 from openmemoryd.errors import NotFound, OmemdError
+from openmemoryd.memory.tasks_file import TASKS_KEY, TasksFile
 from openmemoryd.text.tokens import estimate_tokens
 from openmemoryd.workspace import (
     ROOT_FILES,
@@ -117,6 +119,7 @@ def _sources(today: date, private: bool) -> list[_Source]:
     sources = [
         _Source("USER.md", "user", "User", keep_tail=False),
         _Source("PROJECT.md", "project", "Project", keep_tail=False),
+        _Source(TASKS_KEY, "tasks", "Open tasks", keep_tail=False),
     ]
     if private:
         sources.append(_Source("MEMORY.md", "memory", "Long-term memory", keep_tail=False))
@@ -139,8 +142,21 @@ def _read(
         return [], f"unreadable ({exc})"
     if is_pristine_template(key, raw):
         return [], "still the template"
+    if key == TASKS_KEY:
+        return _open_tasks(raw.decode("utf-8", errors="replace"))
     lines = _meaningful(raw.decode("utf-8", errors="replace"), _boilerplate(key))
     return (lines, None) if lines else ([], "empty")
+
+
+def _open_tasks(text: str) -> tuple[list[tuple[int, str]], str | None]:
+    """Only the open tasks, each with the id `tasks done ID` takes: done
+    ones are history, and the file's prose is for people."""
+    lines = [
+        (task.line, f"- [ ] {task.text} (id {task.id})")
+        for task in TasksFile(text).tasks()
+        if not task.done
+    ]
+    return (lines, None) if lines else ([], "no open tasks")
 
 
 def _boilerplate(key: str) -> frozenset[str]:
