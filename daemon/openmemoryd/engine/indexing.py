@@ -24,6 +24,7 @@ import apsw
 import trio
 
 from omem_protocol import LastSync, SyncResult
+from openmemoryd.engine.recovery import index_fault
 from openmemoryd.errors import OmemdError
 from openmemoryd.index.indexer import FileOutcome, index_file
 from openmemoryd.index.sessions import SessionOutcome, index_session
@@ -166,6 +167,8 @@ class FileSync:
             try:
                 outcomes.append(index_file(conn, key, mp, self._engine.config.index, force=full))
             except apsw.Error as exc:
+                if index_fault(exc):  # the index itself failed, not this file
+                    raise
                 logger.error("indexing %s failed: %s", key, exc)
                 outcomes.append(FileOutcome(key, "skipped", issue=f"index error: {exc}"))
         return outcomes
@@ -189,6 +192,8 @@ class FileSync:
                     )
                 )
             except (apsw.Error, OSError) as exc:
+                if index_fault(exc):
+                    raise
                 logger.error("indexing transcript %s failed: %s", session.key, exc)
                 outcomes.append(SessionOutcome(session.key, "unchanged"))
         return outcomes
