@@ -272,6 +272,7 @@ class Engine:
                 vector = await self.embed_query(text)
             except EmbeddingError as exc:
                 return None, f"query embedding failed: {exc}"
+            self.vectors.provider_answered()
             self._query_vectors[key] = vector
             if len(self._query_vectors) > QUERY_CACHE_SIZE:
                 self._query_vectors.popitem(last=False)
