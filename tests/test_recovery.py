@@ -16,9 +16,10 @@ import trio.testing
 
 from conftest import Env
 from fake_embedder import FakeEmbedder
+from omem_protocol import SyncResult
 from openmemoryd.embed import EmbeddingError
 from openmemoryd.embed.registry import Choice
-from openmemoryd.engine import open_engine
+from openmemoryd.engine import Engine, ProgressFn, open_engine
 from openmemoryd.engine.recovery import (
     MAX_RECOVERIES,
     FaultSeen,
@@ -198,3 +199,84 @@ async def test_a_query_the_provider_answers_ends_the_embedding_backoff(env: Env)
         result = await engine.search(SearchQuery("kestrel"))  # the provider answers
         assert result.results
         await poll(idle, 1.0)
+
+
+# ---------------------------------------------------------------- coalesced syncs
+
+
+async def test_concurrent_syncs_share_one_pass_after_the_running_one(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    passes: list[tuple[bool, bool]] = []
+    gate = trio.Event()
+    scanned = trio.Event()
+    real_pass = engine.files._pass
+
+    async def counted(full: bool, force_sessions: bool, progress: ProgressFn | None) -> SyncResult:
+        passes.append((full, force_sessions))
+        result = await real_pass(full, force_sessions, progress)
+        scanned.set()
+        await gate.wait()  # scanned, not finished
+        return result
+
+    monkeypatch.setattr(engine.files, "_pass", counted)
+    results: dict[int, SyncResult] = {}
+    reports: dict[int, list[int]] = {}
+
+    async def request(number: int, full: bool) -> None:
+        async def progress(done: int, total: int, phase: str) -> None:
+            reports.setdefault(number, []).append(done)
+
+        results[number] = await engine.sync(full=full, progress=progress)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(request, 0, False)
+        await scanned.wait()  # the first pass is running and has scanned
+        (engine.config.workspace / "memory" / "late.md").write_text("written meanwhile\n")
+        for number in range(1, 6):
+            nursery.start_soon(request, number, number == 3)
+        await trio.testing.wait_all_tasks_blocked()
+        assert passes == [(False, True)]  # the five wait for the next pass, together
+        gate.set()
+    assert passes == [(False, True), (True, True)]  # one of the five asked for full
+    assert len(results) == 6
+    assert results[0].added == 0
+    assert all(results[n] is results[1] for n in range(1, 6))  # one shared result
+    assert results[1].updated + results[1].added >= 1  # it saw the file written meanwhile
+    assert sorted(reports) == list(range(6))  # every request heard the progress
+
+
+async def test_a_cancelled_request_hands_its_pass_to_one_still_waiting(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    passes = 0
+    real_pass = engine.files._pass
+
+    async def counted(full: bool, force_sessions: bool, progress: ProgressFn | None) -> SyncResult:
+        nonlocal passes
+        passes += 1
+        return await real_pass(full, force_sessions, progress)
+
+    monkeypatch.setattr(engine.files, "_pass", counted)
+    results: list[SyncResult] = []
+    first = trio.CancelScope()
+    await engine.files._lock.acquire()  # a pass is running: requests queue behind it
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_sync_in, first, engine)
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(_collect, results, engine)
+        await trio.testing.wait_all_tasks_blocked()
+        first.cancel()  # the request that claimed the pass goes away
+        await trio.testing.wait_all_tasks_blocked()
+        engine.files._lock.release()
+    assert passes == 1
+    assert len(results) == 1
+
+
+async def _sync_in(scope: trio.CancelScope, engine: Engine) -> None:
+    with scope:
+        await engine.sync()
+
+
+async def _collect(results: list[SyncResult], engine: Engine) -> None:
+    results.append(await engine.sync())
