@@ -23,6 +23,7 @@ import apsw
 import pytest
 
 from conftest import Daemon, Env
+from fake_embedding_servers import FakeEmbeddingServer, status
 from omem_client import Client, UnavailableError
 from openmemoryd.engine.recovery import MAX_RECOVERIES
 from openmemoryd.store.fault_vfs import FAULTS_ENV
@@ -185,6 +186,10 @@ def test_a_full_disk_keeps_reads_going_and_recovers_when_space_returns(
     with daemon.client() as client:
         appended = client.append("Written on a full disk zqfullnote.", path="memory/full.md")
         assert not appended.indexed
+        logged = client.log_turns(
+            "coder", "s1", [{"role": "user", "content": "we pinned zqfullturn to 16.4"}]
+        )
+        assert not logged.indexed  # written to the transcript; no error to invite a retry
         (issue,) = [i for i in client.status().issues if i.startswith("writing the index failed")]
         assert "disk is full" in issue
         for key, word in sentinels.items():  # reads go on from the index as it was
@@ -203,6 +208,8 @@ def test_a_full_disk_keeps_reads_going_and_recovers_when_space_returns(
         client.sync()  # succeeds (the queue's retry may have indexed the note already)
         wait_until(lambda: not disk_issues(client), "status clears")
         assert client.search("zqfullnote").results[0].path == "memory/full.md"
+        wait_until(lambda: bool(client.search("zqfullturn").results), "the turn is indexed")
+        assert client.search("zqfullturn").results[0].path == logged.path
         assert client.append("Room again zqroomagain.").indexed
     assert index_snapshot(index_path(env)).integrity == "ok"
     assert daemon.proc is not None
@@ -263,3 +270,43 @@ def test_a_real_full_tmpfs_under_the_index_is_survived(tmp_path: Path, small_tmp
     finally:
         daemon.stop()
         shutil.rmtree(socket_dir, ignore_errors=True)
+
+
+def test_vectors_that_could_not_be_stored_on_a_full_disk_catch_up(env: Env, faults: Path) -> None:
+    with FakeEmbeddingServer() as provider:
+        env.write_config(
+            '[embedding]\nprovider = "openai"\n'
+            f'[embedding.openai]\nbase_url = "{provider.url}/v1"\n'
+        )
+        daemon = Daemon(env).start()
+        try:
+            with daemon.client() as client:
+
+                def vectors_complete() -> bool:
+                    embedding = client.status().embedding
+                    return embedding.state == "idle" and embedding.embedded == embedding.total
+
+                def issues_with(text: str) -> list[str]:
+                    return [i for i in client.status().issues if text in i]
+
+                client.append("Before the disk filled: osprey survey.")
+                wait_until(vectors_complete, "the first vectors are stored")
+                provider.outage(status(503))  # keywords now, vectors later
+                assert client.append("Kestrel migration window.").indexed
+                wait_until(lambda: client.status().embedding.state == "failing", "vectors wait")
+                (faults / "enospc").touch()
+                provider.recover()
+                client.search("osprey survey please")  # the provider answers: retry now
+                wait_until(
+                    lambda: bool(issues_with("writing the index failed")),
+                    "storing the vectors fails on the full disk",
+                )
+                assert client.search("kestrel").results  # reads go on
+                (faults / "enospc").unlink()
+                wait_until(vectors_complete, "the vectors catch up", within=15.0)
+                wait_until(lambda: not issues_with("full"), "status clears")
+                hit = client.search("kestrel migration").results[0]
+                assert hit.vector_score is not None
+        finally:
+            daemon.stop()
+    assert index_snapshot(index_path(env)).integrity == "ok"

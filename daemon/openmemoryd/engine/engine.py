@@ -60,7 +60,14 @@ from openmemoryd.embed.registry import Choice, choose_embedder, choose_fallback
 from openmemoryd.engine.counts import count_sources
 from openmemoryd.engine.indexing import FileSync
 from openmemoryd.engine.rebuild import needs_rebuild, rebuild_index, swap_files
-from openmemoryd.engine.recovery import FaultSeen, IndexDamaged, IndexHealth, guarded, index_fault
+from openmemoryd.engine.recovery import (
+    FaultSeen,
+    IndexDamaged,
+    IndexFull,
+    IndexHealth,
+    guarded,
+    index_fault,
+)
 from openmemoryd.engine.syncing import Syncer, SyncerStatistics
 from openmemoryd.engine.vectors import VectorIndexer
 from openmemoryd.errors import Unavailable
@@ -148,7 +155,7 @@ class Engine:
             )
         self.files = FileSync(self)
         self.syncer = Syncer(self)
-        self.health = IndexHealth(self.recover_index, self.syncer.queue.retry_failed_now)
+        self.health = IndexHealth(self.recover_index, self._retry_failed_work)
         self.rebuild_lock = trio.Lock()
         self.flush = FlushTracker(config.flush_state_path)
 
@@ -160,11 +167,13 @@ class Engine:
         Raises:
             IndexDamaged, IndexFull: the index file failed (`engine.recovery`).
         """
-        result = await self._write_unchecked(fn, *args)
-        self.health.write_succeeded()
+        result, wrote = await self._write_unchecked(fn, *args)
+        if wrote:
+            self.health.write_succeeded()
         return result
 
-    async def _write_unchecked(self, fn: Callable[..., T], *args: Any) -> T:
+    async def _write_unchecked(self, fn: Callable[..., T], *args: Any) -> tuple[T, bool]:
+        """The result, and whether the call changed (and so committed) rows."""
         if self._closed:
             raise Unavailable("the index is closed")
         try:
@@ -174,12 +183,14 @@ class Engine:
         except FaultSeen as seen:
             raise self.health.fault(seen) from seen.error
 
-    def _on_writer(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+    def _on_writer(self, fn: Callable[..., T], args: tuple[Any, ...]) -> tuple[T, bool]:
         # Resolved here, inside the lane: a call queued before `replace_index`
         # swapped the connection must run on the new one, not the closed one.
         if self._closed:
             raise Unavailable("the index is closed")
-        return guarded(self.health.generation, fn, self._writer, *args)
+        before = self._writer.total_changes()
+        result = guarded(self.health.generation, fn, self._writer, *args)
+        return result, self._writer.total_changes() > before
 
     async def read(self, fn: Callable[..., T], *args: Any) -> T:
         """Run *fn(read_only_connection, *args)* on a pooled reader."""
@@ -207,6 +218,12 @@ class Engine:
             self._readers.append(conn)
 
     # ------------------------------------------------------------ hooks for the parts
+
+    def _retry_failed_work(self) -> None:
+        """The index can be written again: retry what failed, not after back-off."""
+        self.syncer.queue.retry_failed_now()
+        if self.vectors is not None:
+            self.vectors.retry_now()
 
     def wake_vectors(self) -> None:
         if self.vectors is not None:
@@ -312,9 +329,10 @@ class Engine:
     async def append(self, text: str, path: str | None) -> AppendResult:
         """Append and index in one writer-lane call: searchable when this returns."""
         mp = target_path(self.policy, path, date.today())
-        result, fault = await self._write_unchecked(self._append_and_index, mp, text)
+        (result, fault), wrote = await self._write_unchecked(self._append_and_index, mp, text)
         if fault is None:
-            self.health.write_succeeded()
+            if wrote:
+                self.health.write_succeeded()
             self.wake_vectors()
         else:
             # The text is in the Markdown; only indexing it failed. The reply
@@ -355,8 +373,15 @@ class Engine:
         )
         session = self.sessions.classify(written.path)
         assert session is not None  # written under the daemon's own sessions directory
-        await self.files.apply_keys([session.key], force=True)
-        indexed = session.key not in self.files.waiting
+        try:
+            await self.files.apply_keys([session.key], force=True)
+        except (IndexDamaged, IndexFull):
+            # The turns are written; the queue indexes them once it can, and
+            # the reply must not invite a retry that would log them twice.
+            self.syncer.queue.notice([session.key], "log-turns", delay=0)
+            indexed = False
+        else:
+            indexed = session.key not in self.files.waiting
         return LogTurnsResult(
             path=session.key,
             start_line=written.start_line,

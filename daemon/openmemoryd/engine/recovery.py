@@ -55,6 +55,7 @@ FaultKind = Literal["damaged", "full"]
 
 MAX_RECOVERIES: Final = 3
 RETRY_S: Final = 1.0
+FULL_RETRY_S: Final = 5.0
 
 
 class IndexDamaged(Unavailable):
@@ -108,7 +109,8 @@ class IndexHealth:
     Args:
         rebuild: builds a new index from the Markdown, swaps it in (keeping
             the damaged file) and returns where the damaged file went.
-        retry_queued: asks the sync queue to retry its failed work now.
+        retry_queued: asks the sync queue and the vector indexer to retry
+            their failed work now.
     """
 
     def __init__(
@@ -156,7 +158,8 @@ class IndexHealth:
         )
 
     def write_succeeded(self) -> None:
-        """A write went through: the disk has room again."""
+        """A write committed: the disk has room again. (Calls that changed
+        nothing prove nothing and are not reported.)"""
         if self.disk_full is not None:
             logger.info("the index can be written again")
             self.disk_full = None
@@ -225,9 +228,17 @@ class IndexHealth:
             try:
                 await self._rebuild()
             except Exception as exc:
-                logger.exception("rebuilding the damaged index failed")
                 self.rebuild_error = f"{type(exc).__name__}: {exc}"
-                await trio.sleep(RETRY_S * self.recoveries)
+                if index_fault(exc) == "full":
+                    # No room for the new file: not the damage recurring, so
+                    # it does not count; retried slowly until space returns.
+                    logger.error("no room to rebuild the damaged index: %s", exc)
+                    self.disk_full = f"{exc} (at {time.strftime('%H:%M:%S')})"
+                    self.recoveries -= 1
+                    await trio.sleep(FULL_RETRY_S)
+                else:
+                    logger.exception("rebuilding the damaged index failed")
+                    await trio.sleep(RETRY_S * self.recoveries)
                 self._wake.set()
                 continue
             logger.info("the damaged index was rebuilt from the Markdown")

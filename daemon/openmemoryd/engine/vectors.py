@@ -104,13 +104,19 @@ class VectorIndexer:
 
     def provider_answered(self) -> None:
         """The embedder just worked (for a query): stop backing off."""
+        self.retry_now()
+
+    def retry_now(self) -> None:
+        """What made the last batches fail is gone: stop backing off."""
         if self._failures:
             self._retry_now.set()
+        self.wake()
 
     def restart(self) -> None:
-        """The index was replaced: rescan from the first chunk."""
+        """The index was replaced: rescan from the first chunk, now (a
+        failure of the old index is no reason to keep backing off)."""
         self._cursor = 0
-        self.wake()
+        self.retry_now()
 
     async def fill(self) -> None:
         """Embed until every chunk has a vector, for a one-off build.
