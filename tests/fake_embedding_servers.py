@@ -7,7 +7,10 @@ and legacy ``/api/embeddings``, and Gemini's ``:batchEmbedContents`` and
 (path, headers, JSON body) and can be told to misbehave for the next requests
 (`fail_next`): an HTTP status, invalid JSON, a wrong number of vectors,
 non-finite values, a different width, or a hang longer than the client's
-timeout.
+timeout. `outage` spoils every answer, cycling through its faults, until
+`recover` (which also releases hanging requests). `aliases` make a text
+embed like another one, so a test can build a match that only the vector
+leg of a search can find.
 
 Invariants: vectors are deterministic functions of the text (`fake_vector`),
 ``dims`` wide unless the request asks for other dimensions, and deliberately
@@ -91,6 +94,9 @@ class FakeEmbeddingServer:
         self._faults: deque[Fault] = deque()
         self._requests: list[Recorded] = []
         self._release = threading.Event()
+        self._outage: list[Fault] = []
+        self._outage_served = 0
+        self.aliases: dict[str, str] = {}
         self._httpd = _Server(("127.0.0.1", 0), _Handler)
         self._httpd.fake = self
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,), daemon=True)
@@ -114,6 +120,19 @@ class FakeEmbeddingServer:
         with self._lock:
             self._faults.extend(faults)
 
+    def outage(self, *faults: Fault) -> None:
+        """Spoil every answer from now on, cycling through *faults*."""
+        with self._lock:
+            self._outage = list(faults)
+            self._outage_served = 0
+
+    def recover(self) -> None:
+        """End the outage; requests hanging now are let go (they get no answer)."""
+        with self._lock:
+            self._outage = []
+            release, self._release = self._release, threading.Event()
+        release.set()
+
     def close(self) -> None:
         self._release.set()
         self._httpd.shutdown()
@@ -136,10 +155,17 @@ class FakeEmbeddingServer:
     def record_and_pop(self, request: Recorded) -> Fault | None:
         with self._lock:
             self._requests.append(request)
-            return self._faults.popleft() if self._faults else None
+            if self._faults:
+                return self._faults.popleft()
+            if self._outage:
+                self._outage_served += 1
+                return self._outage[(self._outage_served - 1) % len(self._outage)]
+            return None
 
     def wait_released(self) -> None:
-        self._release.wait(self.hang_s)
+        with self._lock:
+            release = self._release
+        release.wait(self.hang_s)
 
     def answer(self, path: str, body: Any, fault: Fault | None) -> tuple[int, Any]:
         """Status and JSON payload for a well-formed request."""
@@ -151,7 +177,7 @@ class FakeEmbeddingServer:
         dims = _requested_dims(body) or self.dims
         if kind == "wrong_dims":
             dims += 1
-        vectors = [fake_vector(text, dims).tolist() for text in texts]
+        vectors = [fake_vector(self.aliases.get(text, text), dims).tolist() for text in texts]
         if kind == "nonfinite" and vectors:
             vectors[0][0] = float("nan")
             vectors[0][1] = float("inf")

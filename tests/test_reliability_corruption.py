@@ -125,12 +125,6 @@ def test_an_index_from_a_newer_openmemoryd_is_refused_untouched(env: Env) -> Non
     assert not env.socket.exists()  # refused before serving anyone
 
 
-@pytest.mark.xfail(
-    reason="known gap: damage inside the file is not detected when the index opens"
-    " (only the header and the page count are read); writes then fail with"
-    " 'database disk image is malformed' and status says nothing",
-    strict=True,
-)
 def test_damaged_pages_inside_the_index_are_detected_and_rebuilt(env: Env) -> None:
     _, clean_counts = build_index(env)
     data = bytearray(index_path(env).read_bytes())

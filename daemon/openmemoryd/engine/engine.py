@@ -20,6 +20,8 @@ Concurrency model:
 * **Rebuilds** (the chunking changed) build a new index file beside the live
   one and swap it in with `replace_index`, holding the writer lane and every
   reader slot, so no request ever sees a half-built index.
+* **Index faults** met in a lane (damaged pages, a full disk) are turned into
+  clear errors and repaired by `IndexHealth` (see `engine.recovery`).
 """
 
 from __future__ import annotations
@@ -57,7 +59,15 @@ from openmemoryd.embed import Embedder, EmbeddingError, Vectors, is_zero, to_blo
 from openmemoryd.embed.registry import Choice, choose_embedder, choose_fallback
 from openmemoryd.engine.counts import count_sources
 from openmemoryd.engine.indexing import FileSync
-from openmemoryd.engine.rebuild import needs_rebuild, rebuild_index
+from openmemoryd.engine.rebuild import needs_rebuild, rebuild_index, swap_files
+from openmemoryd.engine.recovery import (
+    FaultSeen,
+    IndexDamaged,
+    IndexFull,
+    IndexHealth,
+    guarded,
+    index_fault,
+)
 from openmemoryd.engine.syncing import Syncer, SyncerStatistics
 from openmemoryd.engine.vectors import VectorIndexer
 from openmemoryd.errors import Unavailable
@@ -145,22 +155,42 @@ class Engine:
             )
         self.files = FileSync(self)
         self.syncer = Syncer(self)
+        self.health = IndexHealth(self.recover_index, self._retry_failed_work)
+        self.rebuild_lock = trio.Lock()
         self.flush = FlushTracker(config.flush_state_path)
 
     # ------------------------------------------------------------ lanes
 
     async def write(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run *fn(writer_connection, *args)* in the writer lane."""
+        """Run *fn(writer_connection, *args)* in the writer lane.
+
+        Raises:
+            IndexDamaged, IndexFull: the index file failed (`engine.recovery`).
+        """
+        result, wrote = await self._write_unchecked(fn, *args)
+        if wrote:
+            self.health.write_succeeded()
+        return result
+
+    async def _write_unchecked(self, fn: Callable[..., T], *args: Any) -> tuple[T, bool]:
+        """The result, and whether the call changed (and so committed) rows."""
         if self._closed:
             raise Unavailable("the index is closed")
-        return await trio.to_thread.run_sync(self._on_writer, fn, args, limiter=self._write_limiter)
+        try:
+            return await trio.to_thread.run_sync(
+                self._on_writer, fn, args, limiter=self._write_limiter
+            )
+        except FaultSeen as seen:
+            raise self.health.fault(seen) from seen.error
 
-    def _on_writer(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+    def _on_writer(self, fn: Callable[..., T], args: tuple[Any, ...]) -> tuple[T, bool]:
         # Resolved here, inside the lane: a call queued before `replace_index`
         # swapped the connection must run on the new one, not the closed one.
         if self._closed:
             raise Unavailable("the index is closed")
-        return fn(self._writer, *args)
+        before = self._writer.total_changes()
+        result = guarded(self.health.generation, fn, self._writer, *args)
+        return result, self._writer.total_changes() > before
 
     async def read(self, fn: Callable[..., T], *args: Any) -> T:
         """Run *fn(read_only_connection, *args)* on a pooled reader."""
@@ -168,10 +198,15 @@ class Engine:
             if self._closed:
                 raise Unavailable("the index is closed")
             conn = self._readers.pop() if self._readers else None
+            generation = self.health.generation
             try:
                 if conn is None:
-                    conn = await trio.to_thread.run_sync(open_reader, self.config.index_path)
-                return await trio.to_thread.run_sync(fn, conn, *args)
+                    conn = await trio.to_thread.run_sync(
+                        guarded, generation, open_reader, self.config.index_path
+                    )
+                return await trio.to_thread.run_sync(guarded, generation, fn, conn, *args)
+            except FaultSeen as seen:
+                raise self.health.fault(seen) from seen.error
             finally:
                 if conn is not None:
                     self._return_reader(conn)
@@ -183,6 +218,12 @@ class Engine:
             self._readers.append(conn)
 
     # ------------------------------------------------------------ hooks for the parts
+
+    def _retry_failed_work(self) -> None:
+        """The index can be written again: retry what failed, not after back-off."""
+        self.syncer.queue.retry_failed_now()
+        if self.vectors is not None:
+            self.vectors.retry_now()
 
     def wake_vectors(self) -> None:
         if self.vectors is not None:
@@ -248,6 +289,7 @@ class Engine:
                 vector = await self.embed_query(text)
             except EmbeddingError as exc:
                 return None, f"query embedding failed: {exc}"
+            self.vectors.provider_answered()
             self._query_vectors[key] = vector
             if len(self._query_vectors) > QUERY_CACHE_SIZE:
                 self._query_vectors.popitem(last=False)
@@ -287,21 +329,40 @@ class Engine:
     async def append(self, text: str, path: str | None) -> AppendResult:
         """Append and index in one writer-lane call: searchable when this returns."""
         mp = target_path(self.policy, path, date.today())
-        result = await self.write(self._append_and_index, mp, text)
-        self.wake_vectors()
+        (result, fault), wrote = await self._write_unchecked(self._append_and_index, mp, text)
+        if fault is None:
+            if wrote:
+                self.health.write_succeeded()
+            self.wake_vectors()
+        else:
+            # The text is in the Markdown; only indexing it failed. The reply
+            # says `indexed=False` and the sync queue indexes it once it can.
+            self.health.fault(fault)
+            self.syncer.queue.notice([mp.key], "append", delay=0)
         return result
 
-    def _append_and_index(self, conn: apsw.Connection, mp: MemoryPath, text: str) -> AppendResult:
+    def _append_and_index(
+        self, conn: apsw.Connection, mp: MemoryPath, text: str
+    ) -> tuple[AppendResult, FaultSeen | None]:
         appended = append_block(mp, text, self.config.index.max_file_bytes)
-        outcome = index_file(conn, mp.key, mp, self.config.index)
-        return AppendResult(
+        fault = None
+        try:
+            outcome = index_file(conn, mp.key, mp, self.config.index)
+            indexed = outcome.kind in ("added", "updated", "unchanged")
+        except Exception as exc:
+            kind = index_fault(exc)
+            if kind is None:
+                raise
+            fault, indexed = FaultSeen(kind, self.health.generation, exc), False
+        result = AppendResult(
             path=mp.key,
             start_line=appended.start_line,
             end_line=appended.end_line,
             created=appended.created,
-            indexed=outcome.kind in ("added", "updated", "unchanged"),
+            indexed=indexed,
             citation=citation(mp.key, appended.start_line, appended.end_line),
         )
+        return result, fault
 
     async def log_turns(self, agent: str, session_id: str, turns: Sequence[Turn]) -> LogTurnsResult:
         """Append turns to a daemon-kept transcript; searchable on return."""
@@ -312,8 +373,15 @@ class Engine:
         )
         session = self.sessions.classify(written.path)
         assert session is not None  # written under the daemon's own sessions directory
-        await self.files.apply_keys([session.key], force=True)
-        indexed = session.key not in self.files.waiting
+        try:
+            await self.files.apply_keys([session.key], force=True)
+        except (IndexDamaged, IndexFull):
+            # The turns are written; the queue indexes them once it can, and
+            # the reply must not invite a retry that would log them twice.
+            self.syncer.queue.notice([session.key], "log-turns", delay=0)
+            indexed = False
+        else:
+            indexed = session.key not in self.files.waiting
         return LogTurnsResult(
             path=session.key,
             start_line=written.start_line,
@@ -344,7 +412,16 @@ class Engine:
     async def sync(
         self, *, full: bool = False, reason: str = "explicit", progress: ProgressFn | None = None
     ) -> SyncResult:
-        """Reconcile the index with the files on disk; `full` re-chunks everything."""
+        """Reconcile the index with the files on disk; `full` re-chunks everything.
+
+        Damage found on the way is repaired first (a rebuild from the
+        Markdown), then the pass runs again on the new index.
+        """
+        try:
+            return await self.files.sync(full=full, reason=reason, progress=progress)
+        except IndexDamaged:
+            if not await self.health.wait_repaired():
+                raise
         return await self.files.sync(full=full, reason=reason, progress=progress)
 
     async def status(self) -> EngineStatus:
@@ -352,8 +429,11 @@ class Engine:
         sessions_on_disk = (
             await trio.to_thread.run_sync(self.sessions.scan) if self.sessions is not None else {}
         )
-        totals = await self.read(source_totals)
-        notes = await self.read(file_notes)
+        try:
+            totals = await self.read(source_totals)
+            notes = await self.read(file_notes)
+        except IndexDamaged:  # said below, in the issues
+            totals, notes = [], []
         sources = count_sources(scan, sessions_on_disk, totals)
         sync = self.syncer.statistics()
         last_sync = self.files.last_sync
@@ -375,6 +455,7 @@ class Engine:
             )
         if self._rebuild_error:
             issues.append(f"index rebuild failed (will retry on restart): {self._rebuild_error}")
+        issues.extend(self.health.issues())
         embedding = await self._embedding_status()
         if embedding.state == "off":
             issues.append(f"vector search is off: {embedding.reason}")
@@ -411,7 +492,18 @@ class Engine:
                 total=0,
                 reason=self._embedding_reason,
             )
-        return await self.vectors.status()
+        try:
+            return await self.vectors.status()
+        except IndexDamaged:
+            embedder = self.vectors.embedder
+            return EmbeddingStatus(
+                state="rebuilding",
+                provider=embedder.name,
+                model=embedder.model,
+                dims=embedder.dims,
+                embedded=0,
+                total=0,
+            )
 
     async def rebuild_in_background(self) -> None:
         """Rebuild for new chunking; a failure is logged and shown, never raised."""
@@ -421,12 +513,19 @@ class Engine:
             logger.exception("index rebuild failed")
             self._rebuild_error = str(exc)
 
-    async def replace_index(self, build: Path, build_conn: apsw.Connection) -> None:
+    async def recover_index(self) -> None:
+        """Replace a damaged index with one rebuilt from the Markdown."""
+        await rebuild_index(self, recovering=True)
+
+    async def replace_index(
+        self, build: Path, build_conn: apsw.Connection, *, keep_old: bool = False
+    ) -> None:
         """Swap the live index for the complete one at *build* (writer *build_conn*).
 
         Holds the writer lane and every reader slot: requests wait a moment
         and then see the new index whole. Files changed while it was built
-        are indexed into it first.
+        are indexed into it first. With *keep_old* (a damaged index) the old
+        file is moved aside, not overwritten, and `status` names it.
         """
         borrowers = [object() for _ in range(READERS)]
         async with self._write_limiter:
@@ -435,9 +534,12 @@ class Engine:
             try:
                 await trio.to_thread.run_sync(self.files.catch_up, build_conn)
                 readers, self._readers = self._readers, []
-                self._writer = await trio.to_thread.run_sync(
-                    _swap_files, self._writer, readers, build_conn, build, self.config
+                self._writer, moved = await trio.to_thread.run_sync(
+                    swap_files, self._writer, readers, build_conn, build, self.config, keep_old
                 )
+                self.health.swapped()
+                if moved is not None:
+                    self.recovered_to = moved
             finally:
                 for borrower in borrowers:
                     self._read_limiter.release_on_behalf_of(borrower)
@@ -464,29 +566,6 @@ def _chunks_of(conn: apsw.Connection, keys: Sequence[str]) -> int:
     return as_int(rows[0][0])
 
 
-def _swap_files(
-    writer: apsw.Connection,
-    readers: list[apsw.Connection],
-    build_conn: apsw.Connection,
-    build: Path,
-    config: Config,
-) -> apsw.Connection:
-    """Close both indexes, move the new file over the old, open it."""
-    for reader in readers:
-        reader.close()
-    writer.close()  # the last connection: SQLite checkpoints and removes its WAL
-    build_conn.pragma("wal_checkpoint(TRUNCATE)")
-    build_conn.close()
-    live = config.index_path
-    # Any WAL or shared-memory file left belongs to the old content and must
-    # never be applied to the new file.
-    for path in (f"{live}-wal", f"{live}-shm", f"{build}-wal", f"{build}-shm"):
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-    os.replace(build, live)
-    return open_index(live, workspace=config.workspace).conn
-
-
 def _close_all(writer: apsw.Connection, readers: list[apsw.Connection]) -> None:
     for reader in readers:
         reader.close()
@@ -494,7 +573,11 @@ def _close_all(writer: apsw.Connection, readers: list[apsw.Connection]) -> None:
         writer.pragma("optimize")
     except apsw.Error as exc:
         logger.debug("optimize on close failed: %s", exc)
-    writer.close()
+    try:
+        writer.close()  # checkpoints: reads the whole WAL
+    except apsw.Error as exc:  # a damaged index must not stop the shutdown
+        logger.warning("closing the index failed: %s", exc)
+        writer.close(True)
 
 
 def _index_bytes(path: str) -> int:
@@ -534,9 +617,14 @@ async def open_engine(
     engine = Engine(config, opened, choice, fallback)
     try:
         async with trio.open_nursery() as background:
+            await background.start(engine.health.serve)
             if engine.vectors is not None:
                 await background.start(engine.vectors.serve)
-            if await engine.write(needs_rebuild, config.index):
+            try:
+                rebuild = await engine.write(needs_rebuild, config.index)
+            except IndexDamaged:
+                rebuild = False  # the repair rebuilds it with the current chunking anyway
+            if rebuild:
                 logger.info("the chunking changed: rebuilding the index in the background")
                 background.start_soon(engine.rebuild_in_background)
             await background.start(engine.syncer.serve)

@@ -17,6 +17,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -24,6 +25,7 @@ import apsw
 import trio
 
 from omem_protocol import LastSync, SyncResult
+from openmemoryd.engine.recovery import index_fault
 from openmemoryd.errors import OmemdError
 from openmemoryd.index.indexer import FileOutcome, index_file
 from openmemoryd.index.sessions import SessionOutcome, index_session
@@ -50,6 +52,7 @@ class FileSync:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self._lock = trio.Lock()
+        self._next: _SyncJob | None = None  # the pass that new sync requests join
         self.syncing = False
         self.last_sync: LastSync | None = None
         self.waiting: dict[str, int] = {}  # transcripts with unindexed lines: bytes pending
@@ -61,35 +64,71 @@ class FileSync:
     ) -> SyncResult:
         """Reconcile the index with everything on disk; `full` re-chunks
         every Markdown file. An explicit sync also indexes every transcript's
-        pending lines, whatever the thresholds say."""
-        async with self._lock:
-            self.syncing = True
-            started = time.perf_counter()
-            try:
-                result = await self._pass(full, reason == "explicit", progress)
-            except Exception as exc:
-                took = (time.perf_counter() - started) * 1000
-                self.last_sync = LastSync(
-                    finished_at=time.time(), reason=reason, took_ms=took, error=str(exc)
-                )
-                raise
-            finally:
-                self.syncing = False
+        pending lines, whatever the thresholds say.
+
+        Requests coalesce: every request made before a pass starts scanning
+        shares that pass (and its result), so many clients asking at once
+        cost one pass after the running one, not one each. A request made
+        while a pass runs waits for the next, since the running one may
+        have scanned before the request's own changes.
+        """
+        job = self._next
+        if job is None:
+            job = self._next = _SyncJob()
+        job.join(full=full, reason=reason, progress=progress)
+        try:
+            while not job.done:
+                if job.claimed:
+                    await job.changed.wait()
+                    continue
+                job.claimed = True
+                try:
+                    async with self._lock:
+                        if self._next is job:
+                            self._next = None  # later requests form the next pass
+                        await self._run(job)
+                finally:
+                    if not job.done:
+                        job.claimed = False  # cancelled: a request still waiting takes over
+                    job.notify()
+        finally:
+            if progress is not None:
+                job.progress.remove(progress)
+        if job.error is not None:
+            raise job.error
+        assert job.result is not None
+        return job.result
+
+    async def _run(self, job: _SyncJob) -> None:
+        """One pass for *job*; its outcome is stored in it, never raised."""
+        reason = ", ".join(sorted(job.reasons))
+        self.syncing = True
+        started = time.perf_counter()
+        try:
+            result = await self._pass(job.full, job.force_sessions, job.report)
+        except Exception as exc:
+            took = (time.perf_counter() - started) * 1000
             self.last_sync = LastSync(
-                finished_at=time.time(), reason=reason, took_ms=result.took_ms
+                finished_at=time.time(), reason=reason, took_ms=took, error=str(exc)
             )
-            if result.added or result.updated:
-                self._engine.wake_vectors()
-            logger.info(
-                "sync (%s): %d scanned, %d added, %d updated, %d removed in %.0f ms",
-                reason,
-                result.scanned,
-                result.added,
-                result.updated,
-                result.removed,
-                result.took_ms,
-            )
-            return result
+            job.error, job.done = exc, True
+            return
+        finally:
+            self.syncing = False
+        self.last_sync = LastSync(finished_at=time.time(), reason=reason, took_ms=result.took_ms)
+        if result.added or result.updated:
+            self._engine.wake_vectors()
+        logger.info(
+            "sync (%s): %d scanned, %d added, %d updated, %d removed in %.0f ms for %d request(s)",
+            reason,
+            result.scanned,
+            result.added,
+            result.updated,
+            result.removed,
+            result.took_ms,
+            job.requests,
+        )
+        job.result, job.done = result, True
 
     async def _pass(
         self, full: bool, force_sessions: bool, progress: ProgressFn | None
@@ -166,6 +205,8 @@ class FileSync:
             try:
                 outcomes.append(index_file(conn, key, mp, self._engine.config.index, force=full))
             except apsw.Error as exc:
+                if index_fault(exc):  # the index itself failed, not this file
+                    raise
                 logger.error("indexing %s failed: %s", key, exc)
                 outcomes.append(FileOutcome(key, "skipped", issue=f"index error: {exc}"))
         return outcomes
@@ -189,6 +230,8 @@ class FileSync:
                     )
                 )
             except (apsw.Error, OSError) as exc:
+                if index_fault(exc):
+                    raise
                 logger.error("indexing transcript %s failed: %s", session.key, exc)
                 outcomes.append(SessionOutcome(session.key, "unchanged"))
         return outcomes
@@ -287,6 +330,38 @@ class FileSync:
                 self.waiting[outcome.key] = outcome.pending_bytes
             else:
                 self.waiting.pop(outcome.key, None)
+
+
+@dataclass(eq=False)
+class _SyncJob:
+    """One sync pass, shared by every request that joined before it started."""
+
+    full: bool = False
+    force_sessions: bool = False
+    reasons: set[str] = field(default_factory=set)
+    progress: list[ProgressFn] = field(default_factory=list)
+    requests: int = 0
+    claimed: bool = False  # a request is running it (or waiting for the lock to)
+    done: bool = False
+    result: SyncResult | None = None
+    error: Exception | None = None
+    changed: trio.Event = field(default_factory=trio.Event)
+
+    def join(self, *, full: bool, reason: str, progress: ProgressFn | None) -> None:
+        self.full |= full  # a full pass does everything a quick one does
+        self.force_sessions |= reason == "explicit"
+        self.reasons.add(reason)
+        self.requests += 1
+        if progress is not None:
+            self.progress.append(progress)
+
+    def notify(self) -> None:
+        self.changed.set()
+        self.changed = trio.Event()
+
+    async def report(self, done: int, total: int, phase: str) -> None:
+        for progress in list(self.progress):
+            await progress(done, total, phase)
 
 
 def _sessions_to_index(

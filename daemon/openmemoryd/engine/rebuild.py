@@ -17,6 +17,12 @@ the new index is built in a separate file next to the live one:
 A crash mid-way leaves the live index untouched; the next start sees the
 chunking still differs and starts over. ``meta.chunking`` records what the
 index was built with.
+
+The same steps repair an index found damaged while the daemon runs
+(`engine.recovery`), except that nothing is taken from the damaged file
+(not even the embedding cache) and the damaged file is kept, not
+overwritten. One rebuild runs at a time (``engine.rebuild_lock``): both
+build into the same ``<index>.rebuild`` file.
 """
 
 from __future__ import annotations
@@ -31,11 +37,11 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import apsw
 import trio
 
-from openmemoryd.config import IndexSettings
+from openmemoryd.config import Config, IndexSettings
 from openmemoryd.engine.vectors import VectorIndexer
 from openmemoryd.index.chunker import CHUNKER_VERSION
 from openmemoryd.store import get_meta, open_index
-from openmemoryd.store.db import set_meta
+from openmemoryd.store.db import move_aside, set_meta
 from openmemoryd.workspace import scan_memory_files
 
 if TYPE_CHECKING:
@@ -80,8 +86,14 @@ class _BuildLanes:
         return await trio.to_thread.run_sync(fn, self._conn, *args, limiter=self._limiter)
 
 
-async def rebuild_index(engine: Engine) -> None:
-    """Build a fresh index with the current chunking and swap it in."""
+async def rebuild_index(engine: Engine, *, recovering: bool = False) -> None:
+    """Build a fresh index with the current chunking and swap it in;
+    *recovering* from damage, take nothing from the live index and keep it."""
+    async with engine.rebuild_lock:
+        await _rebuild(engine, recovering)
+
+
+async def _rebuild(engine: Engine, recovering: bool) -> None:
     live = engine.config.index_path
     build = live.with_name(live.name + ".rebuild")
     await trio.to_thread.run_sync(remove_index_files, build)
@@ -91,7 +103,8 @@ async def rebuild_index(engine: Engine) -> None:
     lanes = _BuildLanes(opened.conn)
     swapped = False
     try:
-        await lanes.write(_copy_cache, live)
+        if not recovering:
+            await lanes.write(_copy_cache, live)
         engine.rebuild_progress = "re-chunking files"
         await _index_everything(engine, lanes)
         if engine.vectors is not None:
@@ -106,7 +119,7 @@ async def rebuild_index(engine: Engine) -> None:
             await builder.fill()
         await lanes.write(set_meta, CHUNKING_KEY, chunking_signature(engine.config.index))
         engine.rebuild_progress = "switching to the new index"
-        await engine.replace_index(build, opened.conn)
+        await engine.replace_index(build, opened.conn, keep_old=recovering)
         swapped = True
         logger.info("index rebuilt with %s", chunking_signature(engine.config.index))
     finally:
@@ -125,6 +138,36 @@ async def _index_everything(engine: Engine, lanes: _BuildLanes) -> None:
         engine.rebuild_progress = f"re-chunking files: {offset + len(batch)}/{len(keys)}"
     engine.rebuild_progress = "re-chunking session transcripts"
     await lanes.write(engine.files.catch_up)
+
+
+def swap_files(
+    writer: apsw.Connection,
+    readers: list[apsw.Connection],
+    build_conn: apsw.Connection,
+    build: Path,
+    config: Config,
+    keep_old: bool,
+) -> tuple[apsw.Connection, Path | None]:
+    """Close both indexes, move the new file over the old, open it; return
+    it and where the old file was kept (with *keep_old*)."""
+    for reader in readers:
+        reader.close()
+    try:
+        writer.close()  # the last connection: SQLite checkpoints and removes its WAL
+    except apsw.Error as exc:  # a damaged index may fail its last checkpoint
+        logger.warning("closing the old index failed: %s", exc)
+        writer.close(True)  # force: release the file whatever state it is in
+    build_conn.pragma("wal_checkpoint(TRUNCATE)")
+    build_conn.close()
+    live = config.index_path
+    moved = move_aside(live) if keep_old else None
+    # Any WAL or shared-memory file left belongs to the old content and must
+    # never be applied to the new file.
+    for path in (f"{live}-wal", f"{live}-shm", f"{build}-wal", f"{build}-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+    os.replace(build, live)
+    return open_index(live, workspace=config.workspace).conn, moved
 
 
 def _copy_cache(conn: apsw.Connection, live: Path) -> None:

@@ -27,6 +27,8 @@ from typing import Final
 
 import trio
 
+from openmemoryd.errors import OmemdError
+
 logger = logging.getLogger("openmemoryd.sync")
 
 RECONCILE: Final = "*"  # the key of "compare everything with the disk"
@@ -57,6 +59,7 @@ class _Pending:
     due: float
     seq: int
     reasons: set[str]
+    retry: bool = False  # requeued after a failed batch
 
 
 Apply = Callable[[frozenset[str], frozenset[str]], Awaitable[None]]
@@ -125,6 +128,15 @@ class SyncQueue:
         while self._applied_upto < target:
             await self._progress.wait()
 
+    def retry_failed_now(self) -> None:
+        """What failed is due now, not after its back-off: the cause (a full
+        disk, a damaged index) went away."""
+        now = trio.current_time()
+        for entry in self._pending.values():
+            if entry.retry:
+                entry.due = min(entry.due, now)
+        self._changed.set()
+
     def statistics(self) -> QueueStatistics:
         horizon = trio.current_time() + self._debounce
         soon = sum(1 for entry in self._pending.values() if entry.due <= horizon)
@@ -153,7 +165,14 @@ class SyncQueue:
             try:
                 await self._apply(keys, reasons)
             except Exception as exc:
-                logger.exception("sync of %d path(s) failed; retrying in %.0f s", len(keys), retry)
+                if isinstance(exc, OmemdError):  # explained (a full disk, ...): no traceback
+                    logger.error(
+                        "sync of %d path(s) failed (%s); retrying in %.0f s", len(keys), exc, retry
+                    )
+                else:
+                    logger.exception(
+                        "sync of %d path(s) failed; retrying in %.0f s", len(keys), retry
+                    )
                 self._last_error = f"{type(exc).__name__}: {exc}"
                 self._requeue(batch, retry)
                 retry = min(retry * 2, MAX_RETRY_S)
@@ -186,10 +205,11 @@ class SyncQueue:
         for key, entry in batch.items():
             current = self._pending.get(key)
             if current is None:
-                self._pending[key] = _Pending(due, entry.seq, entry.reasons)
+                self._pending[key] = _Pending(due, entry.seq, entry.reasons, retry=True)
             else:
                 current.seq = min(current.seq, entry.seq)
                 current.reasons |= entry.reasons
+                current.retry = True
 
     def _advance(self) -> None:
         """Recompute how far notices are applied and wake waiters."""

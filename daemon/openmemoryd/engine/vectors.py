@@ -12,7 +12,10 @@ batches, without ever holding the writer lane while a model runs:
 
 Provider failures are recorded for ``status`` and retried with exponential
 backoff (1 s doubling to 5 min); a configured fallback provider takes over
-after a non-retryable error or three failures in a row. When the provider or
+after a non-retryable error or three failures in a row. A search whose query
+the provider embedded again proves it is back: the wait ends at once
+(`provider_answered`), so the backlog drains without waiting out minutes of
+backoff. When the provider or
 model changes, vectors go to a new table that replaces the old one only when
 complete (`store.vectors.promote_building`).
 """
@@ -82,6 +85,7 @@ class VectorIndexer:
         self._batch_size = batch_size
         self._cache_max = cache_max_entries
         self._wakeup = trio.Event()
+        self._retry_now = trio.Event()
         self._cursor = 0
         self._busy = False
         self._failures = 0
@@ -98,10 +102,21 @@ class VectorIndexer:
         """There may be new chunks: look for work."""
         self._wakeup.set()
 
-    def restart(self) -> None:
-        """The index was replaced: rescan from the first chunk."""
-        self._cursor = 0
+    def provider_answered(self) -> None:
+        """The embedder just worked (for a query): stop backing off."""
+        self.retry_now()
+
+    def retry_now(self) -> None:
+        """What made the last batches fail is gone: stop backing off."""
+        if self._failures:
+            self._retry_now.set()
         self.wake()
+
+    def restart(self) -> None:
+        """The index was replaced: rescan from the first chunk, now (a
+        failure of the old index is no reason to keep backing off)."""
+        self._cursor = 0
+        self.retry_now()
 
     async def fill(self) -> None:
         """Embed until every chunk has a vector, for a one-off build.
@@ -149,8 +164,13 @@ class VectorIndexer:
             else:
                 delay = 1.0
                 continue
-            await trio.sleep(delay)
-            delay = min(delay * 2, MAX_BACKOFF_S)
+            with trio.move_on_after(delay):
+                await self._retry_now.wait()
+            if self._retry_now.is_set():
+                self._retry_now = trio.Event()
+                delay = 1.0
+            else:
+                delay = min(delay * 2, MAX_BACKOFF_S)
             self.wake()
 
     async def _warm_up(self) -> None:

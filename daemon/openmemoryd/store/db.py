@@ -27,6 +27,7 @@ import apsw
 import sqlite_vec
 
 from openmemoryd.errors import StartupError
+from openmemoryd.store.fault_vfs import index_vfs
 from openmemoryd.store.schema import (
     APPLICATION_ID,
     MIGRATIONS,
@@ -77,7 +78,7 @@ def open_index(path: Path, *, workspace: Path) -> OpenedIndex:
     try:
         conn, vector_error = _open_writer(path, workspace)
     except (apsw.NotADBError, apsw.CorruptError) as exc:
-        recovered_to = _move_aside(path)
+        recovered_to = move_aside(path)
         logger.error(
             "index %s is unreadable (%s); moved it to %s and rebuilding", path, exc, recovered_to
         )
@@ -87,7 +88,7 @@ def open_index(path: Path, *, workspace: Path) -> OpenedIndex:
 
 def open_reader(path: Path) -> apsw.Connection:
     """A read-only connection for searches (used from worker threads)."""
-    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY, vfs=index_vfs())
     conn.set_busy_timeout(BUSY_TIMEOUT_MS)
     load_vector_extension(conn)
     conn.pragma("query_only", True)
@@ -95,7 +96,9 @@ def open_reader(path: Path) -> apsw.Connection:
 
 
 def _open_writer(path: Path, workspace: Path) -> tuple[apsw.Connection, str | None]:
-    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
+    conn = apsw.Connection(
+        str(path), flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE, vfs=index_vfs()
+    )
     try:
         conn.set_busy_timeout(BUSY_TIMEOUT_MS)
         _check_identity(conn, path)
@@ -185,10 +188,14 @@ def _ensure_terms(conn: apsw.Connection) -> None:
         logger.info("rebuilt the keyword index for %d chunks (terms %s)", len(rows), TERMS_VERSION)
 
 
-def _move_aside(path: Path) -> Path:
+def move_aside(path: Path) -> Path:
     """Rename a broken database (and its WAL files) out of the way; return the new name."""
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    serial = 1
+    while target.exists():  # damaged twice within a second: keep both
+        serial += 1
+        target = path.with_name(f"{path.name}.corrupt-{stamp}-{serial}")
     for suffix in ("", "-wal", "-shm"):
         source = Path(f"{path}{suffix}")
         if source.exists():
