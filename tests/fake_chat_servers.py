@@ -1,6 +1,6 @@
 """A fake chat model on 127.0.0.1 that speaks OpenAI's and Ollama's chat wire formats.
 
-One real HTTP server (stdlib, a thread per request, port 0) answers
+A `tests.fake_http.FakeHTTPServer` (a real HTTP server on 127.0.0.1) answers
 OpenAI-style ``POST …/chat/completions`` (``{"choices": [{"message": …}]}``)
 and Ollama's ``POST /api/chat`` with ``stream: false`` (``{"message": …,
 "done": true}``), routing by the path's ending. It records every request
@@ -18,50 +18,23 @@ hanging handlers and joins the server thread, so no socket outlives a test.
 
 from __future__ import annotations
 
-import json
 import re
-import threading
 from collections import deque
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
-FaultKind = Literal["status", "invalid_json", "empty", "wrong_shape", "hang"]
+from tests import fake_http
+from tests.fake_http import HANG, INVALID_JSON, FakeHTTPServer, Fault, status
+
 SUMMARY_WORDS = 6
 
-
-@dataclass(frozen=True)
-class Fault:
-    """How to spoil one answer."""
-
-    kind: FaultKind
-    status: int = 200
-    headers: Mapping[str, str] = field(default_factory=dict)
-    body: str = ""
-
-
-def status(code: int, *, retry_after: str | None = None, body: str = "") -> Fault:
-    """Answer with HTTP *code* (and a JSON error body unless *body* is given)."""
-    headers = {"Retry-After": retry_after} if retry_after is not None else {}
-    text = body or json.dumps({"error": {"message": f"fake chat error {code}"}})
-    return Fault("status", status=code, headers=headers, body=text)
-
-
-INVALID_JSON = Fault("invalid_json")
 EMPTY = Fault("empty")
 WRONG_SHAPE = Fault("wrong_shape")
-HANG = Fault("hang")
 
 
 @dataclass(frozen=True)
-class Recorded:
-    """One request as the server saw it; header names are lower-cased."""
-
-    path: str
-    headers: dict[str, str]
-    body: Any
+class Recorded(fake_http.Recorded):
+    """A chat request: its system prompt and its last (user) message."""
 
     @property
     def system(self) -> str:
@@ -82,72 +55,27 @@ def fake_summary(user: str) -> str:
     return "\n".join(bullets) or "- (nothing)"
 
 
-class FakeChatServer:
-    """The server, its thread, its recordings and its queues of faults and replies."""
+class FakeChatServer(FakeHTTPServer):
+    """Chat replies in OpenAI's and Ollama's wire formats, queued or made up."""
+
+    recorded_type = Recorded
 
     def __init__(self, *, hang_s: float = 5.0) -> None:
-        self.hang_s = hang_s
-        self._lock = threading.Lock()
-        self._faults: deque[Fault] = deque()
         self._replies: deque[str] = deque()
-        self._requests: list[Recorded] = []
-        self._release = threading.Event()
-        self._httpd = _Server(("127.0.0.1", 0), _Handler)
-        self._httpd.fake = self
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,), daemon=True)
-        self._thread.start()
+        super().__init__(hang_s=hang_s)
 
     @property
-    def url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    @property
-    def requests(self) -> list[Recorded]:
-        with self._lock:
-            return list(self._requests)
-
-    def fail_next(self, *faults: Fault) -> None:
-        with self._lock:
-            self._faults.extend(faults)
+    def requests(self) -> list[Recorded]:  # type: ignore[override]
+        return [r for r in super().requests if isinstance(r, Recorded)]
 
     def reply_next(self, *replies: str) -> None:
         with self._lock:
             self._replies.extend(replies)
 
-    def close(self) -> None:
-        self._release.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join()
-
-    def __enter__(self) -> FakeChatServer:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    # ------------------------------------------------------------ serving
-
-    def record_and_pop(self, request: Recorded) -> tuple[Fault | None, str | None]:
-        with self._lock:
-            self._requests.append(request)
-            fault = self._faults.popleft() if self._faults else None
-            reply = self._replies.popleft() if fault is None and self._replies else None
-            return fault, reply
-
-    def wait_released(self) -> None:
-        self._release.wait(self.hang_s)
-
-    def answer(
-        self, path: str, body: Any, fault: Fault | None, reply: str | None
-    ) -> tuple[int, Any]:
+    def answer(self, path: str, body: dict[str, Any], fault: Fault | None) -> tuple[int, Any]:
         """The JSON payload for a well-formed request, in the path's wire format."""
+        with self._lock:
+            reply = self._replies.popleft() if fault is None and self._replies else None
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             return 400, {"error": {"message": "messages must be a non-empty list"}}
@@ -185,50 +113,14 @@ class FakeChatServer:
         return 404, {"error": {"message": f"no route {route}"}}
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    fake: FakeChatServer
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Quiet: clients hanging up on a hang fault is expected."""
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-
-    def do_POST(self) -> None:
-        fake = self.server.fake
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            body = None
-        headers = {name.lower(): value for name, value in self.headers.items()}
-        fault, reply = fake.record_and_pop(Recorded(self.path, headers, body))
-        if fault is not None and fault.kind == "hang":
-            fake.wait_released()
-            self.close_connection = True
-            return
-        if fault is not None and fault.kind == "status":
-            self._send(fault.status, fault.body.encode(), fault.headers)
-            return
-        if fault is not None and fault.kind == "invalid_json":
-            self._send(200, b'{"choices": [oops')
-            return
-        if not isinstance(body, dict):
-            self._send(400, b'{"error": {"message": "body is not a JSON object"}}')
-            return
-        code, payload = fake.answer(self.path, body, fault, reply)
-        self._send(code, json.dumps(payload).encode())
-
-    def _send(self, code: int, payload: bytes, headers: Mapping[str, str] | None = None) -> None:
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Silence the per-request log lines."""
+__all__ = [
+    "EMPTY",
+    "HANG",
+    "INVALID_JSON",
+    "WRONG_SHAPE",
+    "FakeChatServer",
+    "Fault",
+    "Recorded",
+    "fake_summary",
+    "status",
+]

@@ -1,6 +1,6 @@
 """A fake embedding service on 127.0.0.1 that speaks every provider's wire format.
 
-One real HTTP server (stdlib, a thread per request, port 0) answers the
+A `tests.fake_http.FakeHTTPServer` (a real HTTP server on 127.0.0.1) answers the
 OpenAI-style ``/embeddings`` (openai, voyage, mistral), Ollama's ``/api/embed``
 and legacy ``/api/embeddings``, and Gemini's ``:batchEmbedContents`` and
 ``:embedContent``, routing by the path's ending. It records every request
@@ -23,58 +23,15 @@ server thread, so no socket outlives a test.
 from __future__ import annotations
 
 import hashlib
-import json
 import random
-import threading
-from collections import deque
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
+from tests.fake_http import HANG, INVALID_JSON, FakeHTTPServer, Fault, Recorded, status
 
-FaultKind = Literal["status", "invalid_json", "wrong_count", "nonfinite", "wrong_dims", "hang"]
-
-
-@dataclass(frozen=True)
-class Fault:
-    """How to spoil one answer."""
-
-    kind: FaultKind
-    status: int = 200
-    headers: Mapping[str, str] = field(default_factory=dict)
-    body: str = ""
-
-
-def status(
-    code: int, *, retry_after: str | None = None, body: str = "", location: str | None = None
-) -> Fault:
-    """Answer with HTTP *code* (and a JSON error body unless *body* is given)."""
-    headers: dict[str, str] = {}
-    if retry_after is not None:
-        headers["Retry-After"] = retry_after
-    if location is not None:
-        headers["Location"] = location
-    text = body or json.dumps({"error": {"message": f"fake error {code}"}})
-    return Fault("status", status=code, headers=headers, body=text)
-
-
-INVALID_JSON = Fault("invalid_json")
 WRONG_COUNT = Fault("wrong_count")
 NONFINITE = Fault("nonfinite")
 WRONG_DIMS = Fault("wrong_dims")
-HANG = Fault("hang")
-
-
-@dataclass(frozen=True)
-class Recorded:
-    """One request as the server saw it; header names are lower-cased."""
-
-    path: str
-    headers: dict[str, str]
-    body: Any
 
 
 def fake_vector(text: str, dims: int) -> np.ndarray[Any, np.dtype[np.float64]]:
@@ -83,91 +40,20 @@ def fake_vector(text: str, dims: int) -> np.ndarray[Any, np.dtype[np.float64]]:
     return np.random.default_rng(seed).normal(size=dims) * 3.0
 
 
-class FakeEmbeddingServer:
-    """The server, its thread, its recordings and its queue of faults."""
+class FakeEmbeddingServer(FakeHTTPServer):
+    """Vectors in every provider's wire format, and aliases between texts."""
 
     def __init__(self, *, dims: int = 8, hang_s: float = 5.0, legacy_ollama: bool = False) -> None:
         self.dims = dims
-        self.hang_s = hang_s
         self.legacy_ollama = legacy_ollama
-        self._lock = threading.Lock()
-        self._faults: deque[Fault] = deque()
-        self._requests: list[Recorded] = []
-        self._release = threading.Event()
-        self._outage: list[Fault] = []
-        self._outage_served = 0
         self.aliases: dict[str, str] = {}
-        self._httpd = _Server(("127.0.0.1", 0), _Handler)
-        self._httpd.fake = self
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,), daemon=True)
-        self._thread.start()
-
-    @property
-    def url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    @property
-    def requests(self) -> list[Recorded]:
-        with self._lock:
-            return list(self._requests)
+        super().__init__(hang_s=hang_s)
 
     def inputs(self) -> list[list[str]]:
         """The texts of each recorded request, whatever the wire format."""
         return [_texts(request.path, request.body) for request in self.requests]
 
-    def fail_next(self, *faults: Fault) -> None:
-        with self._lock:
-            self._faults.extend(faults)
-
-    def outage(self, *faults: Fault) -> None:
-        """Spoil every answer from now on, cycling through *faults*."""
-        with self._lock:
-            self._outage = list(faults)
-            self._outage_served = 0
-
-    def recover(self) -> None:
-        """End the outage; requests hanging now are let go (they get no answer)."""
-        with self._lock:
-            self._outage = []
-            release, self._release = self._release, threading.Event()
-        release.set()
-
-    def close(self) -> None:
-        self._release.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join()
-
-    def __enter__(self) -> FakeEmbeddingServer:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    # ------------------------------------------------------------ serving
-
-    def record_and_pop(self, request: Recorded) -> Fault | None:
-        with self._lock:
-            self._requests.append(request)
-            if self._faults:
-                return self._faults.popleft()
-            if self._outage:
-                self._outage_served += 1
-                return self._outage[(self._outage_served - 1) % len(self._outage)]
-            return None
-
-    def wait_released(self) -> None:
-        with self._lock:
-            release = self._release
-        release.wait(self.hang_s)
-
-    def answer(self, path: str, body: Any, fault: Fault | None) -> tuple[int, Any]:
+    def answer(self, path: str, body: dict[str, Any], fault: Fault | None) -> tuple[int, Any]:
         """Status and JSON payload for a well-formed request."""
         route = path.split("?", 1)[0]
         kind = fault.kind if fault else None
@@ -227,50 +113,15 @@ def _shuffled(items: list[Any]) -> list[Any]:
     return result[::-1] if result == items else result
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    fake: FakeEmbeddingServer
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Quiet: clients hanging up on a hang fault is expected."""
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-
-    def do_POST(self) -> None:
-        fake = self.server.fake
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            body = None
-        headers = {name.lower(): value for name, value in self.headers.items()}
-        fault = fake.record_and_pop(Recorded(self.path, headers, body))
-        if fault is not None and fault.kind == "hang":
-            fake.wait_released()
-            self.close_connection = True
-            return
-        if fault is not None and fault.kind == "status":
-            self._send(fault.status, fault.body.encode(), fault.headers)
-            return
-        if fault is not None and fault.kind == "invalid_json":
-            self._send(200, b'{"data": [oops')
-            return
-        if body is None:
-            self._send(400, b'{"error": {"message": "body is not JSON"}}')
-            return
-        code, payload = fake.answer(self.path, body, fault)
-        self._send(code, json.dumps(payload).encode())
-
-    def _send(self, code: int, payload: bytes, headers: Mapping[str, str] | None = None) -> None:
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Silence the per-request log lines."""
+__all__ = [
+    "HANG",
+    "INVALID_JSON",
+    "NONFINITE",
+    "WRONG_COUNT",
+    "WRONG_DIMS",
+    "FakeEmbeddingServer",
+    "Fault",
+    "Recorded",
+    "fake_vector",
+    "status",
+]
