@@ -216,6 +216,36 @@ def test_a_full_disk_keeps_reads_going_and_recovers_when_space_returns(
     assert daemon.proc.poll() is None
 
 
+def test_log_session_end_and_tasks_on_a_full_disk_write_once_and_say_so(
+    env: Env, faults: Path, running: tuple[Daemon, dict[str, str]]
+) -> None:
+    """The agent writes answer like append: the Markdown is written, the reply
+    says it is not indexed yet (an error would invite a retry, and so a second
+    copy), and the index catches up when space returns."""
+    daemon, _ = running
+    (faults / "enospc").touch()
+    with daemon.client() as client:
+        logged = client.log("We decided to keep zqfulldecision in PostgreSQL 16", type="decision")
+        assert logged.status == "written"
+        assert any(reason.startswith("index: not updated now") for reason in logged.reasons)
+        ended = client.session_end(request="zqfullrequest", next_steps=["Ship zqfulltask"])
+        assert not ended.indexed
+        listed = client.tasks("done", ["zqfulltask"])
+        assert not listed.indexed
+        assert [task.done for task in listed.changed] == [True]
+    memory = (env.workspace / "MEMORY.md").read_text()
+    assert memory.count("zqfulldecision") == 1
+    assert "Ship zqfulltask" in (env.workspace / "memory" / "TASKS.md").read_text()
+
+    (faults / "enospc").unlink()
+    with daemon.client() as client:
+        client.sync()
+        wait_until(lambda: not disk_issues(client), "status clears")
+        assert client.search("zqfulldecision").results[0].path == "MEMORY.md"
+        assert client.search("zqfullrequest").results[0].path == ended.path
+        assert client.search("zqfulltask").results
+
+
 # ---------------------------------------------------------------- a real full tmpfs
 
 

@@ -357,7 +357,8 @@ def tasks_lines(result: TasksResult, status: str) -> list[str]:
     already = TASK_ALREADY.get(result.action, "Unchanged")
     lines += [f"{already}: {task_line(t)}" for t in result.unchanged]
     if result.action != "list":
-        return [*lines, f"{result.open} open, {result.done} done in {result.path}"]
+        counts = f"{result.open} open, {result.done} done in {result.path}"
+        return [*lines, counts, *_not_indexed(result.indexed)]
     lines += ["  " + task_line(t) for t in result.tasks]
     if not result.tasks:
         lines.append(f"No {'' if status == 'all' else status + ' '}tasks in {result.path}.")
@@ -372,7 +373,14 @@ def session_end_lines(result: SessionEndResult) -> list[str]:
     lines += [f"New task: {task_line(t)}" for t in result.tasks_added]
     lines += [f"Already open: {task_line(t)}" for t in result.tasks_existing]
     lines += [f"Marked done: {task_line(t)}" for t in result.tasks_done]
-    return lines
+    return [*lines, *_not_indexed(result.indexed)]
+
+
+def _not_indexed(indexed: bool) -> list[str]:
+    """The line that says a write is in the Markdown but not searchable yet."""
+    if indexed:
+        return []
+    return ["Written, but not indexed yet: the index failed (see `omem-client status`)."]
 
 
 def log_lines(result: LogResult) -> list[str]:

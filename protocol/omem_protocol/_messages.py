@@ -825,6 +825,7 @@ class SessionEndResult(Msg, tag="session_end_result", frozen=True):
     tasks_existing: tuple[TaskItem, ...]
     tasks_done: tuple[TaskItem, ...]
     took_ms: float
+    indexed: bool = True  # False: written, but the index failed (see status); queued
 
 
 class TasksResult(Msg, tag="tasks_result", frozen=True):
@@ -840,6 +841,7 @@ class TasksResult(Msg, tag="tasks_result", frozen=True):
     open: int
     done: int
     took_ms: float
+    indexed: bool = True  # False: written, but the index failed (see status); queued
 
 
 ReplyBody = (

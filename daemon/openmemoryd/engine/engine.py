@@ -329,32 +329,10 @@ class Engine:
     async def append(self, text: str, path: str | None) -> AppendResult:
         """Append and index in one writer-lane call: searchable when this returns."""
         mp = target_path(self.policy, path, date.today())
-        (result, fault), wrote = await self._write_unchecked(self._append_and_index, mp, text)
-        if fault is None:
-            if wrote:
-                self.health.write_succeeded()
-            self.wake_vectors()
-        else:
-            # The text is in the Markdown; only indexing it failed. The reply
-            # says `indexed=False` and the sync queue indexes it once it can.
-            self.health.fault(fault)
-            self.syncer.queue.notice([mp.key], "append", delay=0)
-        return result
-
-    def _append_and_index(
-        self, conn: apsw.Connection, mp: MemoryPath, text: str
-    ) -> tuple[AppendResult, FaultSeen | None]:
-        appended = append_block(mp, text, self.config.index.max_file_bytes)
-        fault = None
-        try:
-            outcome = index_file(conn, mp.key, mp, self.config.index)
-            indexed = outcome.kind in ("added", "updated", "unchanged")
-        except Exception as exc:
-            kind = index_fault(exc)
-            if kind is None:
-                raise
-            fault, indexed = FaultSeen(kind, self.health.generation, exc), False
-        result = AppendResult(
+        appended, indexed = await self.edit_markdown(
+            append_block, mp, text, self.config.index.max_file_bytes, paths=[mp], reason="append"
+        )
+        return AppendResult(
             path=mp.key,
             start_line=appended.start_line,
             end_line=appended.end_line,
@@ -362,7 +340,53 @@ class Engine:
             indexed=indexed,
             citation=citation(mp.key, appended.start_line, appended.end_line),
         )
-        return result, fault
+
+    async def edit_markdown(
+        self,
+        edit: Callable[..., T],
+        *args: Any,
+        paths: Sequence[MemoryPath],
+        reason: str,
+    ) -> tuple[T, bool]:
+        """Run *edit(*args)*, a change to the Markdown, then index *paths*, in
+        one writer-lane call; return its result and whether the files are
+        indexed (searchable now).
+
+        The Markdown is the truth: when only the indexing fails (a full disk, a
+        damaged index) the edit stands, status reports the fault, the sync
+        queue indexes the files once it can, and ``False`` tells the caller
+        to say ``indexed=false`` rather than raise an error that would invite
+        a retry, and so a second copy of the text.
+        """
+        (result, indexed, fault), wrote = await self._write_unchecked(
+            self._edit_and_index, edit, args, paths
+        )
+        if fault is None:
+            if wrote:
+                self.health.write_succeeded()
+            self.wake_vectors()
+        else:
+            self.health.fault(fault)
+            self.syncer.queue.notice([mp.key for mp in paths], reason, delay=0)
+        return result, indexed
+
+    def _edit_and_index(
+        self,
+        conn: apsw.Connection,
+        edit: Callable[..., T],
+        args: tuple[Any, ...],
+        paths: Sequence[MemoryPath],
+    ) -> tuple[T, bool, FaultSeen | None]:
+        result = edit(*args)
+        try:
+            outcomes = [index_file(conn, mp.key, mp, self.config.index) for mp in paths]
+        except Exception as exc:
+            kind = index_fault(exc)
+            if kind is None:
+                raise
+            return result, False, FaultSeen(kind, self.health.generation, exc)
+        indexed = all(o.kind in ("added", "updated", "unchanged") for o in outcomes)
+        return result, indexed, None
 
     async def log_turns(self, agent: str, session_id: str, turns: Sequence[Turn]) -> LogTurnsResult:
         """Append turns to a daemon-kept transcript; searchable on return."""

@@ -35,13 +35,11 @@ from datetime import date
 from functools import partial
 from typing import TYPE_CHECKING, Final, Literal
 
-import apsw
 import trio
 
 from omem_protocol import MAX_LOG_CHARS, LogParams, LogResult, LogSimilar
 from openmemoryd.engine.similar import BULLET, Scored, nearby_lines, score_lines
 from openmemoryd.errors import BadRequest, Conflict
-from openmemoryd.index.indexer import index_file
 from openmemoryd.memory.append import append_block, target_path
 from openmemoryd.memory.capture_rules import contains_secret
 from openmemoryd.memory.edit import edit_file
@@ -152,18 +150,18 @@ async def _file(
     verdict, match = _decide(scored)
     if match is None:
         reasons.append(_closest_reason(scored))
-        return await _write_new(engine, params, text, where, None, method)
+        return await _write_new(engine, params, text, where, None, method, reasons)
     similar, at = _similar(match), match.line
     close = f"{similar.similarity:.2f} similar to {similar.citation} (words {similar.lexical:.2f})"
     if verdict == "reinforce":
         count = at.count + 1
         reasons.append(f"dedupe: {close}, both ≥ {REINFORCE_AT}: the same memory, now ×{count}")
         if not params.dry_run:
-            await _swap_in(engine, match, with_count(at.line, count))
+            await _swap_in(engine, match, with_count(at.line, count), reasons)
         return _Outcome("reinforced", at.path, at.number, similar, method)
     if params.force:
         reasons.append(f"dedupe: {close}: a possible conflict, written alongside it (force)")
-        return await _write_new(engine, params, text, where, similar, method)
+        return await _write_new(engine, params, text, where, similar, method, reasons)
     if not params.replace:
         reasons.append(
             f"dedupe: {close}: a possible conflict, nothing written; pass replace to swap "
@@ -172,7 +170,7 @@ async def _file(
         return _Outcome("conflict", at.path, None, similar, method)
     reasons.append(f"dedupe: {close}: a possible conflict, that line replaced (replace)")
     if not params.dry_run:
-        await _swap_in(engine, match, _restated(at.line, text))
+        await _swap_in(engine, match, _restated(at.line, text), reasons)
     return _Outcome("replaced", at.path, at.number, similar, method)
 
 
@@ -183,11 +181,12 @@ async def _write_new(
     where: Route,
     similar: LogSimilar | None,
     method: str,
+    reasons: list[str],
 ) -> _Outcome:
     mp = _target(engine, where)
     if params.dry_run:
         return _Outcome("written", mp.key, None, similar, method)
-    number = await _write(engine, mp, partial(_insert, engine, mp, where, text))
+    number = await _write(engine, mp, partial(_insert, engine, mp, where, text), reasons)
     return _Outcome("written", mp.key, number, similar, method)
 
 
@@ -264,25 +263,19 @@ def _target(engine: Engine, where: Route) -> MemoryPath:
 # ---------------------------------------------------------------- the writer lane
 
 
-async def _write(engine: Engine, mp: MemoryPath, op: Callable[[], int]) -> int:
+async def _write(engine: Engine, mp: MemoryPath, op: Callable[[], int], reasons: list[str]) -> int:
     """Run *op* (a file edit returning the memory's line) in the writer
-    lane and re-index the file there: searchable when this returns."""
-    line: int = await engine.write(_write_and_index, engine, mp, op)
-    engine.wake_vectors()
+    lane and re-index the file there: searchable when this returns, unless
+    the index failed (the reasons then say so; the memory is written)."""
+    line, indexed = await engine.edit_markdown(op, paths=[mp], reason="log")
+    if not indexed:
+        reasons.append("index: not updated now (see status); the file is indexed once it can be")
     return line
 
 
-def _write_and_index(
-    conn: apsw.Connection, engine: Engine, mp: MemoryPath, op: Callable[[], int]
-) -> int:
-    line = op()
-    index_file(conn, mp.key, mp, engine.config.index)
-    return line
-
-
-async def _swap_in(engine: Engine, match: Scored, new: str) -> None:
+async def _swap_in(engine: Engine, match: Scored, new: str, reasons: list[str]) -> None:
     mp = engine.policy.resolve(match.line.path)
-    await _write(engine, mp, partial(_swap, engine, mp, match, new))
+    await _write(engine, mp, partial(_swap, engine, mp, match, new), reasons)
 
 
 def _insert(engine: Engine, mp: MemoryPath, where: Route, text: str) -> int:

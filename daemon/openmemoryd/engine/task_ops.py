@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import TYPE_CHECKING
 
-import apsw
 import trio
 
 from omem_protocol import (
@@ -35,7 +34,6 @@ from omem_protocol import (
     TasksResult,
 )
 from openmemoryd.errors import BadRequest, Forbidden, NotFound, TooLarge
-from openmemoryd.index.indexer import index_file
 from openmemoryd.memory.append import append_block, open_locked, target_path
 from openmemoryd.memory.durable import lock_shared, read_all, replace_file
 from openmemoryd.memory.journal import SessionNotes, render_journal
@@ -70,8 +68,16 @@ async def session_end(engine: Engine, params: SessionEndParams) -> SessionEndRes
     block = render_journal(notes, datetime.now())  # validates before anything is touched
     daily = target_path(engine.policy, None, date.today())
     tasks_mp = engine.policy.resolve(TASKS_KEY)
-    done = await engine.write(_end_session, engine, daily, tasks_mp, block, notes)
-    engine.wake_vectors()
+    done, indexed = await engine.edit_markdown(
+        _end_session,
+        engine,
+        daily,
+        tasks_mp,
+        block,
+        notes,
+        paths=[daily, tasks_mp],
+        reason="session-end",
+    )
     return SessionEndResult(
         path=daily.key,
         start_line=done.start_line,
@@ -81,6 +87,7 @@ async def session_end(engine: Engine, params: SessionEndParams) -> SessionEndRes
         tasks_added=tuple(_item(t) for t in done.added),
         tasks_existing=tuple(_item(t) for t in done.existing),
         tasks_done=tuple(_item(t) for t in done.closed),
+        indexed=indexed,
         took_ms=_since(started),
     )
 
@@ -95,7 +102,6 @@ class _Ended:
 
 
 def _end_session(
-    conn: apsw.Connection,
     engine: Engine,
     daily: MemoryPath,
     tasks_mp: MemoryPath,
@@ -107,7 +113,6 @@ def _end_session(
     ended = _Ended()
     if not notes.next_steps and (not notes.completed or not _exists(tasks_mp)):
         appended = append_block(daily, block, limit)
-        index_file(conn, daily.key, daily, engine.config.index)
         ended.start_line, ended.end_line = appended.start_line, appended.end_line
         return ended
     fd = open_locked(tasks_mp)
@@ -133,8 +138,6 @@ def _end_session(
             _replace(fd, tasks_mp, after)
     finally:
         os.close(fd)
-    index_file(conn, daily.key, daily, engine.config.index)
-    index_file(conn, tasks_mp.key, tasks_mp, engine.config.index)
     final = {t.id: t for t in TasksFile(after.decode("utf-8")).tasks()}
     ended.start_line, ended.end_line = appended.start_line, appended.end_line
     ended.added = [final[i] for i in added_ids if i in final]
@@ -169,14 +172,16 @@ async def tasks(engine: Engine, params: TasksParams) -> TasksResult:
         text = await trio.to_thread.run_sync(_read_tasks, mp, limit)
         changed: list[Task] = []
         unchanged: list[Task] = []
+        indexed = True
     else:
         if not params.tasks:
             raise BadRequest(f"{params.action} needs at least one task (an id or its text)")
         if params.action == "add":
             for raw in params.tasks:
                 clean_task_text(raw)  # refuse an empty one before the file is touched
-        text, changed, unchanged = await engine.write(_change_tasks, engine, mp, params)
-        engine.wake_vectors()
+        (text, changed, unchanged), indexed = await engine.edit_markdown(
+            _change_tasks, engine, mp, params, paths=[mp], reason="tasks"
+        )
     listed = TasksFile(text).tasks()
     shown = [t for t in listed if params.status == "all" or (t.done == (params.status == "done"))]
     return TasksResult(
@@ -187,6 +192,7 @@ async def tasks(engine: Engine, params: TasksParams) -> TasksResult:
         tasks=tuple(_item(t) for t in shown),
         open=sum(not t.done for t in listed),
         done=sum(t.done for t in listed),
+        indexed=indexed,
         took_ms=_since(started),
     )
 
@@ -204,7 +210,7 @@ def _read_tasks(mp: MemoryPath, limit: int) -> str:
 
 
 def _change_tasks(
-    conn: apsw.Connection, engine: Engine, mp: MemoryPath, params: TasksParams
+    engine: Engine, mp: MemoryPath, params: TasksParams
 ) -> tuple[str, list[Task], list[Task]]:
     """In the writer lane: apply the action to every task named, or to none."""
     limit = engine.config.index.max_file_bytes
@@ -229,7 +235,6 @@ def _change_tasks(
             _replace(fd, mp, after)
     finally:
         os.close(fd)
-    index_file(conn, mp.key, mp, engine.config.index)
     # Later changes in the same call may have moved a task: report where it ended up
     # (a removed task is reported as it was).
     final = {t.id: t for t in tasks.tasks()}
