@@ -23,8 +23,8 @@ instead, so it never replaces a full run's.
 
 Time: the two embedding phases (LoCoMo's 1,573 chunks, the indexing part's
 ~1,000) dominate and scale with the free CPU. On the project's 2-core
-machine the rest takes about 15 minutes; the whole run took 57 minutes on
-2026-11-23 under a load average of 3-10 from other people's tests, when the
+machine, otherwise quiet, the whole run took 1,001 s (2026-11-23); under a
+load average of 3-10 from other people's tests it took 57 minutes, when the
 embedder managed 0.8-1.5 chunks/s instead of its idle 7-10. The local
 embedder's worker runs at ``--embed-nice`` (default 0, not the daemon's 10)
 so that other processes slow it down fairly rather than starve it; the
