@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import shlex
 import statistics
@@ -58,6 +57,7 @@ import numpy.typing as npt
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from bench.corpus import generate_workspace, sample_queries
+from bench.report import load_average
 from bench.search_latency import machine_info, percentile
 from openmemoryd.embed.e5 import MODEL_ID, E5Model
 from openmemoryd.embed.local import LocalModel, local_model
@@ -357,7 +357,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         cosine = np.einsum("ij,ij->i", ours(chunks, False), reference(chunks, False))
         agreement = {"min": round(float(cosine.min()), 6), "mean": round(float(cosine.mean()), 6)}
-    machine["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+    machine["load_average_end"] = load_average()
 
     report: dict[str, Any] = {
         "benchmark": "embedder",

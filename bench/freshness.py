@@ -30,7 +30,6 @@ Progress goes to stderr; stdout is a Markdown table to paste.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import shlex
 import sys
@@ -42,7 +41,7 @@ from typing import Any, Final
 
 from bench.corpus import generate_workspace, sample_queries
 from bench.daemon import BenchDaemon
-from bench.report import write_report
+from bench.report import publish
 from bench.search_latency import Summary, machine_info
 from omem_client import Client, OmemError
 
@@ -273,17 +272,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (RuntimeError, OmemError, OSError) as exc:
         print(f"freshness: {exc}", file=sys.stderr)
         return 1
-    machine["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
-    print(render_table(result, machine, command))
-    if args.json is not None:
-        write_report(
-            args.json,
-            "freshness",
-            command=command,
-            argv=args_list,
-            machine=machine,
-            results=asdict(result),
-        )
+    publish(
+        "freshness",
+        lambda m: render_table(result, m, command),
+        asdict(result),
+        command=command,
+        argv=args_list,
+        machine=machine,
+        json_path=args.json,
+    )
     return 0
 
 

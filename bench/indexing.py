@@ -39,7 +39,6 @@ if the warm re-index computed any embedding.
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 import sys
 import time
@@ -51,7 +50,7 @@ from typing import Any, Final
 from bench.corpus import generate_workspace
 from bench.daemon import BenchDaemon, BenchDaemonError, embedder_toml
 from bench.procstat import ProcessSampler, SampledMemory
-from bench.report import write_report
+from bench.report import publish
 from bench.search_latency import machine_info
 from omem_client import OmemError, StatusResult
 
@@ -355,17 +354,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (RuntimeError, OmemError, OSError) as exc:
         print(f"indexing: {exc}", file=sys.stderr)
         return 1
-    machine["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
-    print(render_table(result, machine, command))
-    if args.json is not None:
-        write_report(
-            args.json,
-            "indexing",
-            command=command,
-            argv=args_list,
-            machine=machine,
-            results=asdict(result),
-        )
+    publish(
+        "indexing",
+        lambda m: render_table(result, m, command),
+        asdict(result),
+        command=command,
+        argv=args_list,
+        machine=machine,
+        json_path=args.json,
+    )
     warm = [r for r in result.runs if "warm" in r.name]
     if any(r.embeddings_computed for r in warm) or result.warm_worker_started:
         print("indexing: the warm re-index computed embeddings", file=sys.stderr)

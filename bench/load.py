@@ -41,7 +41,6 @@ Progress goes to stderr; stdout is a Markdown table to paste.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import shlex
 import sys
@@ -61,7 +60,7 @@ from bench.procstat import (
     main_thread_cpu_seconds,
     rss_kb,
 )
-from bench.report import write_report
+from bench.report import load_average, publish
 from bench.search_latency import machine_info, percentile
 from omem_client import OmemError
 
@@ -186,7 +185,7 @@ def run_load(
         raise RuntimeError("the daemon is not running")
     plans = plan_ops(ops, clients, append_share, seed)
     append_path = f"memory/load-{workers}.md"
-    load_before = tuple(round(x, 2) for x in os.getloadavg())
+    load_before = tuple(load_average())
     daemon_cpu_before = cpu_seconds(pid)
     loop_cpu_before = main_thread_cpu_seconds(pid)
     worker_cpu_before = _children_cpu(pid)
@@ -194,7 +193,7 @@ def run_load(
     daemon_cpu_after = cpu_seconds(pid)
     loop_cpu_after = main_thread_cpu_seconds(pid)
     worker_cpu_after = _children_cpu(pid)
-    load_after = tuple(round(x, 2) for x in os.getloadavg())
+    load_after = tuple(load_average())
 
     setup = [o.setup_error for o in outcomes if o.setup_error is not None]
     records = [r for o in outcomes for r in o.records]
@@ -453,17 +452,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (RuntimeError, OmemError, OSError) as exc:
         print(f"load: {exc}", file=sys.stderr)
         return 1
-    machine["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
-    print(render_table([result], machine, command))
-    if args.json is not None:
-        write_report(
-            args.json,
-            "load",
-            command=command,
-            argv=args_list,
-            machine=machine,
-            results=[asdict(result)],
-        )
+    publish(
+        "load",
+        lambda m: render_table([result], m, command),
+        [asdict(result)],
+        command=command,
+        argv=args_list,
+        machine=machine,
+        json_path=args.json,
+    )
     failed = [run for run in result.runs if run.errors or run.appends_found < run.appends_checked]
     for run in failed:
         print(

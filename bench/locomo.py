@@ -67,7 +67,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import re
 import shlex
 import subprocess
@@ -81,6 +80,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from bench.daemon import BenchDaemon, BenchDaemonError
+from bench.report import load_average
 from bench.search_latency import machine_info, percentile
 from omem_client import Client, OmemError, SearchHit
 from openmemoryd.workspace.paths import ROOT_FILES
@@ -1004,7 +1004,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"locomo: {exc}", file=sys.stderr)
         return 1
     wall_s = time.perf_counter() - started
-    machine["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+    machine["load_average_end"] = load_average()
 
     results = [
         summarize(

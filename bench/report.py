@@ -7,10 +7,17 @@ file the same way.
 from __future__ import annotations
 
 import json
+import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+
+def load_average() -> list[float]:
+    """The 1/5/15-minute load averages, rounded: every report records them at
+    its start and end, since other work on the machine moves every figure."""
+    return [round(x, 2) for x in os.getloadavg()]
 
 
 def write_report(
@@ -32,3 +39,23 @@ def write_report(
     }
     path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"[{benchmark}] wrote {path}", file=sys.stderr, flush=True)
+
+
+def publish(
+    benchmark: str,
+    render: Callable[[dict[str, Any]], str],
+    results: Any,
+    *,
+    command: str,
+    argv: Sequence[str],
+    machine: dict[str, Any],
+    json_path: Path | None,
+) -> None:
+    """A part's ending: record the load at the end in *machine*, print the
+    Markdown table *render* makes of it, and write the JSON if asked to."""
+    machine["load_average_end"] = load_average()
+    print(render(machine))
+    if json_path is not None:
+        write_report(
+            json_path, benchmark, command=command, argv=argv, machine=machine, results=results
+        )

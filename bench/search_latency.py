@@ -55,6 +55,7 @@ from typing import Any, Final
 
 from bench.corpus import generate_workspace, sample_queries
 from bench.daemon import BenchDaemon, BenchDaemonError
+from bench.report import load_average
 from omem_client import Client, OmemError, __version__
 
 __all__ = [
@@ -314,7 +315,7 @@ def machine_info() -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "cpu_affinity": affinity,
         "cpu_model": _cpu_model(),
-        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "load_average": load_average(),
         "platform": platform.platform(),
         "python": platform.python_version(),
         "python_implementation": platform.python_implementation(),
@@ -466,7 +467,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (RuntimeError, OmemError, OSError, subprocess.TimeoutExpired) as exc:
         print(f"search_latency: {exc}", file=sys.stderr)
         return 1
-    machine["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+    machine["load_average_end"] = load_average()
 
     print(render_table(results, machine, command))
     if args.json is not None:

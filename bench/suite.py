@@ -37,7 +37,6 @@ import argparse
 import contextlib
 import io
 import json
-import os
 import shlex
 import subprocess
 import sys
@@ -52,6 +51,7 @@ from typing import Any, Final
 from bench import freshness, indexing, load, locomo, search_latency
 from bench.locomo import to_json
 from bench.plots import matplotlib_available, plot_report
+from bench.report import load_average
 from bench.search_latency import machine_info
 
 __all__ = ["FULL", "PARTS", "QUICK", "Part", "main", "run_suite"]
@@ -228,7 +228,7 @@ def run_suite(
                 sections += [f"**Failed with exit code {code}.**", ""]
             sections += [_strip_command(markdown, part_command), ""]
     report["wall_s"] = round(time.perf_counter() - wall, 1)
-    report["machine"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+    report["machine"]["load_average_end"] = load_average()
 
     plot_note = "Plots: not made (--quick or --no-plots)."
     if plots:
