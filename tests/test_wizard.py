@@ -90,6 +90,18 @@ def test_enter_everywhere_gives_the_bundled_local_model(env: Env) -> None:
     assert any(line.startswith("Config:") and "(created)" in line for line in out)
 
 
+def test_a_relative_workspace_answer_is_made_absolute(
+    env: Env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The config resolves relative paths against its own directory; the
+    # wizard creates the workspace now, relative to where it runs.
+    monkeypatch.chdir(tmp_path)
+    env.config_file.unlink()
+    _init(env, Scripted("notes/ws", "none"))
+    assert (tmp_path / "notes" / "ws" / "MEMORY.md").is_file()
+    assert f'workspace = "{tmp_path / "notes" / "ws"}"' in env.config_file.read_text()
+
+
 def test_a_hosted_provider_asks_for_the_key_and_keeps_it_private(env: Env) -> None:
     person = Scripted("", "openai", "", "text-embedding-3-large", "sk-test-secret")
     out = _init(env, person)

@@ -10,7 +10,6 @@ the index's fingerprint, which re-embeds in the background).
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from openmemoryd.wizard.questions import (
     Probe,
     ask_embedding,
     ask_workspace,
+    home_relative,
 )
 from openmemoryd.workspace import init_workspace
 
@@ -74,14 +74,14 @@ def run_init(
     if interactive or config.config_path is None or preset != Preset():
         update = update_config(
             config_path,
-            workspace=_spelled(workspace)
+            workspace=home_relative(workspace)
             if workspace != config.workspace or not config.config_path
             else None,
             embedding=answers,
         )
     echo("Creating workspace...")
     try:
-        created = init_workspace(workspace.expanduser())
+        created = init_workspace(workspace)
     except OSError as exc:
         raise ConfigError(f"cannot create {workspace}: {exc.strerror}") from None
     for item in created:
@@ -91,7 +91,7 @@ def run_init(
     echo(RULE)
     echo("openmemory initialized" if created else "openmemory is set up")
     echo("")
-    echo(f"Workspace: {workspace.expanduser()}")
+    echo(f"Workspace: {workspace}")
     echo(f"Config:    {_config_line(config_path, update)}")
     echo(f"Index:     {config.index_path}")
     echo(f"Socket:    {config.socket}")
@@ -135,14 +135,6 @@ def run_configure(
     if update.changed and _daemon_running(config):
         echo("Restart the daemon to use it (systemctl --user restart openmemoryd);")
         echo("the index re-embeds in the background, keyword search keeps working.")
-
-
-def _spelled(path: Path) -> str:
-    """How the workspace is written in the config: ``~/…`` under home."""
-    absolute = path.expanduser()
-    with contextlib.suppress(ValueError):
-        return "~/" + str(absolute.relative_to(Path.home()))
-    return str(absolute)
 
 
 def _config_line(path: Path, update: ConfigUpdate | None) -> str:

@@ -8,6 +8,7 @@ classes themselves, so the wizard cannot drift from what the daemon uses.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,8 +57,10 @@ class EmbeddingAnswers:
 
 def ask_workspace(prompter: Prompter, current: Path) -> Path:
     """The workspace directory, defaulting to the one in effect now."""
-    answer = prompter.text("Workspace directory", _home_relative(current))
-    return Path(answer).expanduser()
+    answer = prompter.text("Workspace directory", home_relative(current))
+    # Absolute: the config resolves a relative path against its own directory,
+    # and the workspace is created now, relative to ours.
+    return Path(os.path.abspath(Path(answer).expanduser()))
 
 
 def ask_embedding(
@@ -176,8 +179,9 @@ def _name(provider: str) -> str:
     return {"openai": "OpenAI", "ollama": "Ollama"}.get(provider, provider.capitalize())
 
 
-def _home_relative(path: Path) -> str:
-    """``~/x`` for a path under the home directory: shorter and portable."""
+def home_relative(path: Path) -> str:
+    """``~/x`` for a path under the home directory: shorter and portable
+    (how the wizard offers the workspace and writes it into the config)."""
     try:
         return "~/" + str(path.relative_to(Path.home()))
     except ValueError:
