@@ -174,8 +174,9 @@ def test_listing_without_a_file_is_empty_and_creates_nothing(daemon: Daemon) -> 
     with daemon.client() as client, pytest.raises(NotFoundError, match="does not exist"):
         client.tasks("done", ["anything"])
     # a session end with only a journal leaves the tasks alone
-    ended = daemon.cli("session-end", "--learned", "Nothing to follow up")
+    ended = daemon.cli("session-end", "--learned", "Nothing to follow up", "--json")
     assert ended.returncode == 0, ended.stderr
+    assert json.loads(ended.stdout)["indexed"] is True
     assert not tasks_file(daemon).exists()
 
 

@@ -385,7 +385,9 @@ class Engine:
             if kind is None:
                 raise
             return result, False, FaultSeen(kind, self.health.generation, exc)
-        indexed = all(o.kind in ("added", "updated", "unchanged") for o in outcomes)
+        # "absent"/"removed": the edit left no such file, and the index agrees
+        # (session_end names TASKS.md even when it had no tasks to write).
+        indexed = all(o.kind != "skipped" for o in outcomes)
         return result, indexed, None
 
     async def log_turns(self, agent: str, session_id: str, turns: Sequence[Turn]) -> LogTurnsResult:
