@@ -21,6 +21,12 @@ numbers the user sees in their editor. Invariants of `chunk_markdown`:
 The packer prefers cutting at block boundaries (headings, fenced code,
 paragraphs) and between sections, because a chunk that holds one whole
 thought embeds better than one that starts mid-list.
+
+Headings follow CommonMark closely enough for memory files: ATX (``# T``) and
+setext (a paragraph underlined with ``===`` or ``---``). Nothing inside fenced
+code, an HTML comment or YAML front matter is a heading, and a ``---`` after a
+blank line is a thematic break, not an underline: a commented-out heading or a
+shell comment in a code block must not rename the section around it.
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ __all__ = ["CHUNKER_VERSION", "Chunk", "chunk_markdown"]
 
 # Bump when the packing rules change: indexes built with another version are
 # rebuilt in the background (see `engine.rebuild`).
-CHUNKER_VERSION: Final = "chunker-1"
+CHUNKER_VERSION: Final = "chunker-2"
 
 # Below this a heading plus one line of prose no longer fits in a chunk.
 MIN_MAX_TOKENS: Final = 16
@@ -48,6 +54,12 @@ _HEADING_RE: Final = re.compile(r" {0,3}(#{1,6})(?:[ \t]|$)")
 # CommonMark: closing #s count only after whitespace, so "C#" keeps its "#".
 _CLOSING_HASHES_RE: Final = re.compile(r"(?:^|[ \t]+)#+$")
 _FENCE_RE: Final = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
+_SETEXT_RE: Final = re.compile(r" {0,3}(=+|-+)[ \t]*")
+_BREAK_RE: Final = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*")
+_COMMENT_OPEN_RE: Final = re.compile(r" {0,3}<!--")
+# Lines that open a block of their own, so they cannot be setext heading text.
+_NOT_PARAGRAPH_RE: Final = re.compile(r" {0,3}(?:[-+*>]|\d{1,9}[.)])(?:[ \t]|$)")
+_FRONT_MATTER_CLOSE: Final = frozenset({"---", "..."})
 _PATH_SEPARATOR: Final = " > "
 
 
@@ -119,7 +131,20 @@ def _parse(lines: list[str]) -> tuple[list[_Block], _Outline]:
     blocks: list[_Block] = []
     outline = _Outline([], [])
     stack: list[tuple[int, str]] = []
+
+    def open_section(level: int, title: str, first: int, last: int) -> None:
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, title))
+        outline.lines.append(first)
+        outline.paths.append(_PATH_SEPARATOR.join(t for _, t in stack if t))
+        blocks.append(_Block(_Kind.HEADING, first, last))
+
     i, n = 0, len(lines)
+    front_end = _front_matter_end(lines)
+    if front_end is not None:
+        blocks.append(_Block(_Kind.PARAGRAPH, 0, front_end))
+        i = front_end + 1
     while i < n:
         line = lines[i]
         if not line.strip():
@@ -128,13 +153,7 @@ def _parse(lines: list[str]) -> tuple[list[_Block], _Outline]:
         heading = _HEADING_RE.match(line)
         fence = _opening_fence(line)
         if heading is not None:
-            level = len(heading.group(1))
-            while stack and stack[-1][0] >= level:
-                stack.pop()
-            stack.append((level, _heading_title(line[heading.end() :])))
-            outline.lines.append(i)
-            outline.paths.append(_PATH_SEPARATOR.join(title for _, title in stack if title))
-            blocks.append(_Block(_Kind.HEADING, i, i))
+            open_section(len(heading.group(1)), _heading_title(line[heading.end() :]), i, i)
             i += 1
         elif fence is not None:
             last = i + 1
@@ -143,13 +162,66 @@ def _parse(lines: list[str]) -> tuple[list[_Block], _Outline]:
             last = min(last, n - 1)
             blocks.append(_Block(_Kind.FENCE, i, last))
             i = last + 1
+        elif _BREAK_RE.fullmatch(line):
+            blocks.append(_Block(_Kind.PARAGRAPH, i, i))
+            i += 1
+        elif _COMMENT_OPEN_RE.match(line):
+            last = _comment_end(lines, i)
+            blocks.append(_Block(_Kind.PARAGRAPH, i, last))
+            i = last + 1
         else:
             last = i
             while last + 1 < n and _continues_paragraph(lines[last + 1]):
                 last += 1
-            blocks.append(_Block(_Kind.PARAGRAPH, i, last))
+            underline = _setext_level(lines, i, last)
+            if underline:
+                title = " ".join(part.strip() for part in lines[i : last + 1])
+                open_section(underline, title, i, last + 1)
+                last += 1
+            else:
+                blocks.append(_Block(_Kind.PARAGRAPH, i, last))
             i = last + 1
     return blocks, outline
+
+
+def _front_matter_end(lines: list[str]) -> int | None:
+    """Index of the line closing YAML front matter that opens the file, if any.
+
+    Without a closing ``---`` or ``...`` the first line is a thematic break
+    and the file has no front matter.
+    """
+    if not lines or lines[0].rstrip() != "---":
+        return None
+    for index in range(1, len(lines)):
+        if lines[index].rstrip() in _FRONT_MATTER_CLOSE:
+            return index
+    return None
+
+
+def _comment_end(lines: list[str], first: int) -> int:
+    """Last line of the HTML comment opened on line *first* (end of file if unclosed)."""
+    opened = lines[first].index("<!--") + len("<!--")
+    if "-->" in lines[first][opened:]:
+        return first
+    for index in range(first + 1, len(lines)):
+        if "-->" in lines[index]:
+            return index
+    return len(lines) - 1
+
+
+def _setext_level(lines: list[str], first: int, last: int) -> int:
+    """1 or 2 if the paragraph ``[first, last]`` is underlined as a heading, else 0.
+
+    The underline must follow the paragraph directly: after a blank line
+    ``---`` is a thematic break. A list item or quote is not a paragraph, so
+    ``- item`` over ``---`` stays a list followed by a break.
+    """
+    if last + 1 >= len(lines) or _NOT_PARAGRAPH_RE.match(lines[first]):
+        return 0
+    match = _SETEXT_RE.fullmatch(lines[last + 1])
+    if match is None:
+        return 0
+    return 1 if match.group(1)[0] == "=" else 2
 
 
 def _heading_title(rest: str) -> str:
@@ -177,8 +249,15 @@ def _closes_fence(line: str, marker: str) -> bool:
 
 
 def _continues_paragraph(line: str) -> bool:
-    """Headings and fences interrupt a paragraph without a blank line."""
-    return bool(line.strip()) and _HEADING_RE.match(line) is None and _opening_fence(line) is None
+    """Headings, fences, comments, breaks and setext underlines end a paragraph."""
+    return (
+        bool(line.strip())
+        and _HEADING_RE.match(line) is None
+        and _opening_fence(line) is None
+        and _COMMENT_OPEN_RE.match(line) is None
+        and _SETEXT_RE.fullmatch(line) is None
+        and _BREAK_RE.fullmatch(line) is None
+    )
 
 
 def _split_long_line(line: str, max_tokens: int) -> list[str]:
