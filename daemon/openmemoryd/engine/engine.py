@@ -59,6 +59,7 @@ from openmemoryd.embed import Embedder, EmbeddingError, Vectors, is_zero, to_blo
 from openmemoryd.embed.registry import Choice, choose_embedder, choose_fallback
 from openmemoryd.engine.counts import count_sources
 from openmemoryd.engine.indexing import FileSync
+from openmemoryd.engine.journal_keeper import keep_journal
 from openmemoryd.engine.rebuild import needs_rebuild, rebuild_index, swap_files
 from openmemoryd.engine.recovery import (
     FaultSeen,
@@ -73,6 +74,7 @@ from openmemoryd.engine.vectors import VectorIndexer
 from openmemoryd.errors import Unavailable
 from openmemoryd.index.indexer import index_file
 from openmemoryd.memory import append_block, append_turns, read_lines, target_path
+from openmemoryd.memory.append_journal import AppendJournal
 from openmemoryd.memory.flush_state import FlushTracker
 from openmemoryd.search import SearchContext, SearchQuery, citation, run_search
 from openmemoryd.search.vector import VectorQuery
@@ -158,6 +160,7 @@ class Engine:
         self.health = IndexHealth(self.recover_index, self._retry_failed_work)
         self.rebuild_lock = trio.Lock()
         self.flush = FlushTracker(config.flush_state_path)
+        self.journal = AppendJournal(config.state_dir / "journal" / f"{config.name}.json")
 
     # ------------------------------------------------------------ lanes
 
@@ -332,6 +335,9 @@ class Engine:
         appended, indexed = await self.edit_markdown(
             append_block, mp, text, self.config.index.max_file_bytes, paths=[mp], reason="append"
         )
+        # Journalled before the reply: an acknowledged append is never lost
+        # to a whole-file rewrite (`engine.journal_keeper`).
+        await trio.to_thread.run_sync(self.journal.record, appended, time.time())
         return AppendResult(
             path=mp.key,
             start_line=appended.start_line,
@@ -654,6 +660,7 @@ async def open_engine(
                 logger.info("the chunking changed: rebuilding the index in the background")
                 background.start_soon(engine.rebuild_in_background)
             await background.start(engine.syncer.serve)
+            background.start_soon(keep_journal, engine)
             yield engine
             engine.syncer.stop()
             background.cancel_scope.cancel()

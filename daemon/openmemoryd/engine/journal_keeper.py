@@ -1,0 +1,106 @@
+"""Watching the files the append journal covers, and restoring lost appends.
+
+Every ``_INTERVAL_S`` the keeper reads each file that has journal entries and
+applies `append_journal.judge`: settled entries leave the journal, appends a
+stale whole-file rewrite dropped are appended again (through the writer
+lane, like any append, and journalled anew), and others are left for
+`status` and `restore`. Polling rather than riding the watcher keeps it
+independent of how (or whether) file events arrive, and costs one read per
+file with pending entries, which settle within ``sync.journal_settle_s``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Final
+
+import trio
+
+from openmemoryd.memory.append import append_block
+from openmemoryd.memory.append_journal import Entry, holds, judge
+
+if TYPE_CHECKING:
+    from openmemoryd.engine.engine import Engine
+    from openmemoryd.workspace import MemoryPath
+
+__all__ = ["forget_absent", "keep_journal", "missing_entries", "restore_entries"]
+
+logger = logging.getLogger(__name__)
+
+_INTERVAL_S: Final = 0.5
+
+
+def _read(mp: MemoryPath) -> bytes:
+    try:
+        return mp.absolute.read_bytes()
+    except FileNotFoundError:
+        return b""
+
+
+async def keep_journal(engine: Engine) -> None:
+    """Run until cancelled; a failure on one pass is logged, not fatal."""
+    while True:
+        await trio.sleep(_INTERVAL_S)
+        for key in sorted(engine.journal.keys()):
+            try:
+                await check_file(engine, key)
+            except Exception:
+                logger.exception("append journal: checking %s failed; will retry", key)
+
+
+async def check_file(engine: Engine, key: str) -> list[Entry]:
+    """Judge *key*'s entries against the file now; return those still missing."""
+    mp = engine.policy.resolve(key)
+    content = await trio.to_thread.run_sync(_read, mp)
+    settings = engine.config.sync
+    verdict = judge(
+        content,
+        engine.journal.entries(key),
+        time.time(),
+        settings.journal_settle_s,
+        settings.journal_max_age_s,
+    )
+    if verdict.settled:
+        await trio.to_thread.run_sync(engine.journal.drop, verdict.settled)
+    if verdict.restore:
+        await restore_entries(engine, mp, verdict.restore)
+        logger.warning(
+            "restored %d appended line(s) to %s: an external rewrite based on an older "
+            "copy of the file had dropped them",
+            sum(e.block.count("\n") + 1 for e in verdict.restore),
+            key,
+        )
+    return verdict.missing
+
+
+async def restore_entries(engine: Engine, mp: MemoryPath, entries: list[Entry]) -> None:
+    """Append *entries* again, in order; each is journalled anew as it lands."""
+    for entry in entries:
+        appended, _ = await engine.edit_markdown(
+            append_block,
+            mp,
+            entry.block,
+            engine.config.index.max_file_bytes,
+            paths=[mp],
+            reason="restore",
+        )
+        await trio.to_thread.run_sync(engine.journal.record, appended, time.time())
+        await trio.to_thread.run_sync(engine.journal.drop, [entry])
+
+
+async def missing_entries(engine: Engine) -> list[Entry]:
+    """Entries whose lines are gone from their files and not auto-restorable."""
+    missing: list[Entry] = []
+    for key in sorted(engine.journal.keys()):
+        missing += await check_file(engine, key)
+    return missing
+
+
+def forget_absent(engine: Engine, mp: MemoryPath) -> None:
+    """After the daemon's own edit of *mp* (forget, tasks): what it removed is
+    removed on purpose, so entries whose text is gone leave the journal."""
+    entries = engine.journal.entries(mp.key)
+    if entries:
+        content = _read(mp)
+        engine.journal.drop(e for e in entries if not holds(content, e.block))
