@@ -179,3 +179,42 @@ def test_journal_survives_a_restart(env: Env) -> None:
         assert "typed offline" in path.read_text("utf-8")
     finally:
         daemon.stop()
+
+
+def test_missing_appends_are_reported_and_restored_on_request(env: Env) -> None:
+    daemon = start(env)
+    try:
+        with daemon.client() as client:
+            first = client.append("first note")
+            client.append("second note\nwith two lines")
+        path = env.workspace / first.path
+        # Not stale: the rewrite also changed what came before the append.
+        path.write_text("# renamed day\n\nfirst note\n", "utf-8")
+        expected = f"2 appended lines missing from {first.path} after an external rewrite"
+
+        def reported() -> bool:
+            with daemon.client() as client:
+                return any(expected in issue for issue in client.status().issues)
+
+        assert wait_for(reported, 10.0), daemon.log()[-2000:]
+        doctor = daemon.cli("doctor")
+        assert expected in doctor.stdout
+        dry = daemon.cli("restore", "--dry-run")
+        assert dry.returncode == 0, dry.stderr
+        assert "Would restore" in dry.stdout
+        assert "second note" in dry.stdout
+        assert "second note" not in path.read_text("utf-8")
+        done = daemon.cli("restore", first.path)
+        assert done.returncode == 0, done.stderr
+        assert "Restored" in done.stdout
+        text = path.read_text("utf-8")
+        assert text.count("second note\nwith two lines\n") == 1
+        with daemon.client() as client:
+            assert not any("missing from" in issue for issue in client.status().issues)
+            assert client.restore().blocks == ()
+            hits = client.search("second note").results
+            assert hits
+        bad = daemon.cli("restore", "../outside.md")
+        assert bad.returncode != 0
+    finally:
+        daemon.stop()

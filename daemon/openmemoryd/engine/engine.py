@@ -59,7 +59,7 @@ from openmemoryd.embed import Embedder, EmbeddingError, Vectors, is_zero, to_blo
 from openmemoryd.embed.registry import Choice, choose_embedder, choose_fallback
 from openmemoryd.engine.counts import count_sources
 from openmemoryd.engine.indexing import FileSync
-from openmemoryd.engine.journal_keeper import keep_journal
+from openmemoryd.engine.journal_keeper import keep_journal, missing_report
 from openmemoryd.engine.rebuild import needs_rebuild, rebuild_index, swap_files
 from openmemoryd.engine.recovery import (
     FaultSeen,
@@ -488,6 +488,7 @@ class Engine:
         if self._rebuild_error:
             issues.append(f"index rebuild failed (will retry on restart): {self._rebuild_error}")
         issues.extend(self.health.issues())
+        issues.extend(missing_report(self))
         embedding = await self._embedding_status()
         if embedding.state == "off":
             issues.append(f"vector search is off: {embedding.reason}")

@@ -17,14 +17,23 @@ from typing import TYPE_CHECKING, Final
 
 import trio
 
+from omem_protocol import RestoredBlock, RestoreParams, RestoreResult
 from openmemoryd.memory.append import append_block
 from openmemoryd.memory.append_journal import Entry, holds, judge
+from openmemoryd.search import citation
 
 if TYPE_CHECKING:
     from openmemoryd.engine.engine import Engine
     from openmemoryd.workspace import MemoryPath
 
-__all__ = ["forget_absent", "keep_journal", "missing_entries", "restore_entries"]
+__all__ = [
+    "forget_absent",
+    "keep_journal",
+    "missing_entries",
+    "missing_report",
+    "restore",
+    "restore_entries",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +70,7 @@ async def check_file(engine: Engine, key: str) -> list[Entry]:
         settings.journal_settle_s,
         settings.journal_max_age_s,
     )
+    engine.journal.missing[key] = verdict.missing
     if verdict.settled:
         await trio.to_thread.run_sync(engine.journal.drop, verdict.settled)
     if verdict.restore:
@@ -74,8 +84,10 @@ async def check_file(engine: Engine, key: str) -> list[Entry]:
     return verdict.missing
 
 
-async def restore_entries(engine: Engine, mp: MemoryPath, entries: list[Entry]) -> None:
-    """Append *entries* again, in order; each is journalled anew as it lands."""
+async def restore_entries(engine: Engine, mp: MemoryPath, entries: list[Entry]) -> list[str]:
+    """Append *entries* again, in order; each is journalled anew as it lands.
+    Returns where each now is, as citations."""
+    citations = []
     for entry in entries:
         appended, _ = await engine.edit_markdown(
             append_block,
@@ -87,6 +99,32 @@ async def restore_entries(engine: Engine, mp: MemoryPath, entries: list[Entry]) 
         )
         await trio.to_thread.run_sync(engine.journal.record, appended, time.time())
         await trio.to_thread.run_sync(engine.journal.drop, [entry])
+        citations.append(citation(mp.key, appended.start_line, appended.end_line))
+    return citations
+
+
+async def restore(engine: Engine, params: RestoreParams) -> RestoreResult:
+    """The ``restore`` call: put back (or list) the missing appends of one
+    file or of every journalled file. Stale rewrites found on the way are
+    repaired as the keeper would, and are not listed."""
+    if params.path is not None:
+        keys = [engine.policy.resolve(params.path).key]
+    else:
+        keys = sorted(engine.journal.keys())
+    blocks: list[RestoredBlock] = []
+    for key in keys:
+        missing = await check_file(engine, key)
+        if params.dry_run:
+            blocks += [RestoredBlock(key, e.at, e.block) for e in missing]
+            continue
+        if missing:
+            cited = await restore_entries(engine, engine.policy.resolve(key), missing)
+            blocks += [
+                RestoredBlock(key, e.at, e.block, where)
+                for e, where in zip(missing, cited, strict=True)
+            ]
+            logger.warning("restored %d missing append(s) to %s on request", len(missing), key)
+    return RestoreResult(blocks=tuple(blocks), dry_run=params.dry_run)
 
 
 async def missing_entries(engine: Engine) -> list[Entry]:
@@ -95,6 +133,20 @@ async def missing_entries(engine: Engine) -> list[Entry]:
     for key in sorted(engine.journal.keys()):
         missing += await check_file(engine, key)
     return missing
+
+
+def missing_report(engine: Engine) -> list[str]:
+    """One line per file with appended lines an external rewrite removed."""
+    report = []
+    for key, entries in sorted(engine.journal.missing.items()):
+        lines = sum(e.block.count("\n") + 1 for e in entries)
+        if lines:
+            noun = "line" if lines == 1 else "lines"
+            report.append(
+                f"{lines} appended {noun} missing from {key} after an external rewrite "
+                "(omem-client restore re-adds them)"
+            )
+    return report
 
 
 def forget_absent(engine: Engine, mp: MemoryPath) -> None:

@@ -130,6 +130,8 @@ class AppendJournal:
         self._lock = threading.Lock()
         self._entries: dict[int, Entry] = {}
         self._next = 1
+        # Kept by the keeper: per file, the entries last judged missing.
+        self.missing: dict[str, list[Entry]] = {}
         self._load()
 
     def _load(self) -> None:
@@ -165,6 +167,8 @@ class AppendJournal:
     def drop(self, entries: Iterable[Entry]) -> None:
         with self._lock:
             changed = [self._entries.pop(e.seq, None) for e in entries]
+            for key, listed in list(self.missing.items()):
+                self.missing[key] = [e for e in listed if e.seq in self._entries]
             if any(changed):
                 self._save()
 
