@@ -42,7 +42,6 @@ disagreement is counted as ``snippet_mismatches``). For k in 1, 5, 10:
 * R@k all: every evidence id is in the union of the top k hits;
 * MRR: mean of 1/rank of the first hit containing any evidence id (0 when
   none of the 10 does);
-
 * budget any/all at 3,000 and 6,000 characters: the same, over the hits
   taken in rank order while their snippets fit in that many characters
   (what an agent pays to paste the results into its context);
