@@ -29,7 +29,7 @@ from omem_client import _render
 from omem_client._calls import TaskAction, TaskStatus
 from omem_client._client import DEFAULT_TIMEOUT, Client
 from omem_client._errors import ConnectError, DaemonError, OmemError, ProtocolViolation
-from omem_protocol import MAX_LIMIT, Msg, TasksResult, __version__
+from omem_protocol import KNOWN_SOURCES, MAX_LIMIT, Msg, TasksResult, __version__
 
 EXIT_UNREACHABLE = 3
 EXIT_DAEMON_ERROR = 4
@@ -43,6 +43,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # -h as well as --help, on every command (typer only knows --help).
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
@@ -126,6 +128,14 @@ def _print_lines(lines: list[str], *, err: bool = False) -> None:
         typer.echo(line, err=err)
 
 
+def _known_sources(values: list[str] | None) -> list[str] | None:
+    """Reject a source the daemon does not have (exit 2, naming the valid ones)."""
+    for value in values or ():
+        if value not in KNOWN_SOURCES:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(KNOWN_SOURCES)}")
+    return values
+
+
 @app.command()
 def search(
     ctx: typer.Context,
@@ -142,7 +152,11 @@ def search(
     ] = None,
     source: Annotated[
         list[str] | None,
-        typer.Option("--source", help="Only this source (repeatable), e.g. memory."),
+        typer.Option(
+            "--source",
+            help=f"Only this source (repeatable): {', '.join(KNOWN_SOURCES)}.",
+            callback=_known_sources,
+        ),
     ] = None,
     agent: Annotated[
         str | None, typer.Option("--agent", help="Only this agent's session transcripts.")
@@ -561,6 +575,7 @@ def session_end(
 tasks_app = typer.Typer(
     help="List and update the tasks in memory/TASKS.md (default: list the open ones).",
     no_args_is_help=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.add_typer(tasks_app, name="tasks")
 

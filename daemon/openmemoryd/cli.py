@@ -35,6 +35,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # -h as well as --help, on every command (typer only knows --help).
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 ConfigOpt = Annotated[

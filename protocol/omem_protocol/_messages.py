@@ -40,6 +40,8 @@ NonNegInt = Annotated[int, msgspec.Meta(ge=0)]
 LineNo = Annotated[int, msgspec.Meta(ge=1)]
 Score = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 SourceName = Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
+# What `sources` may name: the Markdown memory files, and agents' session transcripts.
+KNOWN_SOURCES = ("memory", "sessions")
 AgentName = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
 SessionId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")]
 MAX_TURNS = 1000

@@ -41,7 +41,7 @@ from datetime import date
 
 import apsw
 
-from omem_protocol import SearchExplain, SearchHit, SearchResult
+from omem_protocol import KNOWN_SOURCES, SearchExplain, SearchHit, SearchResult
 from openmemoryd.config import SearchSettings
 from openmemoryd.errors import BadRequest
 from openmemoryd.search.calibrated import fuse_calibrated
@@ -95,6 +95,9 @@ def run_search(
     """Run *query* on *conn*; `took_ms` is left 0 for the caller to fill."""
     if not query.text.strip():
         raise BadRequest("query is empty")
+    unknown = sorted(set(query.sources or ()) - set(KNOWN_SOURCES))
+    if unknown:
+        raise BadRequest(f"unknown source {', '.join(unknown)} (known: {', '.join(KNOWN_SOURCES)})")
     limit = query.limit or settings.limit
     min_score = settings.min_score if query.min_score is None else query.min_score
     dates = _query_dates(query.text, settings, now)
