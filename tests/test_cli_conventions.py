@@ -160,3 +160,19 @@ def test_a_daemon_error_under_json_carries_the_daemons_code(daemon: Daemon) -> N
     assert result.returncode == 4
     reply = json.loads(result.stdout)
     assert reply["error"]["code"] in {"forbidden", "bad_request"}
+
+
+def test_an_unknown_sqlite_vfs_is_a_clear_startup_error(env: Env) -> None:
+    from openmemoryd.errors import StartupError
+    from openmemoryd.store.db import index_vfs
+
+    assert index_vfs({}) is None
+    with pytest.raises(StartupError, match="no SQLite VFS"):
+        index_vfs({"OPENMEMORYD_SQLITE_VFS": "no-such-vfs"})
+
+
+def test_test_helpers_are_not_in_the_packages() -> None:
+    import openmemoryd.store
+
+    package = Path(openmemoryd.store.__file__).parent
+    assert not (package / "fault_vfs.py").exists()
