@@ -39,7 +39,7 @@ __all__ = ["CHUNKER_VERSION", "Chunk", "chunk_markdown"]
 
 # Bump when the packing rules change: indexes built with another version are
 # rebuilt in the background (see `engine.rebuild`).
-CHUNKER_VERSION: Final = "chunker-1"
+CHUNKER_VERSION: Final = "chunker-2"
 
 # Below this a heading plus one line of prose no longer fits in a chunk.
 MIN_MAX_TOKENS: Final = 16
@@ -48,6 +48,13 @@ _HEADING_RE: Final = re.compile(r" {0,3}(#{1,6})(?:[ \t]|$)")
 # CommonMark: closing #s count only after whitespace, so "C#" keeps its "#".
 _CLOSING_HASHES_RE: Final = re.compile(r"(?:^|[ \t]+)#+$")
 _FENCE_RE: Final = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
+# A setext underline: "Title" over "=====" is a level-1 heading, over "-----"
+# level 2 (CommonMark); after a blank line "---" is a thematic break instead.
+_SETEXT_RE: Final = re.compile(r" {0,3}(=+|-+)[ \t]*$")
+# Paragraphs that cannot become setext headings: list items, quotes, tables.
+_NOT_SETEXT_RE: Final = re.compile(r" {0,3}(?:[-*+][ \t]|\d{1,9}[.)][ \t]|>|\|)")
+_FRONT_MATTER_RE: Final = re.compile(r"---[ \t]*$")
+_FRONT_MATTER_END_RE: Final = re.compile(r"(?:---|\.\.\.)[ \t]*$")
 _PATH_SEPARATOR: Final = " > "
 
 
@@ -115,25 +122,40 @@ def _split_lines(text: str) -> list[str]:
 
 
 def _parse(lines: list[str]) -> tuple[list[_Block], _Outline]:
-    """Blocks in source order (blank lines between them belong to none)."""
+    """Blocks in source order (blank lines between them belong to none).
+
+    Headings are ATX (``# Title``) or setext (``Title`` over ``===`` or
+    ``---``). Nothing inside fenced code, an HTML comment or YAML front
+    matter is a heading: a ``# note`` line commented out, or a shell
+    comment in a code block, does not start a section.
+    """
     blocks: list[_Block] = []
     outline = _Outline([], [])
     stack: list[tuple[int, str]] = []
+
+    def open_section(level: int, title: str, at: int) -> None:
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, title))
+        outline.lines.append(at)
+        outline.paths.append(_PATH_SEPARATOR.join(t for _, t in stack if t))
+
+    commented = _inside_comments(lines)
     i, n = 0, len(lines)
+    if n and _FRONT_MATTER_RE.match(lines[0]):
+        end = next((k for k in range(1, n) if _FRONT_MATTER_END_RE.match(lines[k])), None)
+        if end is not None:
+            blocks.append(_Block(_Kind.PARAGRAPH, 0, end))
+            i = end + 1
     while i < n:
         line = lines[i]
         if not line.strip():
             i += 1
             continue
-        heading = _HEADING_RE.match(line)
-        fence = _opening_fence(line)
+        heading = None if commented[i] else _HEADING_RE.match(line)
+        fence = None if commented[i] else _opening_fence(line)
         if heading is not None:
-            level = len(heading.group(1))
-            while stack and stack[-1][0] >= level:
-                stack.pop()
-            stack.append((level, _heading_title(line[heading.end() :])))
-            outline.lines.append(i)
-            outline.paths.append(_PATH_SEPARATOR.join(title for _, title in stack if title))
+            open_section(len(heading.group(1)), _heading_title(line[heading.end() :]), i)
             blocks.append(_Block(_Kind.HEADING, i, i))
             i += 1
         elif fence is not None:
@@ -145,11 +167,70 @@ def _parse(lines: list[str]) -> tuple[list[_Block], _Outline]:
             i = last + 1
         else:
             last = i
-            while last + 1 < n and _continues_paragraph(lines[last + 1]):
+            while last + 1 < n and _continues_paragraph(lines[last + 1], commented[last + 1]):
                 last += 1
+            underline = _setext_underline(lines, commented, i, last)
+            if underline is not None:
+                level = 1 if lines[underline].strip()[0] == "=" else 2
+                title = " ".join(line.strip() for line in lines[i:underline])
+                open_section(level, _heading_title(title), i)
+                blocks.append(_Block(_Kind.HEADING, i, underline))
+                i = underline + 1
+                continue
             blocks.append(_Block(_Kind.PARAGRAPH, i, last))
             i = last + 1
     return blocks, outline
+
+
+def _setext_underline(lines: list[str], commented: list[bool], first: int, last: int) -> int | None:
+    """The line under a setext heading in the paragraph *first*..*last*, if any.
+
+    The heading's text is every paragraph line above its underline, so the
+    first underline ends it; a list item, quote or table row above it keeps
+    its own meaning (CommonMark), and so does a comment.
+    """
+    if commented[first] or _NOT_SETEXT_RE.match(lines[first]):
+        return None
+    for k in range(first + 1, last + 1):
+        if commented[k]:
+            return None
+        if _SETEXT_RE.match(lines[k]):
+            return k
+    return None
+
+
+def _inside_comments(lines: list[str]) -> list[bool]:
+    """For each line, whether it starts inside an HTML comment opened above it.
+
+    Fenced code is skipped (``<!--`` in a code sample opens nothing); a
+    comment never closed runs to the end of the file, as a renderer shows it.
+    """
+    inside: list[bool] = []
+    in_comment = False
+    fence: str | None = None
+    for line in lines:
+        inside.append(in_comment)
+        if not in_comment and fence is None:
+            fence = _opening_fence(line)
+            if fence is not None:
+                continue
+        elif fence is not None:
+            if _closes_fence(line, fence):
+                fence = None
+            continue
+        position = 0
+        while True:
+            if in_comment:
+                close = line.find("-->", position)
+                if close < 0:
+                    break
+                in_comment, position = False, close + 3
+            else:
+                opening = line.find("<!--", position)
+                if opening < 0:
+                    break
+                in_comment, position = True, opening + 4
+    return inside
 
 
 def _heading_title(rest: str) -> str:
@@ -176,9 +257,14 @@ def _closes_fence(line: str, marker: str) -> bool:
     return len(body) >= len(marker) and body == marker[0] * len(body)
 
 
-def _continues_paragraph(line: str) -> bool:
-    """Headings and fences interrupt a paragraph without a blank line."""
-    return bool(line.strip()) and _HEADING_RE.match(line) is None and _opening_fence(line) is None
+def _continues_paragraph(line: str, commented: bool = False) -> bool:
+    """Headings and fences interrupt a paragraph without a blank line; inside
+    an HTML comment nothing does but a blank line."""
+    if not line.strip():
+        return False
+    if commented:
+        return True
+    return _HEADING_RE.match(line) is None and _opening_fence(line) is None
 
 
 def _split_long_line(line: str, max_tokens: int) -> list[str]:
