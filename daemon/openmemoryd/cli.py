@@ -127,6 +127,55 @@ def run(
         raise typer.Exit(1) from None
 
 
+@app.command()
+def start(
+    config: ConfigOpt = None,
+    workspace: WorkspaceOpt = None,
+    state_dir: StateDirOpt = None,
+    socket: SocketOpt = None,
+    log_level: LogLevelOpt = None,
+    http: Annotated[
+        str | None,
+        typer.Option("--http", metavar="HOST:PORT", help="Also serve the JSON HTTP API there."),
+    ] = None,
+) -> None:
+    """Run the daemon in the background; return once it answers.
+
+    Its output goes to <state_dir>/openmemoryd.log. For a daemon that survives
+    logout and reboot, use install-service instead.
+    """
+    from openmemoryd.detach import start_detached
+
+    resolved = _load(config, workspace, state_dir, socket, log_level)
+    run_args: list[str] = []
+    for flag, value in (
+        ("--config", config),
+        ("--workspace", workspace),
+        ("--state-dir", state_dir),
+        ("--socket", socket),
+        ("--log-level", log_level),
+        ("--http", http),
+    ):
+        if value is not None:
+            run_args += [flag, str(Path(value).resolve()) if isinstance(value, Path) else value]
+    code, message = start_detached(resolved, run_args)
+    typer.echo(message, err=code != 0)
+    raise typer.Exit(code)
+
+
+@app.command()
+def stop(
+    config: ConfigOpt = None,
+    socket: SocketOpt = None,
+) -> None:
+    """Stop the daemon answering on the socket (one started by start or run)."""
+    from openmemoryd.detach import stop_running
+
+    code, message = stop_running(_load(config, None, None, socket))
+    typer.echo(message, err=code != 0)
+    raise typer.Exit(code)
+
+
 YesOpt = Annotated[
     bool,
     typer.Option("--yes", "-y", help="Ask nothing: take every default (also without a terminal)."),

@@ -724,7 +724,7 @@ class LogSimilar(Msg, tag="log_similar", frozen=True):
     """The existing memory a log matched: where, what it says, how close.
 
     `similarity` is the embedding cosine rescaled to 0..1 for the model
-    (see README "log"), or the lexical score when vectors were not used;
+    (see docs/cli.md, "log"), or the lexical score when vectors were not used;
     `lexical` is the word overlap (Dice); `cosine` the raw model cosine.
     `count` is how many times it has been logged (its ``(×N)``).
     """

@@ -25,7 +25,7 @@ class _Section(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=
 
 
 def doc(description: str, **limits: Any) -> msgspec.Meta:
-    """A field's meaning and limits: the README's config reference and
+    """A field's meaning and limits: the config reference (docs/configuration.md) and
     `openmemoryd config-schema` are generated from these."""
     return msgspec.Meta(description=description, **limits)
 

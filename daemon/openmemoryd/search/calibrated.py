@@ -27,7 +27,7 @@ how likely the chunk holds what was asked. The weights were fitted on LoCoMo
 of its ten conversations, they rank the tenth as well as when fitted on all
 ten, so they are not memorising the benchmark. `bench/locomo.py` measures
 the fusion against weighted and RRF fusion and each feature by ablation
-(README, "Benchmarks").
+(docs/recall.md).
 
 The score orders results. ``min_score`` still applies to a candidate's
 strongest raw evidence (`pipeline.strongest`), so a query that matches
