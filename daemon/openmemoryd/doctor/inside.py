@@ -32,7 +32,7 @@ from openmemoryd.embed import EmbeddingError
 from openmemoryd.errors import ConfigError
 
 if TYPE_CHECKING:
-    from openmemoryd.api import DaemonInfo
+    from openmemoryd.daemon_info import DaemonInfo
     from openmemoryd.engine import Engine
 
 
