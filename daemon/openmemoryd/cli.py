@@ -60,6 +60,15 @@ LogLevelOpt = Annotated[
     typer.Option("--log-level", help="debug, info, warning or error (env OPENMEMORY_LOG_LEVEL)."),
 ]
 
+HttpOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--http",
+        metavar="HOST:PORT",
+        help="Also serve the JSON HTTP API there (loopback only unless [http] allow_remote).",
+    ),
+]
+
 
 def _load(
     config: Path | None,
@@ -100,14 +109,7 @@ def run(
     state_dir: StateDirOpt = None,
     socket: SocketOpt = None,
     log_level: LogLevelOpt = None,
-    http: Annotated[
-        str | None,
-        typer.Option(
-            "--http",
-            metavar="HOST:PORT",
-            help="Also serve the JSON HTTP API there (loopback only unless [http] allow_remote).",
-        ),
-    ] = None,
+    http: HttpOpt = None,
 ) -> None:
     """Run the daemon in the foreground until SIGTERM or Ctrl-C.
 
@@ -134,10 +136,7 @@ def start(
     state_dir: StateDirOpt = None,
     socket: SocketOpt = None,
     log_level: LogLevelOpt = None,
-    http: Annotated[
-        str | None,
-        typer.Option("--http", metavar="HOST:PORT", help="Also serve the JSON HTTP API there."),
-    ] = None,
+    http: HttpOpt = None,
 ) -> None:
     """Run the daemon in the background; return once it answers.
 
