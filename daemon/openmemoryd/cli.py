@@ -65,7 +65,7 @@ HttpOpt = Annotated[
     typer.Option(
         "--http",
         metavar="HOST:PORT",
-        help="Also serve the JSON HTTP API there (loopback only unless [http] allow_remote).",
+        help="Also serve the JSON HTTP API there (loopback only unless http.allow_remote).",
     ),
 ]
 
