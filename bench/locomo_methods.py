@@ -68,12 +68,6 @@ METHODS: Final[Mapping[str, Method]] = {
             vectors=True,
         ),
         Method(
-            "hybrid-0.3-dates",
-            "weighted fusion 0.3 / 0.7 with date words left out of the keyword query",
-            _config("local", vector_weight=0.3, text_weight=0.7, date_aware=True),
-            vectors=True,
-        ),
-        Method(
             "bm25",
             "keyword only (embedding provider none)",
             _config("none"),

@@ -176,3 +176,12 @@ def test_test_helpers_are_not_in_the_packages() -> None:
 
     package = Path(openmemoryd.store.__file__).parent
     assert not (package / "fault_vfs.py").exists()
+
+
+@pytest.mark.parametrize("module", ["omem_client", "openmemoryd"])
+def test_shell_completion_is_offered(env: Env, module: str) -> None:
+    shown = _run(env, "-m", module, "--show-completion", "bash")
+    assert shown.returncode == 0, shown.stderr
+    assert "complete" in shown.stdout
+    helped = _run(env, "-m", module, "--help")
+    assert "--install-completion" in helped.stdout

@@ -43,7 +43,7 @@ app = typer.Typer(
     name="omem-client",
     help="Talk to openmemoryd: search, read and append memory, check status.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     # -h as well as --help, on every command (typer only knows --help).
     context_settings={"help_option_names": ["-h", "--help"]},

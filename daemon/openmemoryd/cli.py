@@ -33,7 +33,7 @@ app = typer.Typer(
     name="openmemoryd",
     help="openmemory daemon: indexes Markdown memory and serves agents over a Unix socket.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     # -h as well as --help, on every command (typer only knows --help).
     context_settings={"help_option_names": ["-h", "--help"]},

@@ -107,7 +107,7 @@ class SearchSettings(_Section, frozen=True):
         bool,
         doc(
             "Read dates in the query (25 May 2022, last week, 昨天, вчера) and prefer notes"
-            " of those days instead of matching the date's words."
+            " of those days instead of matching the date's words (calibrated fusion)."
         ),
     ] = True
     relaxed_fallback: Annotated[

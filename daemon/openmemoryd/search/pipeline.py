@@ -100,7 +100,11 @@ def run_search(
         raise BadRequest(f"unknown source {', '.join(unknown)} (known: {', '.join(KNOWN_SOURCES)})")
     limit = query.limit or settings.limit
     min_score = settings.min_score if query.min_score is None else query.min_score
-    dates = _query_dates(query.text, settings, now)
+    # Dates leave the keyword query only where calibrated fusion can use
+    # them as a ranking signal: dropped with nothing in their place, the
+    # words "May" and "2022" still helped BM25 a little (docs/recall.md).
+    calibrated = vector is not None and settings.fusion == "calibrated"
+    dates = _query_dates(query.text, settings, now) if calibrated else QueryDates((), query.text)
     terms = query_terms(dates.rest)
     pool = min(MAX_CANDIDATES, max(1, limit * settings.candidate_multiplier))
 
@@ -110,7 +114,7 @@ def run_search(
     )
     if vector is None:
         merged = lexical
-    elif settings.fusion == "calibrated":
+    elif calibrated:
         merged = _fuse_calibrated(conn, lexical, nearest, vector, terms, dates)
     else:
         merged = _fuse(lexical, nearest, settings)
