@@ -185,3 +185,15 @@ def test_shell_completion_is_offered(env: Env, module: str) -> None:
     assert "complete" in shown.stdout
     helped = _run(env, "-m", module, "--help")
     assert "--install-completion" in helped.stdout
+
+
+def test_workspace_means_a_name_and_the_directory_is_workspace_dir(env: Env) -> None:
+    client = _run(env, "-m", "omem_client", "-h").stdout
+    assert "--workspace" in client
+    assert "workspaces" in client  # picks one of the daemon's workspaces by name
+    daemon = _run(env, "-m", "openmemoryd", "run", "-h").stdout
+    assert "--workspace-dir" in daemon
+    # the old spelling still works for the directory (existing units and scripts)
+    init = _run(env, "-m", "openmemoryd", "init", "--yes", "--workspace", str(env.root / "w2"))
+    assert init.returncode == 0, init.stderr
+    assert (env.root / "w2" / "MEMORY.md").is_file()

@@ -45,8 +45,16 @@ ConfigOpt = Annotated[
         "--config", help="Config file (default: $OPENMEMORY_CONFIG or the user config dir)."
     ),
 ]
+# `--workspace` names one of the daemon's workspaces in omem-client; here the
+# directory is `--workspace-dir`, and `--workspace` stays accepted for it so
+# existing service units and scripts keep working.
 WorkspaceOpt = Annotated[
-    Path | None, typer.Option("--workspace", help="Workspace directory (env OPENMEMORY_WORKSPACE).")
+    Path | None,
+    typer.Option(
+        "--workspace-dir",
+        "--workspace",
+        help="Workspace directory (env OPENMEMORY_WORKSPACE; --workspace is its old name).",
+    ),
 ]
 StateDirOpt = Annotated[
     Path | None,
@@ -149,7 +157,7 @@ def start(
     run_args: list[str] = []
     for flag, value in (
         ("--config", config),
-        ("--workspace", workspace),
+        ("--workspace-dir", workspace),
         ("--state-dir", state_dir),
         ("--socket", socket),
         ("--log-level", log_level),
