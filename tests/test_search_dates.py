@@ -92,6 +92,8 @@ def test_relative_dates_resolve_against_today(query: str, start: str, end: str) 
         "dinner at 7 pm",
         "Postgres 16 upgrade",
         "мама сказала привет",
+        "version 3 may break things",
+        "may 3 people come along",
     ],
 )
 def test_words_that_only_look_like_dates_are_left_alone(query: str) -> None:
@@ -156,3 +158,9 @@ def test_memory_dates_come_from_the_name_or_the_heading(
     path: str, heading: str, expected: date | None
 ) -> None:
     assert memory_date(path, heading) == expected
+
+
+def test_may_without_a_year_is_a_date_only_after_on() -> None:
+    assert ranges("the talk on 25 May") == [("2000-05-25", "2000-05-25", True)]
+    assert ranges("we met on May 5") == [("2000-05-05", "2000-05-05", True)]
+    assert ranges("3 June") == [("2000-06-03", "2000-06-03", True)]

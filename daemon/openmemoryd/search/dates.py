@@ -80,6 +80,12 @@ _MONTHS_RU: Final = (
 )
 
 _EN_MONTH_RE: Final = "|".join(sorted(_MONTHS_EN, key=len, reverse=True))
+# "May" is also a verb: without a year, "3 may break" and "may 3 people" are
+# not dates, so a yearless day and "May" only count after "on" ("on 25 May").
+_EN_MONTH_NOT_MAY: Final = "|".join(
+    m for m in sorted(_MONTHS_EN, key=len, reverse=True) if m != "may"
+)
+_ON: Final = r"(?<=\bon\s)"
 _RU_MONTH_RE: Final = (
     r"январ[ьяюе]|феврал[ьяюе]|март[аеу]?|апрел[ьяюе]|ма[йяюе]|июн[ьяюе]|июл[ьяюе]"
     r"|август[аеу]?|сентябр[ьяюе]|октябр[ьяюе]|ноябр[ьяюе]|декабр[ьяюе]"
@@ -96,8 +102,10 @@ _ABSOLUTE: Final = tuple(
         rf"\b{_DAY}\s+(?:of\s+)?(?P<mname>{_EN_MONTH_RE})\.?,?\s+{_YEAR}\b",
         rf"\b(?P<mname>{_EN_MONTH_RE})\.?\s+{_DAY},?\s+{_YEAR}\b",
         rf"\b(?P<mname>{_EN_MONTH_RE})\.?,?\s+{_YEAR}\b",
-        rf"\b{_DAY}\s+(?:of\s+)?(?P<mname>{_EN_MONTH_RE})\b",
-        rf"\b(?P<mname>{_EN_MONTH_RE})\.?\s+{_DAY}\b(?!\s*(?:am|pm|:))",
+        rf"\b{_DAY}\s+(?:of\s+)?(?P<mname>{_EN_MONTH_NOT_MAY})\b",
+        rf"\b(?P<mname>{_EN_MONTH_NOT_MAY})\.?\s+{_DAY}\b(?!\s*(?:am|pm|:))",
+        rf"{_ON}(?:the\s+)?{_DAY}\s+(?:of\s+)?(?P<mname>may)\b",
+        rf"{_ON}(?P<mname>may)\.?\s+{_DAY}\b(?!\s*(?:am|pm|:))",
         rf"{_YEAR}\s*年\s*(?P<month>[01]?\d)\s*月\s*(?P<day>[0-3]?\d)\s*[日号]",
         rf"{_YEAR}\s*年\s*(?P<month>[01]?\d)\s*月",
         r"(?<![\d年])(?P<month>[01]?\d)\s*月\s*(?P<day>[0-3]?\d)\s*[日号]",
@@ -114,7 +122,9 @@ _ABSOLUTE: Final = tuple(
 
 # The forms above that name one whole day with its year (ISO, English both
 # ways, Chinese, Russian): what a heading must say to date its chunk.
-_FULL_DATES: Final = tuple(_ABSOLUTE[i] for i in (0, 1, 2, 6, 10))
+_FULL_DATES: Final = tuple(
+    p for p in _ABSOLUTE if {"year", "day"} <= set(p.groupindex) and len(p.groupindex) >= 3
+)
 
 
 @dataclass(frozen=True, slots=True)
