@@ -22,12 +22,13 @@ captures. So each candidate (the union of both legs' pools) is described by:
   file name or heading is that day, month or year.
 
 and the score is the logistic ``σ(b + Σ wᵢ·fᵢ)``, an estimate in (0, 1) of
-how likely the chunk holds what was asked. The weights were fitted on LoCoMo
-(1,535 questions, evidence turns as labels) and then rounded; fitted on nine
-of its ten conversations, they rank the tenth as well as when fitted on all
-ten, so they are not memorising the benchmark. `bench/locomo.py` measures
-the fusion against weighted and RRF fusion and each feature by ablation
-(docs/recall.md).
+how likely the chunk holds what was asked. The weights started from a
+logistic fit on LoCoMo (1,535 questions, evidence turns as labels); fitted
+on nine of its ten conversations, that fit ranks the tenth as well as when
+fitted on all ten, so the signals are not memorised. The values below are
+rounded from it and picked among a few variants by recall on LoCoMo itself
+(docs/recall.md says how much that last step is worth); `bench/locomo.py`
+measures this fusion against weighted and RRF fusion, with ablations.
 
 The score orders results. ``min_score`` still applies to a candidate's
 strongest raw evidence (`pipeline.strongest`), so a query that matches
