@@ -42,6 +42,9 @@ disagreement is counted as ``snippet_mismatches``). For k in 1, 5, 10:
 * R@k all: every evidence id is in the union of the top k hits;
 * MRR: mean of 1/rank of the first hit containing any evidence id (0 when
   none of the 10 does);
+* budget any/all at 3,000 and 6,000 characters: the same, over the hits
+  taken in rank order while their snippets fit in that many characters
+  (what an agent pays to paste the results into its context);
 
 overall and per category (1 multi-hop, 2 temporal, 3 open-domain, 4
 single-hop). Latency is the ``took_ms`` each reply carries (request into the
@@ -65,29 +68,57 @@ the overall table, the per-category R@5 table and the indexing table).
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
-import re
 import shlex
 import subprocess
 import sys
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
-from datetime import UTC, date, datetime
+from dataclasses import asdict, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
 from bench.daemon import BenchDaemon, BenchDaemonError
+from bench.locomo_data import (
+    CATEGORIES,
+    DEFAULT_DATA,
+    LAYOUTS,
+    Conversation,
+    DataError,
+    Question,
+    file_name,
+    load_locomo,
+    render_day,
+    sha256_file,
+    split_evidence,
+    write_workspace,
+)
+from bench.locomo_methods import METHODS, Method
+from bench.locomo_report import render_tables, to_json
+from bench.locomo_scoring import (
+    BUDGETS,
+    KS,
+    LIMIT,
+    Latency,
+    Preparation,
+    QueryOutcome,
+    RunResult,
+    Scores,
+    budget_ranks,
+    range_ids,
+    rank_evidence,
+    snippet_ids,
+)
 from bench.report import load_average
 from bench.search_latency import machine_info, percentile
-from omem_client import Client, OmemError, SearchHit
-from openmemoryd.workspace.paths import ROOT_FILES
+from omem_client import Client, OmemError
 
 __all__ = [
+    "BUDGETS",
     "CATEGORIES",
     "DEFAULT_DATA",
+    "KS",
     "LAYOUTS",
     "METHODS",
     "Conversation",
@@ -100,6 +131,7 @@ __all__ = [
     "load_locomo",
     "main",
     "rank_evidence",
+    "render_day",
     "render_tables",
     "snippet_ids",
     "split_evidence",
@@ -107,474 +139,7 @@ __all__ = [
     "write_workspace",
 ]
 
-DEFAULT_DATA: Final = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo10.json"
 RESULTS_DIR: Final = Path(__file__).resolve().parent / "results"
-
-CATEGORIES: Final[Mapping[int, str]] = {
-    1: "multi-hop",
-    2: "temporal",
-    3: "open-domain",
-    4: "single-hop",
-}
-ADVERSARIAL: Final = 5
-LIMIT: Final = 10
-KS: Final = (1, 5, 10)
-LAYOUTS: Final = ("dated", "undated")
-SESSION_TIME_FORMATS: Final = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %B %Y")
-
-_SESSION_KEY: Final = re.compile(r"^session_(\d+)$")
-_EVIDENCE_SPLIT: Final = re.compile(r"[\s;,]+")
-# A turn line as `render_day` writes it; anchored so text quoting "[D1:2]"
-# inside a turn cannot count.
-_TURN_LINE: Final = re.compile(r"^- \[([^\]\s]+)\] ", re.MULTILINE)
-
-
-class DataError(ValueError):
-    """The data file is missing or not shaped like locomo10.json."""
-
-
-# ---------------------------------------------------------------- methods
-
-
-def _config(
-    provider: str,
-    *,
-    vector_weight: float = 0.5,
-    text_weight: float = 0.5,
-    fusion: str = "weighted",
-    mmr: bool = False,
-    decay: bool = False,
-) -> str:
-    """A complete ranking config, so a method means the same whatever the defaults become."""
-    return (
-        f'[embedding]\nprovider = "{provider}"\n\n'
-        f"[search]\nvector_weight = {vector_weight}\ntext_weight = {text_weight}\n"
-        f'fusion = "{fusion}"\n\n'
-        f"[search.mmr]\nenabled = {str(mmr).lower()}\nlambda = 0.7\n\n"
-        f"[search.decay]\nenabled = {str(decay).lower()}\nhalf_life_days = 30.0\nfloor = 0.5\n"
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class Method:
-    """One search configuration under test.
-
-    `layouts` are those it may run on; `default_layouts` those a run without
-    ``--layouts`` uses (both layouts only where the comparison says
-    something: they hold the same text, so they can differ only by decay).
-    """
-
-    name: str
-    description: str
-    config_toml: str
-    vectors: bool
-    layouts: tuple[str, ...] = LAYOUTS
-    default_layouts: tuple[str, ...] = ("dated",)
-
-
-METHODS: Final[Mapping[str, Method]] = {
-    m.name: m
-    for m in (
-        Method(
-            "bm25",
-            "keyword only (embedding provider none)",
-            _config("none"),
-            vectors=False,
-            default_layouts=LAYOUTS,
-        ),
-        Method(
-            "vector",
-            "local e5 vectors only (weights 1.0/0.0)",
-            _config("local", vector_weight=1.0, text_weight=0.0),
-            vectors=True,
-        ),
-        Method(
-            "hybrid-0.3",
-            "weighted fusion 0.3 vector / 0.7 keyword",
-            _config("local", vector_weight=0.3, text_weight=0.7),
-            vectors=True,
-        ),
-        Method(
-            "hybrid-0.5",
-            "weighted fusion 0.5 vector / 0.5 keyword",
-            _config("local"),
-            vectors=True,
-            default_layouts=LAYOUTS,
-        ),
-        Method(
-            "hybrid-0.7",
-            "weighted fusion 0.7 vector / 0.3 keyword",
-            _config("local", vector_weight=0.7, text_weight=0.3),
-            vectors=True,
-        ),
-        Method(
-            "rrf",
-            "reciprocal rank fusion (k 60)",
-            _config("local", fusion="rrf"),
-            vectors=True,
-        ),
-        Method(
-            "hybrid-0.5-mmr",
-            "0.5/0.5 then MMR (lambda 0.7)",
-            _config("local", mmr=True),
-            vectors=True,
-        ),
-        Method(
-            "hybrid-0.5-decay",
-            "0.5/0.5 with temporal decay (half-life 30 d, floor 0.5)",
-            _config("local", decay=True),
-            vectors=True,
-            layouts=("dated",),
-        ),
-    )
-}
-
-
-# ---------------------------------------------------------------- data
-
-
-@dataclass(frozen=True, slots=True)
-class Turn:
-    dia_id: str
-    speaker: str
-    text: str
-    caption: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Session:
-    number: int
-    date_time: str
-    day: date
-    turns: tuple[Turn, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Question:
-    """A usable QA item; `qa_index` is its position in the sample's ``qa`` list."""
-
-    qa_index: int
-    question: str
-    category: int
-    evidence: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Conversation:
-    """One sample, with what loading had to skip or repair counted."""
-
-    index: int
-    sample_id: str
-    speaker_a: str
-    speaker_b: str
-    sessions: tuple[Session, ...]
-    questions: tuple[Question, ...]
-    skipped_adversarial: int
-    skipped_no_evidence: int
-    questions_with_dropped_ids: int
-    dropped_ids: tuple[str, ...]
-
-    @property
-    def turns(self) -> int:
-        return sum(len(s.turns) for s in self.sessions)
-
-
-def split_evidence(raw: Iterable[object]) -> list[str]:
-    """Evidence ids, one per item, with packed strings ("D8:6; D9:17") split apart."""
-    ids: list[str] = []
-    for item in raw:
-        for part in _EVIDENCE_SPLIT.split(str(item)):
-            if part and part not in ids:
-                ids.append(part)
-    return ids
-
-
-def _one_line(text: str) -> str:
-    """Whitespace runs (newlines included) to one space: one turn must stay one line."""
-    return " ".join(text.split())
-
-
-def _session_day(value: str, where: str) -> date:
-    for fmt in SESSION_TIME_FORMATS:
-        try:
-            return datetime.strptime(value.strip(), fmt).date()
-        except ValueError:
-            continue
-    raise DataError(f"{where}: unrecognised session date {value!r}")
-
-
-def _parse_conversation(index: int, sample: Mapping[str, Any]) -> Conversation:
-    where = f"sample {index}"
-    conv = sample.get("conversation")
-    qa = sample.get("qa")
-    if not isinstance(conv, Mapping) or not isinstance(qa, list):
-        raise DataError(f"{where}: expected 'conversation' and 'qa'")
-    sessions: list[Session] = []
-    for key, turns in conv.items():
-        match = _SESSION_KEY.match(key)
-        if match is None or not isinstance(turns, list) or not turns:
-            continue
-        number = int(match.group(1))
-        date_time = str(conv.get(f"{key}_date_time", ""))
-        parsed = tuple(
-            Turn(
-                dia_id=str(t["dia_id"]),
-                speaker=_one_line(str(t["speaker"])),
-                text=_one_line(str(t.get("text", ""))),
-                caption=_one_line(str(t["blip_caption"])) if t.get("blip_caption") else None,
-            )
-            for t in turns
-        )
-        sessions.append(Session(number, date_time, _session_day(date_time, where), parsed))
-    sessions.sort(key=lambda s: s.number)
-    known = {t.dia_id for s in sessions for t in s.turns}
-
-    questions: list[Question] = []
-    adversarial = no_evidence = repaired = 0
-    dropped: list[str] = []
-    for qa_index, item in enumerate(qa):
-        category = int(item.get("category", 0))
-        if category == ADVERSARIAL:
-            adversarial += 1
-            continue
-        if category not in CATEGORIES:
-            raise DataError(f"{where}, qa {qa_index}: unknown category {category!r}")
-        ids = split_evidence(item.get("evidence") or [])
-        kept = tuple(i for i in ids if i in known)
-        unknown = [i for i in ids if i not in known]
-        if not kept:
-            no_evidence += 1
-            continue
-        if unknown:
-            repaired += 1
-            dropped.extend(unknown)
-        questions.append(Question(qa_index, str(item["question"]), category, kept))
-    return Conversation(
-        index=index,
-        sample_id=str(sample.get("sample_id", index)),
-        speaker_a=str(conv.get("speaker_a", "")),
-        speaker_b=str(conv.get("speaker_b", "")),
-        sessions=tuple(sessions),
-        questions=tuple(questions),
-        skipped_adversarial=adversarial,
-        skipped_no_evidence=no_evidence,
-        questions_with_dropped_ids=repaired,
-        dropped_ids=tuple(dropped),
-    )
-
-
-def load_locomo(path: Path) -> list[Conversation]:
-    """Every sample of a locomo10.json-shaped file, in file order."""
-    try:
-        data = json.loads(path.read_text("utf-8"))
-    except FileNotFoundError:
-        raise DataError(f"LoCoMo data not found at {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataError(f"cannot read LoCoMo data {path}: {exc}") from None
-    if not isinstance(data, list):
-        raise DataError(f"{path}: expected a JSON list of samples")
-    try:
-        return [_parse_conversation(i, sample) for i, sample in enumerate(data)]
-    except (KeyError, TypeError, ValueError) as exc:
-        if isinstance(exc, DataError):
-            raise
-        raise DataError(f"{path}: not shaped like locomo10.json ({exc!r})") from None
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as data:
-        for block in iter(lambda: data.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-# ---------------------------------------------------------------- workspace
-
-
-def file_name(day: date, layout: str) -> str:
-    """The workspace key of a session day's file in *layout*."""
-    if layout == "dated":
-        return f"memory/{day.isoformat()}.md"
-    if layout == "undated":
-        return f"memory/locomo-{day.isoformat()}.md"
-    raise ValueError(f"unknown layout {layout!r}")
-
-
-def render_day(day: date, sessions: Sequence[Session]) -> tuple[str, dict[int, str]]:
-    """One day's Markdown, and the 1-based line number of every turn's line."""
-    lines = [f"# {day.isoformat()}"]
-    where: dict[int, str] = {}
-    for session in sessions:
-        lines += ["", f"## Session {session.number} — {session.date_time}", ""]
-        for turn in session.turns:
-            line = f"- [{turn.dia_id}] {turn.speaker}: {turn.text}"
-            if turn.caption:
-                line += f" [shares photo: {turn.caption}]"
-            lines.append(line)
-            where[len(lines)] = turn.dia_id
-    return "\n".join(lines) + "\n", where
-
-
-@dataclass(frozen=True, slots=True)
-class WrittenWorkspace:
-    """What `write_workspace` wrote: file count, bytes, and every turn's line."""
-
-    files: int
-    bytes: int
-    turn_lines: dict[str, dict[int, str]]
-
-
-def write_workspace(conversation: Conversation, root: Path, layout: str) -> WrittenWorkspace:
-    """Write *conversation* as a workspace at *root* (which must not hold memory files)."""
-    by_day: dict[date, list[Session]] = defaultdict(list)
-    for session in conversation.sessions:
-        by_day[session.day].append(session)
-    memory = root / "memory"
-    memory.mkdir(parents=True, exist_ok=True)
-    for name in ROOT_FILES:
-        (root / name).write_text("", encoding="utf-8")
-    turn_lines: dict[str, dict[int, str]] = {}
-    size = 0
-    for day in sorted(by_day):
-        key = file_name(day, layout)
-        text, where = render_day(day, by_day[day])
-        data = text.encode("utf-8")
-        (root / key).write_bytes(data)
-        size += len(data)
-        turn_lines[key] = where
-    return WrittenWorkspace(len(turn_lines), size, turn_lines)
-
-
-# ---------------------------------------------------------------- scoring
-
-
-def snippet_ids(snippet: str) -> frozenset[str]:
-    """The dia_ids of the turn lines a snippet shows."""
-    return frozenset(_TURN_LINE.findall(snippet))
-
-
-def range_ids(hit: SearchHit, turn_lines: Mapping[str, Mapping[int, str]]) -> frozenset[str]:
-    """The dia_ids written on lines start..end of the hit's file."""
-    lines = turn_lines.get(hit.path, {})
-    return frozenset(
-        dia for n in range(hit.start_line, hit.end_line + 1) if (dia := lines.get(n)) is not None
-    )
-
-
-def rank_evidence(
-    hits: Sequence[frozenset[str]], evidence: Iterable[str]
-) -> tuple[int | None, int | None]:
-    """(rank of the first hit with any evidence id, smallest k whose top k hold all of it).
-
-    Both are 1-based, None when the hits never get there. Every recall figure
-    follows from these two: any@k is ``first <= k``, all@k is ``all <= k``.
-    """
-    wanted = frozenset(evidence)
-    first: int | None = None
-    seen: set[str] = set()
-    for rank, ids in enumerate(hits, start=1):
-        found = ids & wanted
-        if found and first is None:
-            first = rank
-        seen |= found
-        if seen >= wanted:
-            return first, rank
-    return first, None
-
-
-@dataclass(frozen=True, slots=True)
-class Scores:
-    """Recall and MRR over `n` questions; recall fractions are in [0, 1]."""
-
-    n: int
-    r1_any: float
-    r1_all: float
-    r5_any: float
-    r5_all: float
-    r10_any: float
-    r10_all: float
-    mrr: float
-
-    @classmethod
-    def of(cls, ranks: Sequence[tuple[int | None, int | None]]) -> Scores:
-        n = len(ranks)
-
-        def frac(hits: int) -> float:
-            return round(hits / n, 4) if n else 0.0
-
-        def within(rank: int | None, k: int) -> bool:
-            return rank is not None and rank <= k
-
-        values: dict[str, float] = {}
-        for k in KS:
-            values[f"r{k}_any"] = frac(sum(within(first, k) for first, _ in ranks))
-            values[f"r{k}_all"] = frac(sum(within(all_, k) for _, all_ in ranks))
-        mrr = sum(1.0 / first for first, _ in ranks if first is not None)
-        return cls(n=n, mrr=round(mrr / n, 4) if n else 0.0, **values)
-
-
-@dataclass(frozen=True, slots=True)
-class QueryOutcome:
-    """One question under one method: where the evidence ranked, and the reply's cost."""
-
-    conversation: int
-    qa_index: int
-    category: int
-    first_rank: int | None
-    all_rank: int | None
-    took_ms: float
-    hits: int
-    ids: int
-    chars: int
-    lexical: bool
-    mismatches: int
-
-
-@dataclass(frozen=True, slots=True)
-class Preparation:
-    """One daemon start for one conversation: index and vector readiness."""
-
-    conversation: int
-    start_s: float
-    sync_ms: float
-    files_indexed: int
-    chunks: int
-    vectors_s: float | None
-    fresh_vectors: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class Latency:
-    n: int
-    p50: float
-    p95: float
-    max: float
-
-
-@dataclass
-class RunResult:
-    """One method on one layout over every selected conversation."""
-
-    method: str
-    layout: str
-    description: str
-    config_toml: str
-    overall: Scores
-    by_category: dict[str, Scores]
-    latency_ms: Latency
-    hits_per_query: float
-    ids_per_hit: float
-    chars_per_hit: float
-    lexical_replies: int
-    snippet_mismatches: int
-    chunks: int
-    sync_s: float
-    vectors_s: float | None
-    fresh_vectors: int | None
-    preparations: list[Preparation] = field(default_factory=list)
-    # (conversation, qa_index, category, first_rank, all_rank, took_ms) per question.
-    queries: list[tuple[int, int, int, int | None, int | None, float]] = field(default_factory=list)
 
 
 def summarize(
@@ -586,8 +151,10 @@ def summarize(
     """Aggregate one (method, layout) over conversations."""
     by_cat: dict[str, Scores] = {}
     for category, name in CATEGORIES.items():
-        ranks = [(o.first_rank, o.all_rank) for o in outcomes if o.category == category]
-        by_cat[name] = Scores.of(ranks)
+        ours = [o for o in outcomes if o.category == category]
+        by_cat[name] = Scores.of(
+            [(o.first_rank, o.all_rank) for o in ours], [o.budgets for o in ours]
+        )
     took = [o.took_ms for o in outcomes]
     hits = sum(o.hits for o in outcomes)
     vector_times = [p.vectors_s for p in preparations if p.vectors_s is not None]
@@ -597,7 +164,9 @@ def summarize(
         layout=layout,
         description=method.description,
         config_toml=method.config_toml,
-        overall=Scores.of([(o.first_rank, o.all_rank) for o in outcomes]),
+        overall=Scores.of(
+            [(o.first_rank, o.all_rank) for o in outcomes], [o.budgets for o in outcomes]
+        ),
         by_category=by_cat,
         latency_ms=Latency(
             n=len(took),
@@ -655,6 +224,9 @@ def _ask(
         chars=sum(len(hit.snippet) for hit in reply.results),
         lexical=reply.mode != "hybrid" or reply.degraded,
         mismatches=mismatches,
+        budgets=budget_ranks(
+            per_hit, [len(hit.snippet) for hit in reply.results], question.evidence
+        ),
     )
 
 
@@ -758,107 +330,6 @@ def build_plan(
 
 
 # ---------------------------------------------------------------- reporting
-
-
-def _f(value: float) -> str:
-    return f"{value:.3f}"
-
-
-def render_tables(
-    results: Sequence[RunResult],
-    machine: Mapping[str, Any],
-    command: str,
-    data: Mapping[str, Any],
-) -> str:
-    """Markdown: context lines, the overall table, R@5 by category, and indexing."""
-    load = " ".join(f"{x:.2f}" for x in machine["load_average"])
-    counts = data["questions_by_category"]
-    lines = [
-        f"`{command}`",
-        "",
-        f"openmemory {machine['openmemory']}, Python {machine['python']}, "
-        f"{machine['cpu_count']} CPUs ({machine['cpu_model'] or 'unknown CPU'}), "
-        f"load {load} at start, {machine['date']}; wall time {data['wall_s']:.0f} s",
-        "",
-        f"Data: `{data['path']}` sha256 `{data['sha256']}`; conversations "
-        f"{','.join(str(c) for c in data['conversations'])}; {data['questions']} questions "
-        f"({', '.join(f'{name} {counts[name]}' for name in CATEGORIES.values())}); skipped "
-        f"{data['skipped_adversarial']} adversarial and {data['skipped_no_evidence']} with no "
-        f"known evidence id; {data['questions_with_dropped_ids']} questions lost unknown ids "
-        f"({', '.join(repr(i) for i in data['dropped_ids']) or 'none'}).",
-        "",
-        "| method | layout | n | R@1 any | R@1 all | R@5 any | R@5 all | R@10 any | R@10 all "
-        "| MRR | p50 ms | p95 ms | ids/hit | chars/hit |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in results:
-        o = r.overall
-        lines.append(
-            f"| {r.method} | {r.layout} | {o.n} | {_f(o.r1_any)} | {_f(o.r1_all)} "
-            f"| {_f(o.r5_any)} | {_f(o.r5_all)} | {_f(o.r10_any)} | {_f(o.r10_all)} "
-            f"| {_f(o.mrr)} | {r.latency_ms.p50:.1f} | {r.latency_ms.p95:.1f} "
-            f"| {r.ids_per_hit:.1f} | {r.chars_per_hit:.0f} |"
-        )
-    header = " | ".join(f"{name} (n={counts[name]})" for name in CATEGORIES.values())
-    lines += [
-        "",
-        "R@5 any / all by category:",
-        "",
-        f"| method | layout | {header} | overall |",
-        "|---|---|" + "---:|" * (len(CATEGORIES) + 1),
-    ]
-    for r in results:
-        cells = [f"{_f(s.r5_any)} / {_f(s.r5_all)}" for s in r.by_category.values()]
-        cells.append(f"{_f(r.overall.r5_any)} / {_f(r.overall.r5_all)}")
-        lines.append(f"| {r.method} | {r.layout} | " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        "Indexing, summed over conversations (sync: each start's sync, fresh files only on "
-        "a layout's first run; vectors: spawn until every chunk had a vector; fresh: vectors "
-        "computed, not taken from the cache):",
-        "",
-        "| method | layout | chunks | sync s | vectors s | fresh vectors | fresh chunks/s "
-        "| keyword-fallback replies | snippet/range mismatches |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in results:
-        vec = "-" if r.vectors_s is None else f"{r.vectors_s:.1f}"
-        fresh = "-" if r.fresh_vectors is None else str(r.fresh_vectors)
-        rate = "-"
-        if r.fresh_vectors and r.vectors_s:
-            rate = f"{r.fresh_vectors / r.vectors_s:.2f}"
-        lines.append(
-            f"| {r.method} | {r.layout} | {r.chunks} | {r.sync_s:.2f} | {vec} | {fresh} "
-            f"| {rate} | {r.lexical_replies} | {r.snippet_mismatches} |"
-        )
-    lines += [
-        "",
-        f"Every question: `Client.search(question, limit={LIMIT}, min_score=0.0)`; a hit "
-        "contains a turn when its snippet shows the turn's `- [Dn:m]` line. "
-        "Latency is the reply's took_ms.",
-    ]
-    return "\n".join(lines)
-
-
-def to_json(value: object, depth: int = 0) -> str:
-    """Indented JSON with every list of scalars on one line.
-
-    A full run records about 14,000 per-question rows; one line each keeps
-    the file a third the size and lets a reader diff two runs row by row.
-    """
-    pad = " " * (depth + 1)
-    if isinstance(value, Mapping) and value:
-        items = [
-            f"{pad}{json.dumps(str(k), ensure_ascii=False)}: {to_json(v, depth + 1)}"
-            for k, v in value.items()
-        ]
-        return "{\n" + ",\n".join(items) + "\n" + " " * depth + "}"
-    if isinstance(value, list | tuple) and value:
-        if all(not isinstance(v, Mapping | list | tuple) for v in value):
-            return json.dumps(value, ensure_ascii=False)
-        items = [pad + to_json(v, depth + 1) for v in value]
-        return "[\n" + ",\n".join(items) + "\n" + " " * depth + "]"
-    return json.dumps(value, ensure_ascii=False)
 
 
 def _data_summary(

@@ -169,11 +169,6 @@ def test_yaml_front_matter_is_not_a_setext_heading() -> None:
     assert chunks == [Chunk(1, 6, text.rstrip("\n"), "")]
 
 
-def test_unclosed_front_matter_fence_is_a_break() -> None:
-    text = "---\nTitle\n===\n" + "\n".join(f"body line {i}" for i in range(9))
-    assert chunk_markdown(text, max_tokens=20)[-1].heading == "Title"
-
-
 @pytest.mark.parametrize(
     "comment",
     [
@@ -183,7 +178,7 @@ def test_unclosed_front_matter_fence_is_a_break() -> None:
         "<!-- never closed\n# hidden\n\n# still hidden",
     ],
 )
-def test_nothing_inside_an_html_comment_is_a_heading(comment: str) -> None:
+def test_comment_inside_a_section_keeps_its_path(comment: str) -> None:
     text = f"# Real\n\n{comment}\n\nafter"
     assert {c.heading for c in chunk_markdown(text)} == {"Real"}
 
@@ -446,6 +441,73 @@ def test_one_megabyte_file() -> None:
     assert len(chunks) > 1000
 
 
+def heading_of(text: str, word: str) -> str:
+    """The heading path of the (small) chunk holding *word*."""
+    chunks = chunk_markdown(text, max_tokens=16, overlap_tokens=0)
+    return next(c.heading for c in chunks if word in c.text)
+
+
+def test_setext_headings_start_sections() -> None:
+    text = "Project X\n=========\n\nintro\n\nDecisions\n---------\nuse postgres\n"
+    chunks = chunk_markdown(text, max_tokens=16, overlap_tokens=0)
+    assert [(c.heading, c.text.split("\n")[-1]) for c in chunks] == [
+        ("Project X", "intro"),
+        ("Project X > Decisions", "use postgres"),
+    ]
+
+
+def test_a_multi_line_setext_heading_takes_every_line_above_its_underline() -> None:
+    chunks = chunk_markdown("Long title\nsecond line\n===\nbody\n", max_tokens=400)
+    assert chunks[0].heading == "Long title second line"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "intro\n\n---\n\nafter a thematic break\n",
+        "- a list item\n---\nafter\n",
+        "> a quote\n---\nafter\n",
+        "| a | table |\n---\nafter\n",
+        "---\ntitle: Trip\ndate: 2024-05-01\n---\n\nafter\n",
+    ],
+)
+def test_dashes_that_are_not_setext_underlines(text: str) -> None:
+    assert heading_of(text, "after") == ""
+
+
+def test_front_matter_is_not_a_heading_and_is_kept() -> None:
+    text = "---\ntitle: Trip\n---\n# Day one\n\nwalked\n"
+    chunks = chunk_markdown(text, max_tokens=400)
+    assert chunks[0].start_line == 1
+    assert "title: Trip" in chunks[0].text
+    assert heading_of(text, "walked") == "Day one"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<!--\n# not a heading\n## nor this\n-->\nbody\n",
+        "body0 <!-- starts here\n# still inside\n-->\nbody\n",
+        "<!-- open\n\n# inside, after a blank line\n\n-->\nbody\n",
+        "<!-- never closed\n# inside to the end\n\nbody\n",
+    ],
+)
+def test_nothing_inside_an_html_comment_is_a_heading(text: str) -> None:
+    assert heading_of(text, "body") == ""
+
+
+def test_a_heading_after_a_closed_comment_counts() -> None:
+    assert heading_of("<!-- note -->\n# Real\n\nbody\n", "body") == "Real"
+
+
+def test_a_comment_marker_inside_code_opens_nothing() -> None:
+    assert heading_of("```html\n<!-- in code\n```\n# Real\n\nbody\n", "body") == "Real"
+
+
+def test_a_setext_underline_inside_a_fence_is_code() -> None:
+    assert heading_of("```\ntitle\n=====\n```\nbody\n", "body") == ""
+
+
 # ---------------------------------------------------------------- properties
 
 WORDS = st.sampled_from(
@@ -484,9 +546,11 @@ LONG = st.one_of(
     st.builds(lambda words, n: " ".join([words] * n), PROSE, st.integers(10, 200)),
     st.builds("".join, st.lists(WORDS, min_size=50, max_size=400)),
 )
-SETEXT = st.sampled_from(["===", "---", "  ---  ", "=", "- - -", "***"])
-COMMENT_LINE = st.sampled_from(["<!--", "-->", "<!-- # x -->", "   <!-- a", "b -->"])
-LINE = st.one_of(PROSE, PROSE, PROSE, HEADING, FENCE_LINE, BLANK, BLANK, LONG, SETEXT, COMMENT_LINE)
+SETEXT = st.sampled_from(["===", "---", "  ---  ", "  ------", "=", "- - -", "***"])
+COMMENT = st.sampled_from(
+    ["<!--", "-->", "<!-- # x -->", "   <!-- a", "text <!-- a", "b -->", "b --> text"]
+)
+LINE = st.one_of(PROSE, PROSE, PROSE, HEADING, FENCE_LINE, BLANK, BLANK, LONG, SETEXT, COMMENT)
 PARAGRAPH = st.lists(PROSE, min_size=1, max_size=15)
 FENCED = st.builds(
     lambda fence, body, closed: [fence, *body, fence.strip()] if closed else [fence, *body],

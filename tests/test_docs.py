@@ -1,4 +1,4 @@
-"""The README stays true: its config example loads, every command is documented."""
+"""The docs stay true: the config example loads, every command is documented."""
 
 from __future__ import annotations
 
@@ -11,19 +11,22 @@ from omem_client.cli import app as client_app
 from openmemoryd.cli import app as daemon_app
 from openmemoryd.config import FileConfig, reference
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text("utf-8")
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text("utf-8")
+CONFIGURATION = (ROOT / "docs" / "configuration.md").read_text("utf-8")
+CLI = (ROOT / "docs" / "cli.md").read_text("utf-8")
 
 
 def test_the_config_example_is_a_valid_config() -> None:
-    blocks = re.findall(r"```toml\n(.*?)```", README, re.S)
-    assert blocks, "README has no TOML example"
+    blocks = re.findall(r"```toml\n(.*?)```", CONFIGURATION, re.S)
+    assert blocks, "docs/configuration.md has no TOML example"
     for block in blocks:
         config = msgspec.toml.decode(block.encode(), type=FileConfig)  # unknown keys would raise
         assert config.search.limit >= 1
 
 
 def test_the_config_example_shows_the_defaults() -> None:
-    block = re.findall(r"```toml\n(.*?)```", README, re.S)[0]
+    block = re.findall(r"```toml\n(.*?)```", CONFIGURATION, re.S)[0]
     documented = msgspec.toml.decode(block.encode(), type=FileConfig)
     defaults = FileConfig()
     assert documented.search == defaults.search
@@ -37,16 +40,25 @@ def _commands(app: object) -> list[str]:
     return [c.name or c.callback.__name__ for c in app.registered_commands]  # type: ignore[attr-defined, union-attr]
 
 
-def test_every_cli_command_is_in_the_readme() -> None:
+def test_every_cli_command_is_in_the_readme_and_the_cli_reference() -> None:
     for name in _commands(client_app):
-        assert f"| `{name}" in README, f"omem-client {name} is missing from the CLI table"
+        assert f"| `{name}" in README, f"omem-client {name} is missing from the README's table"
+        assert f"| `{name}" in CLI, f"omem-client {name} is missing from docs/cli.md"
     for name in _commands(daemon_app):
-        assert f"`openmemoryd {name}`" in README, f"openmemoryd {name} is not documented"
+        assert f"`openmemoryd {name}`" in README, f"openmemoryd {name} is not in the README"
+
+
+def test_the_readme_is_a_front_door() -> None:
+    assert len(README.splitlines()) <= 350
+    for link in re.findall(r"\]\((docs/[^)#]+)", README):
+        assert (ROOT / link).is_file(), f"README links to a missing {link}"
 
 
 def test_the_config_reference_is_generated_from_the_schema() -> None:
-    expected = reference.splice(README, reference.render_markdown())
-    assert expected == README, "run: python -m openmemoryd.config.reference --write README.md"
+    expected = reference.splice(CONFIGURATION, reference.render_markdown())
+    assert expected == CONFIGURATION, (
+        "run: python -m openmemoryd.config.reference --write docs/configuration.md"
+    )
 
 
 def test_every_config_key_is_described_and_in_the_schema() -> None:

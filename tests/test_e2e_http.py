@@ -238,3 +238,21 @@ def test_node_fetch(http_daemon: tuple[Daemon, str], tmp_path: Path) -> None:
     reply = json.loads(done.stdout)
     assert "walrus password hint" in reply["snippet"]
     assert reply["citation"].startswith("memory/")
+
+
+def test_the_seed_curl_examples_work_as_written(http_daemon: tuple[Daemon, str]) -> None:
+    """The three calls other memory tools document, with their field names."""
+    _, url = http_daemon
+    with httpx.Client(base_url=url, timeout=30) as web:
+        appended = web.post(
+            "/append",
+            json={"path": "memory/2026-02-03.md", "content": "新的记忆内容：用户偏好深色主题"},
+        )
+        assert appended.status_code == 200, appended.text
+        found = web.post("/search", json={"query": "用户偏好", "limit": 5})
+        assert found.status_code == 200
+        assert any("深色主题" in hit["snippet"] for hit in found.json()["results"])
+        got = web.get("/get", params={"path": "memory/2026-02-03.md"})
+        assert "新的记忆内容" in got.json()["text"]
+        assert web.post("/memory/search", json={"query": "用户偏好"}).json()["results"]
+        assert web.get("/memory/status").json()["files_indexed"] >= 1

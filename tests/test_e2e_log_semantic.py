@@ -3,7 +3,7 @@
 multilingual-e5-small rates unrelated texts 0.75–0.8 and "I prefer dark
 mode" against "I prefer light mode" 0.986, so its raw cosine cannot tell a
 repetition from a changed detail. These pairs pin the calibration the
-README documents: the rescaled cosine and the word overlap must both reach
+docs/cli.md documents: the rescaled cosine and the word overlap must both reach
 0.92 for a reinforcement; either reaching 0.85 is a possible conflict.
 """
 

@@ -49,8 +49,8 @@ def semantic(env: Env) -> Iterator[Daemon]:
         handle.stop()
 
 
-def search(daemon: Daemon, query: str) -> dict[str, object]:
-    result = daemon.cli("search", query, "--json", "--explain")
+def search(daemon: Daemon, query: str, *args: str) -> dict[str, object]:
+    result = daemon.cli("search", query, *args, "--json", "--explain")
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)  # type: ignore[no-any-return]
 
@@ -79,13 +79,20 @@ def test_chinese_queries_find_chinese_notes(semantic: Daemon) -> None:
 
 
 def test_english_paraphrases_match_by_meaning(semantic: Daemon) -> None:
-    assert paths(search(semantic, "database snapshots"))[0] == "memory/infra.md"
-    assert paths(search(semantic, "mountain trip"))[0] == "memory/travel.md"
+    # Two-word paraphrases sit at the small model's noise level (cosine
+    # 0.80-0.82, as high as nonsense queries score against short notes), so
+    # by default they are not evidence; asked for the closest matches, the
+    # model still ranks the right note first.
+    for query, path in (
+        ("database snapshots", "memory/infra.md"),
+        ("mountain trip", "memory/travel.md"),
+    ):
+        assert paths(search(semantic, query, "--min-score", "0"))[0] == path
 
 
 def test_explain_shows_the_parts_of_each_score(semantic: Daemon) -> None:
     shown = semantic.cli("search", "what drink does Wei like", "--explain")
-    assert "score = 0.30·vector + 0.70·text" in shown.stdout
+    assert "score = calibrated estimate from both ranks" in shown.stdout
     assert "[vector " in shown.stdout
     assert "decay 1.000" in shown.stdout
 

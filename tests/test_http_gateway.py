@@ -142,6 +142,8 @@ async def test_health_and_openapi(client: httpx.AsyncClient) -> None:
         "/tasks",
         "/compact",
         "/status",
+        "/memory/search",
+        "/memory/status",
         "/health",
         "/openapi.json",
     }
@@ -159,6 +161,29 @@ async def test_health_and_openapi(client: httpx.AsyncClient) -> None:
     assert get_params["path"]["required"] is True
     assert get_params["from"]["required"] is False
     assert "securitySchemes" not in doc["components"]
+
+
+async def test_append_takes_content_as_other_memory_apis_send_it(
+    client: httpx.AsyncClient,
+) -> None:
+    appended = await client.post(
+        "/append", json={"path": "memory/2026-02-03.md", "content": "新的记忆内容"}
+    )
+    assert appended.status_code == 200, appended.text
+    found = await client.post("/memory/search", json={"query": "新的记忆内容", "limit": 5})
+    assert found.status_code == 200
+    assert found.json()["results"][0]["path"] == "memory/2026-02-03.md"
+    both = await client.post("/append", json={"text": "a", "content": "b"})
+    assert both.status_code == 400
+    assert "not both" in error_of(both)["message"]
+    status = await client.get("/memory/status")
+    assert status.status_code == 200
+    assert status.json()["files_indexed"] >= 1
+    doc = (await client.get("/openapi.json")).json()
+    append = doc["components"]["schemas"]["AppendParams"]
+    assert "content" in append["properties"]
+    assert "text" not in append.get("required", [])
+    assert {"oneOf": [{"required": ["text"]}, {"required": ["content"]}]} in append["allOf"]
 
 
 async def test_unknown_path_and_wrong_method(client: httpx.AsyncClient) -> None:

@@ -284,7 +284,9 @@ def test_without_the_mcp_extra_the_command_says_what_to_install(
     monkeypatch.delitem(sys.modules, "omem_client.mcp_bridge", raising=False)
     result = CliRunner().invoke(app, ["mcp"])
     assert result.exit_code == 2
-    assert "install the MCP extra: pip install 'openmemory[mcp]'" in result.output
+    assert (
+        "install the MCP extra: pip install -e '.[mcp]' in your openmemoryd clone" in result.output
+    )
 
 
 # ---------------------------------------------------------------- session edges

@@ -14,6 +14,7 @@ import pytest
 import trio
 import trio.testing
 
+import fault_vfs
 from conftest import Env
 from fake_embedder import FakeEmbedder
 from omem_protocol import SyncResult
@@ -31,20 +32,16 @@ from openmemoryd.engine.recovery import (
 )
 from openmemoryd.engine.sync_queue import SyncQueue
 from openmemoryd.search import SearchQuery
-from openmemoryd.store.fault_vfs import FAULTS_ENV, index_vfs
 from openmemoryd.workspace import init_workspace
 
 # ---------------------------------------------------------------- index_fault
 
 
-def test_a_full_disk_is_found_behind_the_failed_rollback(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_full_disk_is_found_behind_the_failed_rollback(tmp_path: Path) -> None:
     """SQLite rolls a transaction that hit SQLITE_FULL back itself, so
     ``with conn:`` then fails to roll back and raises "no transaction is
     active"; the full disk is only the context of that error."""
-    monkeypatch.setenv(FAULTS_ENV, str(tmp_path))
-    conn = apsw.Connection(str(tmp_path / "x.sqlite"), vfs=index_vfs())
+    conn = apsw.Connection(str(tmp_path / "x.sqlite"), vfs=fault_vfs.register(tmp_path))
     conn.pragma("journal_mode", "wal")
     conn.execute("CREATE TABLE t(x)")
     (tmp_path / "enospc").touch()

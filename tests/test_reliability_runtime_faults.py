@@ -2,7 +2,7 @@
 
 Damaged pages found by a query or a write, and a disk that fills up while
 the index is written. The faults come from the test VFS in
-`openmemoryd.store.fault_vfs` (switched on with ``OPENMEMORYD_FAULTS_DIR``):
+`tests/fault_vfs.py` (switched on with ``OPENMEMORYD_FAULTS_DIR``):
 real damage written into a live file hides behind SQLite's page cache, and
 CI cannot always mount a small tmpfs (`test_a_real_full_tmpfs...` does when
 it can). What must hold: the daemon never crashes or loops, says what is
@@ -24,9 +24,9 @@ import pytest
 
 from conftest import Daemon, Env
 from fake_embedding_servers import FakeEmbeddingServer, status
+from fault_vfs import FAULTS_ENV, SITE_DIR
 from omem_client import Client, UnavailableError
 from openmemoryd.engine.recovery import MAX_RECOVERIES
-from openmemoryd.store.fault_vfs import FAULTS_ENV
 from reliability_support import index_snapshot, letters, tree_digest, wait_until
 
 pytestmark = pytest.mark.e2e
@@ -44,6 +44,8 @@ def faults(env: Env, monkeypatch: pytest.MonkeyPatch) -> Path:
     switches = env.root / "faults"
     switches.mkdir()
     monkeypatch.setenv(FAULTS_ENV, str(switches))
+    path = os.environ.get("PYTHONPATH", "")
+    monkeypatch.setenv("PYTHONPATH", str(SITE_DIR) + (os.pathsep + path if path else ""))
     return switches
 
 

@@ -100,7 +100,7 @@ def test_the_flags_given_are_passed_to_the_daemon_as_absolute_paths(
     service = (unit_dir(home) / "openmemoryd.service").read_text()
     assert (
         f'ExecStart={systemd_word(daemon_program()[0])} run --config "{config}" '
-        f"--workspace {tmp_path / 'notes'} --state-dir {home / 'state'} "
+        f"--workspace-dir {tmp_path / 'notes'} --state-dir {home / 'state'} "
         "--socket /tmp/om-x/d.sock --log-level debug\n"
     ) in service
     socket_unit = read_unit(unit_dir(home) / "openmemoryd.socket")

@@ -675,6 +675,17 @@ def test_resuming_from_consumed_reads_what_one_pass_reads(data: bytes, draw: st.
             "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU",
             "-----BEGIN OPENSSH PRIVATE KEY-----\n…redacted…",
         ),
+        # prose, URL query strings
+        ("the password is hunter2", "the password is ***"),
+        ("My password was hunter2.", "My password was ***."),
+        ("the password for the router is hunter2", "the password for the router is ***"),
+        ("pin is 4821", "pin is ***"),
+        ("记住我的密码是hunter2", "记住我的密码是***"),
+        ("記住我的密碼是 hunter2", "記住我的密碼是 ***"),
+        ("пароль: hunter2", "пароль: ***"),
+        ("Пароль от wifi: qwerty123", "Пароль от wifi: ***"),
+        ("https://x.io/v1?api_key=abcd1234efgh&x=1", "https://x.io/v1?api_key=***&x=1"),
+        ("GET /a?key=s3cr3tvalue&sig=Zm9vYmFyYmF6cXV4MTIzNDU2", "GET /a?key=***&sig=Zm9vYm…NDU2"),
         # token prefixes
         ("use sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWx0123 here", "use sk-ant…0123 here"),
         ("sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34", "sk-pro…Mn34"),
@@ -716,6 +727,9 @@ def test_redaction_masks_each_family(text: str, expected: str) -> None:
         "The meeting is at 12:30 on 2025-07-14T09:12:03Z, ticket 123456789:ABC.",
         "-----BEGIN CERTIFICATE----- MIIB -----END CERTIFICATE-----",
         "Tokens, secrets and passwords deserve care. 中文密码：不要写在这里",
+        "the password is stored in 1Password; the password for my bank is written down",
+        "пароль — это секрет",
+        "https://example.com/search?q=tea&page=2",
         "AKIA is a prefix; AKIAshort is not a key.",
     ],
 )

@@ -58,6 +58,11 @@ def _explain_header(result: SearchResult) -> list[str]:
     if result.mode == "hybrid":
         if ex.fusion == "rrf":
             formula = "reciprocal rank fusion of the vector and keyword ranks"
+        elif ex.fusion == "calibrated":
+            formula = (
+                "calibrated estimate from both ranks, the vector gap to the best,"
+                " term coverage and query dates"
+            )
         else:
             formula = f"{ex.vector_weight:.2f}·vector + {ex.text_weight:.2f}·text"
     else:

@@ -15,7 +15,9 @@ No traceback is ever shown for an expected failure.
 from __future__ import annotations
 
 import shlex
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
@@ -29,7 +31,7 @@ from omem_client import _render
 from omem_client._calls import TaskAction, TaskStatus
 from omem_client._client import DEFAULT_TIMEOUT, Client
 from omem_client._errors import ConnectError, DaemonError, OmemError, ProtocolViolation
-from omem_protocol import MAX_LIMIT, Msg, TasksResult, __version__
+from omem_protocol import KNOWN_SOURCES, MAX_LIMIT, Msg, TasksResult, __version__
 
 EXIT_UNREACHABLE = 3
 EXIT_DAEMON_ERROR = 4
@@ -41,8 +43,10 @@ app = typer.Typer(
     name="omem-client",
     help="Talk to openmemoryd: search, read and append memory, check status.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
+    # -h as well as --help, on every command (typer only knows --help).
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
@@ -97,15 +101,48 @@ def _call(ctx: typer.Context, action: Callable[[Client], T]) -> T:
         with Client(options.socket, timeout=options.timeout, workspace=options.workspace) as client:
             return action(client)
     except DaemonError as exc:
-        _fail(f"error ({exc.code}): {exc}", EXIT_DAEMON_ERROR)
-    except (ConnectError, ProtocolViolation) as exc:
-        _fail(str(exc), EXIT_UNREACHABLE if isinstance(exc, ConnectError) else EXIT_DAEMON_ERROR)
+        _fail(f"error ({exc.code}): {exc}", EXIT_DAEMON_ERROR, error=exc.code, plain=str(exc))
+    except ConnectError as exc:
+        _fail(str(exc), EXIT_UNREACHABLE, error="unreachable", hint=START_HINT)
+    except ProtocolViolation as exc:
+        _fail(str(exc), EXIT_DAEMON_ERROR, error="protocol")
     except OmemError as exc:
-        _fail(str(exc), EXIT_DAEMON_ERROR)
+        _fail(str(exc), EXIT_DAEMON_ERROR, error="client")
 
 
-def _fail(message: str, code: int) -> NoReturn:
-    typer.echo(f"omem-client: {message}", err=True)
+START_HINT = "start the daemon: openmemoryd run (or systemctl --user start openmemoryd)"
+
+
+def _json_errors() -> bool:
+    """Whether this run asked for JSON (then errors are JSON too, on stdout).
+
+    Read from the command line because errors are raised before, or outside,
+    the command that parsed ``--json``; no option takes a value that could
+    be the literal ``--json``.
+    """
+    return "--json" in sys.argv[1:]
+
+
+def _print_error(code: str, message: str, hint: str | None) -> None:
+    error = {"error": {"code": code, "message": message, "hint": hint}}
+    sys.stdout.write(msgspec.json.encode(error).decode("utf-8") + "\n")
+
+
+def _fail(
+    message: str,
+    code: int,
+    *,
+    error: str | None = None,
+    hint: str | None = None,
+    plain: str | None = None,
+) -> NoReturn:
+    """Exit with *code*: *message* on stderr, or under ``--json`` an object
+    ``{"error": {"code", "message", "hint"}}`` on stdout (*plain* is the
+    message without the code already in it)."""
+    if _json_errors():
+        _print_error(error or ("usage" if code == 2 else "error"), plain or message, hint)
+    else:
+        typer.echo(f"omem-client: {message}", err=True)
     raise typer.Exit(code)
 
 
@@ -126,6 +163,14 @@ def _print_lines(lines: list[str], *, err: bool = False) -> None:
         typer.echo(line, err=err)
 
 
+def _known_sources(values: list[str] | None) -> list[str] | None:
+    """Reject a source the daemon does not have (exit 2, naming the valid ones)."""
+    for value in values or ():
+        if value not in KNOWN_SOURCES:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(KNOWN_SOURCES)}")
+    return values
+
+
 @app.command()
 def search(
     ctx: typer.Context,
@@ -142,7 +187,11 @@ def search(
     ] = None,
     source: Annotated[
         list[str] | None,
-        typer.Option("--source", help="Only this source (repeatable), e.g. memory."),
+        typer.Option(
+            "--source",
+            help=f"Only this source (repeatable): {', '.join(KNOWN_SOURCES)}.",
+            callback=_known_sources,
+        ),
     ] = None,
     agent: Annotated[
         str | None, typer.Option("--agent", help="Only this agent's session transcripts.")
@@ -451,7 +500,7 @@ def mcp(ctx: typer.Context) -> None:
     except ModuleNotFoundError as exc:
         if exc.name is None or exc.name.split(".")[0] != "mcp":
             raise
-        _fail("install the MCP extra: pip install 'openmemory[mcp]'", 2)
+        _fail("install the MCP extra: pip install -e '.[mcp]' in your openmemoryd clone", 2)
     mcp_bridge.run(options.socket, options.timeout, options.workspace)
 
 
@@ -459,11 +508,15 @@ def mcp(ctx: typer.Context) -> None:
 def export(
     ctx: typer.Context,
     output: Annotated[
-        Path, typer.Option("--output", "-o", help="The archive to write (.tar.gz).")
+        Path,
+        typer.Option("--output", "-o", help="The archive to write (.tar.gz); - for stdout."),
     ] = Path("openmemory-export.tar.gz"),
     as_json: JsonOpt = False,
 ) -> None:
     """Archive the memory's Markdown with a manifest; never the derived index."""
+    if str(output) == "-":
+        _export_to_stdout(ctx, as_json)
+        return
     result = _call(ctx, lambda c: c.export(output))
     if as_json:
         _print_json(result)
@@ -472,6 +525,26 @@ def export(
     for why in result.skipped:
         typer.echo(f"  skipped {why}", err=True)
     typer.echo("Restore or merge it with: openmemoryd import " + shlex.quote(result.path))
+
+
+def _export_to_stdout(ctx: typer.Context, as_json: bool) -> None:
+    """``export -o -``: the daemon writes the archive into a private temporary
+    directory (it runs as this user), which is copied to stdout and removed;
+    the summary goes to stderr, since stdout holds the archive."""
+    if sys.stdout.isatty():
+        _fail("refusing to write a binary archive to a terminal; redirect stdout", 2)
+    with tempfile.TemporaryDirectory(prefix="omem-export-") as tmp:
+        target = Path(tmp) / "export.tar.gz"
+        result = _call(ctx, lambda c: c.export(target))
+        with target.open("rb") as archive:
+            shutil.copyfileobj(archive, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+    if as_json:
+        typer.echo(msgspec.json.encode(result).decode(), err=True)
+    else:
+        typer.echo(f"Exported {result.files} files ({result.bytes} bytes) to stdout", err=True)
+    for why in result.skipped:
+        typer.echo(f"  skipped {why}", err=True)
 
 
 def _text_or_stdin(text: str | None, verb: str) -> str:
@@ -577,6 +650,7 @@ def session_end(
 tasks_app = typer.Typer(
     help="List and update the tasks in memory/TASKS.md (default: list the open ones).",
     no_args_is_help=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.add_typer(tasks_app, name="tasks")
 
@@ -612,7 +686,15 @@ def tasks_add(
     texts: Annotated[list[str], typer.Argument(help="The new tasks, one argument each.")],
     as_json: JsonOpt = False,
 ) -> None:
-    """Add open tasks (one already open is not added twice)."""
+    """Add open tasks, one quoted argument each (one already open is not added twice)."""
+    if len(texts) > 1 and any(len(text.split()) < 2 for text in texts):
+        # `tasks add Fix the login bug` would otherwise add four tasks.
+        joined = shlex.quote(" ".join(texts))
+        _fail(
+            f"ambiguous: {len(texts)} arguments, some of them single words. One task? "
+            f"quote it: omem-client tasks add {joined}. Several? quote each one.",
+            2,
+        )
     _change_tasks(ctx, "add", texts, as_json)
 
 
@@ -727,4 +809,18 @@ def compact(
 
 def main() -> None:
     """Console-script entry point."""
-    app()
+    if not _json_errors():
+        app()
+        return
+    # Under --json, usage errors (a bad option, a missing argument) are JSON
+    # objects like every other error, with the same exit code (2).
+    try:
+        code = app(standalone_mode=False)
+    except typer.TyperException as exc:
+        exit_code = getattr(exc, "exit_code", 1)
+        _print_error("usage" if exit_code == 2 else "error", exc.format_message(), None)
+        sys.exit(exit_code)
+    except typer.Abort:
+        _print_error("aborted", "aborted", None)
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)

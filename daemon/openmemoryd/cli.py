@@ -33,8 +33,10 @@ app = typer.Typer(
     name="openmemoryd",
     help="openmemory daemon: indexes Markdown memory and serves agents over a Unix socket.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
+    # -h as well as --help, on every command (typer only knows --help).
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 ConfigOpt = Annotated[
@@ -43,8 +45,16 @@ ConfigOpt = Annotated[
         "--config", help="Config file (default: $OPENMEMORY_CONFIG or the user config dir)."
     ),
 ]
+# `--workspace` names one of the daemon's workspaces in omem-client; here the
+# directory is `--workspace-dir`, and `--workspace` stays accepted for it so
+# existing service units and scripts keep working.
 WorkspaceOpt = Annotated[
-    Path | None, typer.Option("--workspace", help="Workspace directory (env OPENMEMORY_WORKSPACE).")
+    Path | None,
+    typer.Option(
+        "--workspace-dir",
+        "--workspace",
+        help="Workspace directory (env OPENMEMORY_WORKSPACE; --workspace is its old name).",
+    ),
 ]
 StateDirOpt = Annotated[
     Path | None,
@@ -56,6 +66,15 @@ SocketOpt = Annotated[
 LogLevelOpt = Annotated[
     str | None,
     typer.Option("--log-level", help="debug, info, warning or error (env OPENMEMORY_LOG_LEVEL)."),
+]
+
+HttpOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--http",
+        metavar="HOST:PORT",
+        help="Also serve the JSON HTTP API there (loopback only unless http.allow_remote).",
+    ),
 ]
 
 
@@ -98,14 +117,7 @@ def run(
     state_dir: StateDirOpt = None,
     socket: SocketOpt = None,
     log_level: LogLevelOpt = None,
-    http: Annotated[
-        str | None,
-        typer.Option(
-            "--http",
-            metavar="HOST:PORT",
-            help="Also serve the JSON HTTP API there (loopback only unless [http] allow_remote).",
-        ),
-    ] = None,
+    http: HttpOpt = None,
 ) -> None:
     """Run the daemon in the foreground until SIGTERM or Ctrl-C.
 
@@ -123,6 +135,52 @@ def run(
     except OmemdError as exc:
         typer.echo(f"openmemoryd: {exc}", err=True)
         raise typer.Exit(1) from None
+
+
+@app.command()
+def start(
+    config: ConfigOpt = None,
+    workspace: WorkspaceOpt = None,
+    state_dir: StateDirOpt = None,
+    socket: SocketOpt = None,
+    log_level: LogLevelOpt = None,
+    http: HttpOpt = None,
+) -> None:
+    """Run the daemon in the background; return once it answers.
+
+    Its output goes to <state_dir>/openmemoryd.log. For a daemon that survives
+    logout and reboot, use install-service instead.
+    """
+    from openmemoryd.detach import start_detached
+
+    resolved = _load(config, workspace, state_dir, socket, log_level)
+    run_args: list[str] = []
+    for flag, value in (
+        ("--config", config),
+        ("--workspace-dir", workspace),
+        ("--state-dir", state_dir),
+        ("--socket", socket),
+        ("--log-level", log_level),
+        ("--http", http),
+    ):
+        if value is not None:
+            run_args += [flag, str(Path(value).resolve()) if isinstance(value, Path) else value]
+    code, message = start_detached(resolved, run_args)
+    typer.echo(message, err=code != 0)
+    raise typer.Exit(code)
+
+
+@app.command()
+def stop(
+    config: ConfigOpt = None,
+    socket: SocketOpt = None,
+) -> None:
+    """Stop the daemon answering on the socket (one started by start or run)."""
+    from openmemoryd.detach import stop_running
+
+    code, message = stop_running(_load(config, None, None, socket))
+    typer.echo(message, err=code != 0)
+    raise typer.Exit(code)
 
 
 YesOpt = Annotated[

@@ -22,6 +22,7 @@ from omem_protocol._errors import (
 )
 from omem_protocol._framing import DEFAULT_MAX_FRAME, HEADER_SIZE, FrameBuffer, encode_frame
 from omem_protocol._messages import (
+    KNOWN_SOURCES,
     MAX_APPEND_CHARS,
     MAX_COMPACT_MESSAGES,
     MAX_LIMIT,
@@ -115,6 +116,7 @@ __all__ = [
     "DEFAULT_MAX_FRAME",
     "ERROR_CODES",
     "HEADER_SIZE",
+    "KNOWN_SOURCES",
     "MAX_APPEND_CHARS",
     "MAX_COMPACT_MESSAGES",
     "MAX_LIMIT",

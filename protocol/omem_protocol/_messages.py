@@ -40,6 +40,8 @@ NonNegInt = Annotated[int, msgspec.Meta(ge=0)]
 LineNo = Annotated[int, msgspec.Meta(ge=1)]
 Score = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 SourceName = Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
+# What `sources` may name: the Markdown memory files, and agents' session transcripts.
+KNOWN_SOURCES = ("memory", "sessions")
 AgentName = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
 SessionId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")]
 MAX_TURNS = 1000
@@ -748,7 +750,7 @@ class LogSimilar(Msg, tag="log_similar", frozen=True):
     """The existing memory a log matched: where, what it says, how close.
 
     `similarity` is the embedding cosine rescaled to 0..1 for the model
-    (see README "log"), or the lexical score when vectors were not used;
+    (see docs/cli.md, "log"), or the lexical score when vectors were not used;
     `lexical` is the word overlap (Dice); `cosine` the raw model cosine.
     `count` is how many times it has been logged (its ``(×N)``).
     """

@@ -7,10 +7,8 @@ sockets, so they are tested by calling them directly.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from omem_protocol import (
     PROTOCOL_VERSION,
@@ -42,8 +40,8 @@ from omem_protocol import (
     SyncResult,
     SyncStatus,
     TasksParams,
-    __version__,
 )
+from openmemoryd.daemon_info import DaemonInfo
 from openmemoryd.doctor import diagnose_engine
 from openmemoryd.engine import (
     Engine,
@@ -82,17 +80,6 @@ CAPABILITIES = (
     "log",
     "compact",
 )
-
-
-@dataclass(frozen=True, slots=True)
-class DaemonInfo:
-    """Facts about this daemon process that `status` reports."""
-
-    socket: str
-    pid: int = field(default_factory=os.getpid)
-    started: float = field(default_factory=time.monotonic)
-    version: str = __version__
-    http: str | None = None  # the HTTP API's base URL once it listens
 
 
 class Api:

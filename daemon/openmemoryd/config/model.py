@@ -25,7 +25,7 @@ class _Section(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=
 
 
 def doc(description: str, **limits: Any) -> msgspec.Meta:
-    """A field's meaning and limits: the README's config reference and
+    """A field's meaning and limits: the config reference (docs/configuration.md) and
     `openmemoryd config-schema` are generated from these."""
     return msgspec.Meta(description=description, **limits)
 
@@ -96,10 +96,27 @@ class SearchSettings(_Section, frozen=True):
         float, doc("Weight of the keyword (BM25) score in weighted fusion.", ge=0.0, le=1.0)
     ] = 0.7
     fusion: Annotated[
-        Literal["weighted", "rrf"],
-        doc("How the two legs combine: weighted scores or reciprocal rank fusion."),
-    ] = "weighted"
+        Literal["calibrated", "weighted", "rrf"],
+        doc(
+            "How the two legs combine: a calibrated estimate from both legs' ranks,"
+            " scores and the query's dates, weighted scores, or reciprocal rank fusion."
+        ),
+    ] = "calibrated"
     rrf_k: Annotated[int, doc("The k of reciprocal rank fusion.", ge=1, le=1000)] = 60
+    date_aware: Annotated[
+        bool,
+        doc(
+            "Read dates in the query (25 May 2022, last week, 昨天, вчера) and prefer notes"
+            " of those days instead of matching the date's words (calibrated fusion)."
+        ),
+    ] = True
+    relaxed_fallback: Annotated[
+        bool,
+        doc(
+            "When nothing reaches min_score, return the closest matches anyway"
+            " (off: an unrelated query returns nothing and says how close the nearest was)."
+        ),
+    ] = False
     query_timeout_s: Annotated[
         float, doc("A slower query embedding falls back to keyword search.", gt=0.0, le=120.0)
     ] = 10.0

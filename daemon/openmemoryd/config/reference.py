@@ -1,12 +1,12 @@
 """The config reference, generated from the schema so it cannot drift.
 
 Every key's meaning and limits live once, on the field (`model.doc`); this
-module walks `FileConfig` and renders them as the README's reference tables
+module walks `FileConfig` and renders them as the reference tables of docs/configuration.md
 (between two marker comments) or as a JSON Schema for editors that validate
 TOML (Taplo, Even Better TOML).
 
     python -m openmemoryd.config.reference              # print the Markdown
-    python -m openmemoryd.config.reference --write README.md
+    python -m openmemoryd.config.reference --write docs/configuration.md
     python -m openmemoryd.config.reference --schema     # JSON Schema
 """
 
@@ -26,7 +26,7 @@ from openmemoryd.config.model import FileConfig
 
 BEGIN: Final = (
     "<!-- config-reference:begin"
-    " (generated: python -m openmemoryd.config.reference --write README.md) -->"
+    " (generated: python -m openmemoryd.config.reference --write docs/configuration.md) -->"
 )
 END: Final = "<!-- config-reference:end -->"
 

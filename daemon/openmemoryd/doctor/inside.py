@@ -34,7 +34,7 @@ from openmemoryd.engine.journal_keeper import missing_report
 from openmemoryd.errors import ConfigError
 
 if TYPE_CHECKING:
-    from openmemoryd.api import DaemonInfo
+    from openmemoryd.daemon_info import DaemonInfo
     from openmemoryd.engine import Engine
 
 

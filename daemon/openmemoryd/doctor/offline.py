@@ -52,7 +52,7 @@ def diagnose(overrides: Overrides, environ: Mapping[str, str]) -> DoctorResult:
     except ConfigError as exc:
         path = overrides.config or default_config_path(environ)
         fix = (
-            f"edit {path}: correct the setting the message names (README: Configuration); "
+            f"edit {path}: correct the setting the message names (docs/configuration.md); "
             "the other checks need a configuration that loads"
         )
         return finish([fail("config", str(exc), fix)], started, [])

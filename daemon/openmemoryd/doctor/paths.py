@@ -22,7 +22,7 @@ def workspace_check(workspace: Path) -> DoctorCheck:
     """The Markdown memory: a writable directory with its memory/ folder."""
     name = "workspace"
     problem = _directory_problem(
-        name, workspace, "workspace", "--workspace", "`openmemoryd init` creates it now"
+        name, workspace, "workspace", "--workspace-dir", "`openmemoryd init` creates it now"
     )
     if problem is not None:
         return problem

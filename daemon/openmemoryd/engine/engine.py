@@ -56,6 +56,7 @@ from omem_protocol import (
 )
 from openmemoryd.config import Config
 from openmemoryd.embed import Embedder, EmbeddingError, Vectors, is_zero, to_blob
+from openmemoryd.embed.local import LocalEmbedder
 from openmemoryd.embed.registry import Choice, choose_embedder, choose_fallback
 from openmemoryd.engine.counts import count_sources
 from openmemoryd.engine.indexing import FileSync
@@ -301,7 +302,11 @@ class Engine:
         if is_zero(vector):
             return None, None
         floor, ceiling = embedder.score_floor, embedder.score_ceiling
-        return VectorQuery(active, to_blob(vector), floor, ceiling), None
+        null, width = None, None
+        if isinstance(embedder, LocalEmbedder) and embedder.evidence_width is not None:
+            null = await trio.to_thread.run_sync(embedder.null_cosine, vector)
+            width = embedder.evidence_width
+        return VectorQuery(active, to_blob(vector), floor, ceiling, null, width), None
 
     async def embed_query(self, text: str) -> Vectors:
         """*text* embedded as a search query, uncached, by the embedder in use

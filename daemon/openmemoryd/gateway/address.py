@@ -100,8 +100,22 @@ def resolve_token(settings: HttpSettings, environ: Mapping[str, str]) -> str | N
     return environ.get(TOKEN_ENV, "").strip() or None
 
 
+def require_http_server() -> None:
+    """The HTTP server is an optional dependency (the ``http`` extra): say how
+    to install it, at startup, rather than fail when the first request comes."""
+    try:
+        import hypercorn  # noqa: F401
+    except ImportError:
+        raise ConfigError(
+            "the HTTP API needs the http extra, which is not installed: run "
+            "pip install -e '.[http]' in your openmemoryd clone, or turn HTTP off "
+            "([http] enabled = false, no --http)"
+        ) from None
+
+
 def plan_gateway(settings: HttpSettings, environ: Mapping[str, str] | None = None) -> GatewayPlan:
     """Check `[http]` and resolve its token; `ConfigError` says what to fix."""
+    require_http_server()
     address = parse_listen(settings.listen)
     token = resolve_token(settings, os.environ if environ is None else environ)
     if not is_loopback_host(address.host):

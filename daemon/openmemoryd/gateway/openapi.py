@@ -9,6 +9,7 @@ request accepts a ``workspace``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final
 
 import msgspec
@@ -43,6 +44,9 @@ def build_openapi(*, token_required: bool) -> dict[str, Any]:
         _tag_optional(schema)
     for params in requests:
         request_components[params.__name__]["properties"]["workspace"] = _WORKSPACE
+    for route in ROUTES.values():
+        if route.aliases and route.params is not None:
+            _add_aliases(request_components[route.params.__name__], route.aliases)
     body_ref = dict(zip(requests, request_refs, strict=True))
     result_ref = dict(zip(replies, reply_refs, strict=True))
     paths = {
@@ -113,6 +117,24 @@ def _query_parameter(name: str, field: str, route: Route) -> dict[str, Any]:
         "required": field in schema.get("required", ()),
         "schema": schema["properties"][field],
     }
+
+
+def _add_aliases(schema: dict[str, Any], aliases: Mapping[str, str]) -> None:
+    """Document each alias as the same field under another name: one of the
+    two is required where the field is, both together are refused."""
+    required = list(schema.get("required", ()))
+    alternatives = []
+    for alias, name in aliases.items():
+        schema["properties"][alias] = {
+            **schema["properties"][name],
+            "description": f"Another name for `{name}`.",
+        }
+        if name in required:
+            required.remove(name)
+            alternatives.append({"oneOf": [{"required": [name]}, {"required": [alias]}]})
+    schema["required"] = required
+    if alternatives:
+        schema["allOf"] = alternatives
 
 
 def _tag_optional(schema: dict[str, Any]) -> None:

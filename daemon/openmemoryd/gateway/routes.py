@@ -74,6 +74,8 @@ class Route:
     # query parameter -> Params field, for GET routes
     query: Mapping[str, str] = field(default_factory=dict)
     public: bool = False  # served without the bearer token
+    # body field -> Params field: names other memory tools' HTTP APIs use
+    aliases: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def from_body(self) -> bool:
@@ -89,7 +91,13 @@ ROUTES: Final[Mapping[str, Route]] = {
         GetParams,
         query={"path": "path", "from": "from_line", "lines": "lines"},
     ),
-    "/append": Route("POST", "Append text to a memory file", AppendResult, AppendParams),
+    "/append": Route(
+        "POST",
+        "Append text to a memory file (`content` is accepted for `text`)",
+        AppendResult,
+        AppendParams,
+        aliases={"content": "text"},
+    ),
     "/recall": Route("POST", "Memories to inject into a prompt", RecallResult, RecallParams),
     "/capture": Route("POST", "Keep what is worth remembering", CaptureResult, CaptureParams),
     "/log": Route("POST", "File one memory through the write pipeline", LogResult, LogParams),
@@ -106,6 +114,11 @@ ROUTES: Final[Mapping[str, Route]] = {
         "POST", "Summarise a conversation into the daily file", CompactResult, CompactParams
     ),
     "/status": Route("GET", "Daemon and index status", StatusResult, StatusParams),
+    # The routes of agent tools that keep memory under /memory/ (WorkAny's).
+    "/memory/search": Route("POST", "Hybrid search (same as /search)", SearchResult, SearchParams),
+    "/memory/status": Route(
+        "GET", "Daemon and index status (same as /status)", StatusResult, StatusParams
+    ),
     "/health": Route("GET", "Liveness (no token needed)", HealthResult, public=True),
     "/openapi.json": Route("GET", "This API's OpenAPI 3 document", dict, public=True),
 }
@@ -118,6 +131,11 @@ def body_params(route: Route, payload: Any) -> tuple[RequestBody, str | None]:
         raise BadRequest("the request body must be a JSON object")
     fields = route.params.__struct_encode_fields__
     tag = route.params.__struct_config__.tag
+    for alias, name in route.aliases.items():
+        if alias in payload:
+            if name in payload:
+                raise BadRequest(f"give {name!r} or {alias!r}, not both")
+            payload[name] = payload.pop(alias)
     unknown = sorted(set(payload) - {*fields, "type", "workspace"})
     if unknown:
         raise BadRequest(

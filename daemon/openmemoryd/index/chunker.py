@@ -21,12 +21,6 @@ numbers the user sees in their editor. Invariants of `chunk_markdown`:
 The packer prefers cutting at block boundaries (headings, fenced code,
 paragraphs) and between sections, because a chunk that holds one whole
 thought embeds better than one that starts mid-list.
-
-Headings follow CommonMark closely enough for memory files: ATX (``# T``) and
-setext (a paragraph underlined with ``===`` or ``---``). Nothing inside fenced
-code, an HTML comment or YAML front matter is a heading, and a ``---`` after a
-blank line is a thematic break, not an underline: a commented-out heading or a
-shell comment in a code block must not rename the section around it.
 """
 
 from __future__ import annotations
@@ -54,12 +48,13 @@ _HEADING_RE: Final = re.compile(r" {0,3}(#{1,6})(?:[ \t]|$)")
 # CommonMark: closing #s count only after whitespace, so "C#" keeps its "#".
 _CLOSING_HASHES_RE: Final = re.compile(r"(?:^|[ \t]+)#+$")
 _FENCE_RE: Final = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
-_SETEXT_RE: Final = re.compile(r" {0,3}(=+|-+)[ \t]*")
-_BREAK_RE: Final = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*")
-_COMMENT_OPEN_RE: Final = re.compile(r" {0,3}<!--")
-# Lines that open a block of their own, so they cannot be setext heading text.
-_NOT_PARAGRAPH_RE: Final = re.compile(r" {0,3}(?:[-+*>]|\d{1,9}[.)])(?:[ \t]|$)")
-_FRONT_MATTER_CLOSE: Final = frozenset({"---", "..."})
+# A setext underline: "Title" over "=====" is a level-1 heading, over "-----"
+# level 2 (CommonMark); after a blank line "---" is a thematic break instead.
+_SETEXT_RE: Final = re.compile(r" {0,3}(=+|-+)[ \t]*$")
+# Paragraphs that cannot become setext headings: list items, quotes, tables.
+_NOT_SETEXT_RE: Final = re.compile(r" {0,3}(?:[-*+][ \t]|\d{1,9}[.)][ \t]|>|\|)")
+_FRONT_MATTER_RE: Final = re.compile(r"---[ \t]*$")
+_FRONT_MATTER_END_RE: Final = re.compile(r"(?:---|\.\.\.)[ \t]*$")
 _PATH_SEPARATOR: Final = " > "
 
 
@@ -127,33 +122,41 @@ def _split_lines(text: str) -> list[str]:
 
 
 def _parse(lines: list[str]) -> tuple[list[_Block], _Outline]:
-    """Blocks in source order (blank lines between them belong to none)."""
+    """Blocks in source order (blank lines between them belong to none).
+
+    Headings are ATX (``# Title``) or setext (``Title`` over ``===`` or
+    ``---``). Nothing inside fenced code, an HTML comment or YAML front
+    matter is a heading: a ``# note`` line commented out, or a shell
+    comment in a code block, does not start a section.
+    """
     blocks: list[_Block] = []
     outline = _Outline([], [])
     stack: list[tuple[int, str]] = []
 
-    def open_section(level: int, title: str, first: int, last: int) -> None:
+    def open_section(level: int, title: str, at: int) -> None:
         while stack and stack[-1][0] >= level:
             stack.pop()
         stack.append((level, title))
-        outline.lines.append(first)
+        outline.lines.append(at)
         outline.paths.append(_PATH_SEPARATOR.join(t for _, t in stack if t))
-        blocks.append(_Block(_Kind.HEADING, first, last))
 
+    commented = _inside_comments(lines)
     i, n = 0, len(lines)
-    front_end = _front_matter_end(lines)
-    if front_end is not None:
-        blocks.append(_Block(_Kind.PARAGRAPH, 0, front_end))
-        i = front_end + 1
+    if n and _FRONT_MATTER_RE.match(lines[0]):
+        end = next((k for k in range(1, n) if _FRONT_MATTER_END_RE.match(lines[k])), None)
+        if end is not None:
+            blocks.append(_Block(_Kind.PARAGRAPH, 0, end))
+            i = end + 1
     while i < n:
         line = lines[i]
         if not line.strip():
             i += 1
             continue
-        heading = _HEADING_RE.match(line)
-        fence = _opening_fence(line)
+        heading = None if commented[i] else _HEADING_RE.match(line)
+        fence = None if commented[i] else _opening_fence(line)
         if heading is not None:
-            open_section(len(heading.group(1)), _heading_title(line[heading.end() :]), i, i)
+            open_section(len(heading.group(1)), _heading_title(line[heading.end() :]), i)
+            blocks.append(_Block(_Kind.HEADING, i, i))
             i += 1
         elif fence is not None:
             last = i + 1
@@ -162,66 +165,72 @@ def _parse(lines: list[str]) -> tuple[list[_Block], _Outline]:
             last = min(last, n - 1)
             blocks.append(_Block(_Kind.FENCE, i, last))
             i = last + 1
-        elif _BREAK_RE.fullmatch(line):
-            blocks.append(_Block(_Kind.PARAGRAPH, i, i))
-            i += 1
-        elif _COMMENT_OPEN_RE.match(line):
-            last = _comment_end(lines, i)
-            blocks.append(_Block(_Kind.PARAGRAPH, i, last))
-            i = last + 1
         else:
             last = i
-            while last + 1 < n and _continues_paragraph(lines[last + 1]):
+            while last + 1 < n and _continues_paragraph(lines[last + 1], commented[last + 1]):
                 last += 1
-            underline = _setext_level(lines, i, last)
-            if underline:
-                title = " ".join(part.strip() for part in lines[i : last + 1])
-                open_section(underline, title, i, last + 1)
-                last += 1
-            else:
-                blocks.append(_Block(_Kind.PARAGRAPH, i, last))
+            underline = _setext_underline(lines, commented, i, last)
+            if underline is not None:
+                level = 1 if lines[underline].strip()[0] == "=" else 2
+                title = " ".join(line.strip() for line in lines[i:underline])
+                open_section(level, _heading_title(title), i)
+                blocks.append(_Block(_Kind.HEADING, i, underline))
+                i = underline + 1
+                continue
+            blocks.append(_Block(_Kind.PARAGRAPH, i, last))
             i = last + 1
     return blocks, outline
 
 
-def _front_matter_end(lines: list[str]) -> int | None:
-    """Index of the line closing YAML front matter that opens the file, if any.
+def _setext_underline(lines: list[str], commented: list[bool], first: int, last: int) -> int | None:
+    """The line under a setext heading in the paragraph *first*..*last*, if any.
 
-    Without a closing ``---`` or ``...`` the first line is a thematic break
-    and the file has no front matter.
+    The heading's text is every paragraph line above its underline, so the
+    first underline ends it; a list item, quote or table row above it keeps
+    its own meaning (CommonMark), and so does a comment.
     """
-    if not lines or lines[0].rstrip() != "---":
+    if commented[first] or _NOT_SETEXT_RE.match(lines[first]):
         return None
-    for index in range(1, len(lines)):
-        if lines[index].rstrip() in _FRONT_MATTER_CLOSE:
-            return index
+    for k in range(first + 1, last + 1):
+        if commented[k]:
+            return None
+        if _SETEXT_RE.match(lines[k]):
+            return k
     return None
 
 
-def _comment_end(lines: list[str], first: int) -> int:
-    """Last line of the HTML comment opened on line *first* (end of file if unclosed)."""
-    opened = lines[first].index("<!--") + len("<!--")
-    if "-->" in lines[first][opened:]:
-        return first
-    for index in range(first + 1, len(lines)):
-        if "-->" in lines[index]:
-            return index
-    return len(lines) - 1
+def _inside_comments(lines: list[str]) -> list[bool]:
+    """For each line, whether it starts inside an HTML comment opened above it.
 
-
-def _setext_level(lines: list[str], first: int, last: int) -> int:
-    """1 or 2 if the paragraph ``[first, last]`` is underlined as a heading, else 0.
-
-    The underline must follow the paragraph directly: after a blank line
-    ``---`` is a thematic break. A list item or quote is not a paragraph, so
-    ``- item`` over ``---`` stays a list followed by a break.
+    Fenced code is skipped (``<!--`` in a code sample opens nothing); a
+    comment never closed runs to the end of the file, as a renderer shows it.
     """
-    if last + 1 >= len(lines) or _NOT_PARAGRAPH_RE.match(lines[first]):
-        return 0
-    match = _SETEXT_RE.fullmatch(lines[last + 1])
-    if match is None:
-        return 0
-    return 1 if match.group(1)[0] == "=" else 2
+    inside: list[bool] = []
+    in_comment = False
+    fence: str | None = None
+    for line in lines:
+        inside.append(in_comment)
+        if not in_comment and fence is None:
+            fence = _opening_fence(line)
+            if fence is not None:
+                continue
+        elif fence is not None:
+            if _closes_fence(line, fence):
+                fence = None
+            continue
+        position = 0
+        while True:
+            if in_comment:
+                close = line.find("-->", position)
+                if close < 0:
+                    break
+                in_comment, position = False, close + 3
+            else:
+                opening = line.find("<!--", position)
+                if opening < 0:
+                    break
+                in_comment, position = True, opening + 4
+    return inside
 
 
 def _heading_title(rest: str) -> str:
@@ -248,16 +257,14 @@ def _closes_fence(line: str, marker: str) -> bool:
     return len(body) >= len(marker) and body == marker[0] * len(body)
 
 
-def _continues_paragraph(line: str) -> bool:
-    """Headings, fences, comments, breaks and setext underlines end a paragraph."""
-    return (
-        bool(line.strip())
-        and _HEADING_RE.match(line) is None
-        and _opening_fence(line) is None
-        and _COMMENT_OPEN_RE.match(line) is None
-        and _SETEXT_RE.fullmatch(line) is None
-        and _BREAK_RE.fullmatch(line) is None
-    )
+def _continues_paragraph(line: str, commented: bool = False) -> bool:
+    """Headings and fences interrupt a paragraph without a blank line; inside
+    an HTML comment nothing does but a blank line."""
+    if not line.strip():
+        return False
+    if commented:
+        return True
+    return _HEADING_RE.match(line) is None and _opening_fence(line) is None
 
 
 def _split_long_line(line: str, max_tokens: int) -> list[str]:

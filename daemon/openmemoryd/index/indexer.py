@@ -37,6 +37,7 @@ from openmemoryd.store import (
     touch_file,
 )
 from openmemoryd.workspace import MemoryPath, is_pristine_template, read_memory_file
+from openmemoryd.workspace.boilerplate import has_memory, mask_boilerplate
 
 logger = logging.getLogger("openmemoryd.index")
 
@@ -103,11 +104,16 @@ def index_file(
         text = data.decode("utf-8", errors="replace")
         note = "invalid UTF-8 replaced with U+FFFD"
     text = text.removeprefix("\ufeff")
+    # Template comments, empty fields and hints are blanked (lines kept), and
+    # a chunk left with only headings is not memory (workspace.boilerplate).
     rows = [
         ChunkRow(c.start_line, c.end_line, c.heading, c.text, sha256_hex(c.text.encode("utf-8")))
         for c in chunk_markdown(
-            text, max_tokens=settings.chunk_tokens, overlap_tokens=settings.chunk_overlap
+            mask_boilerplate(text),
+            max_tokens=settings.chunk_tokens,
+            overlap_tokens=settings.chunk_overlap,
         )
+        if has_memory(c.text)
     ]
     replace_file(conn, FileState(key, source, digest, st.st_mtime_ns, st.st_size, note), rows)
     return FileOutcome(key, kind, len(rows), note)

@@ -16,12 +16,16 @@ Thresholding rules (OpenClaw PR #20994 is the bug they avoid):
   shared word (an English question finding a Chinese note), and exact
   keywords the model misses;
 * when nothing reaches the bar and the caller did not set ``min_score``
-  explicitly, the closest matches (any keyword hit, any vector score above
-  the model's floor) are returned anyway and the reply says
-  ``threshold_relaxed``: the default must never answer "nothing" when the
-  memory holds an exact keyword match (BM25 scores of terms that occur in
-  most notes of a small workspace are near zero) or a paraphrase the small
-  model scores weakly;
+  explicitly, chunks holding *every* word of the query are returned anyway
+  and the reply says ``threshold_relaxed``: the default must never answer
+  "nothing" when the memory holds an exact keyword match (BM25 scores of
+  terms that occur in most notes of a small workspace are near zero). A
+  chunk sharing only some of the words, or found by the vector leg alone
+  with a weak score, is not evidence: an unrelated query ("lattice quantum
+  chromodynamics" in a workspace of cooking notes) returns nothing, with
+  ``below_min_score`` and the best score seen, rather than the least
+  unrelated notes. ``search.relaxed_fallback = true`` brings back the old
+  rule (any keyword hit, any vector score above the model's floor);
 * an explicit ``min_score`` is honoured strictly, and an empty reply then
   says ``below_min_score`` with the best evidence seen.
 
@@ -31,21 +35,26 @@ reported once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date
 
 import apsw
 
-from omem_protocol import SearchExplain, SearchHit, SearchResult
+from omem_protocol import KNOWN_SOURCES, SearchExplain, SearchHit, SearchResult
 from openmemoryd.config import SearchSettings
 from openmemoryd.errors import BadRequest
+from openmemoryd.search.calibrated import fuse_calibrated
 from openmemoryd.search.candidate import Candidate
+from openmemoryd.search.dates import QueryDates, memory_date, parse_query_dates
 from openmemoryd.search.decay import apply_decay
 from openmemoryd.search.fusion import fuse_rrf, fuse_weighted, normalize_weights
 from openmemoryd.search.lexical import lexical_leg
 from openmemoryd.search.mmr import mmr_rerank
-from openmemoryd.search.snippet import make_snippet
-from openmemoryd.search.vector import VectorQuery, vector_leg
+from openmemoryd.search.snippet import line_matches, make_snippet
+from openmemoryd.search.vector import VectorQuery, rescale, vector_leg
 from openmemoryd.store import chunk_count, file_mtimes
+from openmemoryd.store.vectors import distances
 from openmemoryd.text import query_terms
 
 MAX_CANDIDATES = 200
@@ -86,21 +95,37 @@ def run_search(
     """Run *query* on *conn*; `took_ms` is left 0 for the caller to fill."""
     if not query.text.strip():
         raise BadRequest("query is empty")
+    unknown = sorted(set(query.sources or ()) - set(KNOWN_SOURCES))
+    if unknown:
+        raise BadRequest(f"unknown source {', '.join(unknown)} (known: {', '.join(KNOWN_SOURCES)})")
     limit = query.limit or settings.limit
     min_score = settings.min_score if query.min_score is None else query.min_score
-    terms = query_terms(query.text)
+    # Dates leave the keyword query only where calibrated fusion can use
+    # them as a ranking signal: dropped with nothing in their place, the
+    # words "May" and "2022" still helped BM25 a little (docs/recall.md).
+    calibrated = vector is not None and settings.fusion == "calibrated"
+    dates = _query_dates(query.text, settings, now) if calibrated else QueryDates((), query.text)
+    terms = query_terms(dates.rest)
     pool = min(MAX_CANDIDATES, max(1, limit * settings.candidate_multiplier))
 
     lexical = lexical_leg(conn, terms, pool, query.sources, query.agent)
     nearest = (
         vector_leg(conn, vector, pool, query.sources, query.agent) if vector is not None else []
     )
-    merged = _fuse(lexical, nearest, settings) if vector is not None else lexical
+    if vector is None:
+        merged = lexical
+    elif calibrated:
+        merged = _fuse_calibrated(conn, lexical, nearest, vector, terms, dates)
+    else:
+        merged = _fuse(lexical, nearest, settings)
 
-    chosen = [c for c in merged if strongest(c) >= min_score]
+    def evidence(candidate: Candidate) -> float:
+        return strongest(candidate, vector)
+
+    chosen = [c for c in merged if evidence(c) >= min_score]
     relaxed = False
     if not chosen and query.min_score is None:
-        chosen = [c for c in merged if c.text_score is not None or strongest(c) > 0.0]
+        chosen = _relaxed(merged, terms, evidence, everything=settings.relaxed_fallback)
         relaxed = bool(chosen)
     if settings.decay.enabled and chosen:
         # After thresholding, so decay re-orders relevant memories and never
@@ -124,7 +149,7 @@ def run_search(
             empty_reason = "no_terms"
         elif merged:
             empty_reason = "below_min_score"
-            best = round(max(strongest(c) for c in merged), 6)
+            best = round(max(evidence(c) for c in merged), 6)
         elif chunk_count(conn) == 0:
             empty_reason = "index_empty"
         else:
@@ -147,10 +172,67 @@ def run_search(
     )
 
 
-def strongest(candidate: Candidate) -> float:
-    """The candidate's best evidence: its higher leg score (or its score)."""
-    legs = [s for s in (candidate.vector_score, candidate.text_score) if s is not None]
+def strongest(candidate: Candidate, vector: VectorQuery | None = None) -> float:
+    """The candidate's best evidence: its higher leg score (or its score).
+
+    The vector score counts as `VectorQuery.evidence` makes it: its margin
+    over the query's baseline where the model is calibrated for that.
+    """
+    vector_score = candidate.vector_score
+    if vector_score is not None and vector is not None:
+        vector_score = vector.evidence(vector_score)
+    legs = [s for s in (vector_score, candidate.text_score) if s is not None]
     return max(legs) if legs else candidate.score
+
+
+def _relaxed(
+    merged: list[Candidate],
+    terms: list[str],
+    evidence: Callable[[Candidate], float],
+    *,
+    everything: bool,
+) -> list[Candidate]:
+    """What a default search returns when nothing reaches ``min_score``."""
+    if everything:
+        return [c for c in merged if c.text_score is not None or evidence(c) > 0.0]
+    if not terms:
+        return []
+    return [
+        c for c in merged if c.text_score is not None and line_matches(c.text, terms) == len(terms)
+    ]
+
+
+def _query_dates(text: str, settings: SearchSettings, now: float) -> QueryDates:
+    """The dates *text* mentions (relative ones against the local day of *now*)."""
+    if not settings.date_aware:
+        return QueryDates((), text)
+    today = date.fromtimestamp(now) if now > 0 else date.today()
+    return parse_query_dates(text, today)
+
+
+def _fuse_calibrated(
+    conn: apsw.Connection,
+    lexical: list[Candidate],
+    nearest: list[Candidate],
+    vector: VectorQuery,
+    terms: list[str],
+    dates: QueryDates,
+) -> list[Candidate]:
+    found = {c.id for c in nearest}
+    missing = [c.id for c in lexical if c.id not in found]
+    scores = {
+        chunk_id: rescale(1.0 - distance, vector.score_floor, vector.score_ceiling)
+        for chunk_id, distance in distances(conn, vector.table, vector.vector, missing).items()
+    }
+    date_match = None
+    if dates.ranges:
+
+        def date_match(candidate: Candidate) -> bool:
+            return dates.matches(memory_date(candidate.path, candidate.heading))
+
+    return fuse_calibrated(
+        lexical, nearest, vector_scores=scores, terms=terms, date_match=date_match
+    )
 
 
 def _fuse(

@@ -28,6 +28,25 @@ class VectorQuery:
     vector: bytes
     score_floor: float = 0.0
     score_ceiling: float = 1.0
+    # The query's cosine with text about nothing in particular, and the
+    # margin above it that counts fully (embed.reference); None: uncalibrated.
+    null_cosine: float | None = None
+    evidence_width: float | None = None
+
+    def evidence(self, score: float) -> float:
+        """A rescaled vector score as evidence of relevance, in [0, 1].
+
+        Without a calibrated baseline this is the score itself. With one, it
+        is the cosine's margin over the query's baseline divided by the
+        evidence width, never more than the score: a query near the centre
+        of the model's space (nonsense, or about nothing the memory holds)
+        gets no credit for the cosine every text has with it.
+        """
+        if self.null_cosine is None or not self.evidence_width:
+            return score
+        cosine = self.score_floor + score * (self.score_ceiling - self.score_floor)
+        margin = (cosine - self.null_cosine) / self.evidence_width
+        return min(score, max(0.0, min(1.0, margin)))
 
 
 def rescale(cosine: float, floor: float, ceiling: float = 1.0) -> float:

@@ -32,12 +32,13 @@ from openmemoryd.service import render
 
 Platform = Literal["linux", "macos"]
 
+# Environment variable -> (install-service flag, the `Overrides` field it sets).
 _ENV_FLAGS: Final = {
-    "OPENMEMORY_CONFIG": "--config",
-    "OPENMEMORY_WORKSPACE": "--workspace",
-    "OPENMEMORY_STATE_DIR": "--state-dir",
-    "OPENMEMORY_SOCKET": "--socket",
-    "OPENMEMORY_LOG_LEVEL": "--log-level",
+    "OPENMEMORY_CONFIG": ("--config", "config"),
+    "OPENMEMORY_WORKSPACE": ("--workspace-dir", "workspace"),
+    "OPENMEMORY_STATE_DIR": ("--state-dir", "state_dir"),
+    "OPENMEMORY_SOCKET": ("--socket", "socket"),
+    "OPENMEMORY_LOG_LEVEL": ("--log-level", "log_level"),
 }
 
 
@@ -117,8 +118,8 @@ def plan_install(
     notes = [
         f"{name} is set in this shell, but the service will not see it; "
         f"pass {flag} to install-service to make the service use it"
-        for name, flag in _ENV_FLAGS.items()
-        if env.get(name, "").strip() and getattr(flags, _field(flag)) is None
+        for name, (flag, field) in _ENV_FLAGS.items()
+        if env.get(name, "").strip() and getattr(flags, field) is None
     ]
     if platform == "linux":
         return _plan_systemd(argv, env, service_env, config.socket, flags, notes, socket_activation)
@@ -195,16 +196,12 @@ def _flag_args(flags: Overrides, config: Config) -> list[str]:
     directory is not this shell's)."""
     given = {
         "--config": flags.config and config.config_path,
-        "--workspace": flags.workspace and config.workspace,
+        "--workspace-dir": flags.workspace and config.workspace,
         "--state-dir": flags.state_dir and config.state_dir,
         "--socket": flags.socket and config.socket,
         "--log-level": flags.log_level and config.log_level,
     }
     return [item for flag, value in given.items() if value for item in (flag, str(value))]
-
-
-def _field(flag: str) -> str:
-    return flag.removeprefix("--").replace("-", "_")
 
 
 def _unit(path: Path, content: bytes) -> UnitFile:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -27,7 +28,6 @@ import apsw
 import sqlite_vec
 
 from openmemoryd.errors import StartupError
-from openmemoryd.store.fault_vfs import index_vfs
 from openmemoryd.store.schema import (
     APPLICATION_ID,
     MIGRATIONS,
@@ -84,6 +84,28 @@ def open_index(path: Path, *, workspace: Path) -> OpenedIndex:
         )
         conn, vector_error = _open_writer(path, workspace)
     return OpenedIndex(conn=conn, vector_error=vector_error, recovered_to=recovered_to)
+
+
+VFS_ENV: Final = "OPENMEMORYD_SQLITE_VFS"
+
+
+def index_vfs(environ: Mapping[str, str] | None = None) -> str | None:
+    """The SQLite VFS index connections are opened through.
+
+    SQLite's default, unless ``OPENMEMORYD_SQLITE_VFS`` names a VFS
+    registered in this process: the reliability tests register one that
+    injects full-disk and damaged-page faults (from a ``sitecustomize`` on
+    the daemon's ``PYTHONPATH``), and nothing of it ships in the package.
+
+    Raises:
+        StartupError: the variable names a VFS this process does not have.
+    """
+    name = (os.environ if environ is None else environ).get(VFS_ENV, "").strip()
+    if not name:
+        return None
+    if name not in apsw.vfs_names():
+        raise StartupError(f"{VFS_ENV}={name!r}: no SQLite VFS of that name is registered")
+    return name
 
 
 def open_reader(path: Path) -> apsw.Connection:

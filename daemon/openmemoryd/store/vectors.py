@@ -265,3 +265,23 @@ def cache_prune(conn: apsw.Connection, max_entries: int) -> int:
 
 def cache_size(conn: apsw.Connection) -> int:
     return as_int(conn.execute("SELECT count(*) FROM embedding_cache").fetchall()[0][0])
+
+
+def distances(
+    conn: apsw.Connection, table: VecTable, query: bytes, ids: Sequence[int]
+) -> dict[int, float]:
+    """Cosine distance from *query* to each of these chunks that has a vector.
+
+    Fusion scores keyword hits the vector leg did not return by their own
+    vectors; a point lookup per id costs far less than a wider KNN scan.
+    """
+    found: dict[int, float] = {}
+    for start in range(0, len(ids), 400):
+        part = list(ids[start : start + 400])
+        sql = (
+            f"SELECT rowid, vec_distance_cosine(embedding, ?) FROM {table.table} "
+            f"WHERE rowid IN ({', '.join('?' * len(part))})"
+        )
+        for rowid, distance in conn.execute(sql, [query, *part]):
+            found[as_int(rowid)] = as_float(distance)
+    return found

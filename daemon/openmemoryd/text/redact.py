@@ -4,7 +4,9 @@ Agents paste keys, tokens and passwords into conversations; once indexed,
 any search could surface them in a snippet. `redact_secrets` follows
 OpenClaw's default ``redactSensitiveText`` patterns (assignments, JSON
 fields, CLI flags, Bearer tokens, PEM private keys, well-known token
-prefixes, Telegram bot tokens), tightened where the original rewrites prose.
+prefixes, Telegram bot tokens), tightened where the original rewrites prose,
+and adds what people actually type in a chat: "the password is hunter2",
+"密码是 hunter2", "пароль: hunter2", and credentials in URL query strings.
 
 Invariants:
 
@@ -48,7 +50,9 @@ _NAME_CHAR: Final = r"[A-Za-z0-9_-]"
 # and code ("the key: ...", "sort_key=...") to count; uppercase KEY is an
 # environment variable name.
 _SECRET_NAME: Final = (
-    rf"(?<!{_NAME_CHAR})"
+    # Not right after an ellipsis either: "012345…KEY=" is the end of a
+    # masked value, not a name, and must not be masked again.
+    rf"(?<!{_NAME_CHAR})(?<!\u2026)"
     rf"(?={_NAME_CHAR}+\\?[\"']?[ \t]*[=:])"
     rf"{_NAME_CHAR}*?"
     r"(?:(?i:(?:api|secret|access|private|auth|client|encryption|signing|master)[_-]?key"
@@ -102,15 +106,41 @@ _BRANCHES: Final = (
     r"(?<![0-9])(?P<tg>[0-9]{8,10}:[A-Za-z0-9_-]{35})(?![A-Za-z0-9_-])",
     # Bearer tokens outside an assignment (curl -H, prose).
     r"(?<![A-Za-z0-9_-])(?i:bearer)[ \t]+(?P<bearer>[A-Za-z0-9._~+/-]+=*)",
+    # Credentials in a URL's query: ?api_key=..., &token=..., &key=..., &sig=...
+    r"(?<=[?&])(?i:key|api[_-]?key|apikey|access[_-]?token|auth|token|sig|signature"
+    r"|secret|password|passwd|pwd)=(?P<uval>[^&#\s\"'<>]+)",
+    # Prose: "the password is hunter2", "my passphrase was x", "pin: 1234".
+    # Only a value of printable ASCII counts: a sentence goes on in words.
+    r"(?<![A-Za-z0-9_-])(?i:pass(?:word|phrase|code)|pwd|pin(?:[ \t]+code)?)"
+    r"(?:[ \t]+(?i:for|to|of)(?:[ \t]+[^\s]{1,40}){1,3}?)?"
+    r"[ \t]+(?i:is|was|will[ \t]+be|=)[ \t]+(?P<pval>[!-~]+)",
+    # 密码是 hunter2, 密碼：x, 口令为 x (a value in ASCII: "密码：不要写在这里" is prose).
+    r"(?:密码|密碼|口令)[ \t]*(?:是|为|為|:|：|=)[ \t]*(?P<zval>[!-~]{2,})",
+    # пароль: hunter2, пароль — hunter2, пароль это hunter2.
+    r"(?<![А-Яа-яЁё])(?i:парол(?:ь|я|ем|е))(?:[ \t]+(?i:от|для|к)[ \t]+[^\s:]{1,40})?"
+    r"[ \t]*(?:[:=：]|—|–|-|это|будет|был)"
+    r"[ \t]*(?P<rval>[!-~]{2,})",
     # KEY=value, password: value, "api_key": "value", apiKey = 'value'.
     _SECRET_NAME + r"\\?[\"']?[ \t]*[=:][ \t]*" + _value(""),
 )
 _PATTERN: Final = re.compile("|".join(_BRANCHES), re.DOTALL)
 
 # Groups holding the secret, in the order the branches above define them.
-_SECRET_GROUPS: Final = ("fqval", "fval", "tok", "tg", "bearer", "qval", "val")
-_VALUE_GROUPS: Final = frozenset({"fqval", "fval", "qval", "val"})
-_BARE_VALUE_GROUPS: Final = frozenset({"fval", "val"})
+_SECRET_GROUPS: Final = (
+    "fqval",
+    "fval",
+    "tok",
+    "tg",
+    "bearer",
+    "uval",
+    "pval",
+    "zval",
+    "rval",
+    "qval",
+    "val",
+)
+_VALUE_GROUPS: Final = frozenset({"fqval", "fval", "pval", "zval", "rval", "uval", "qval", "val"})
+_BARE_VALUE_GROUPS: Final = frozenset({"fval", "pval", "zval", "rval", "val"})
 _SENTENCE_END: Final = ".,:!?"
 
 # Assigned values that are words, types or placeholders, not secrets: they
@@ -122,6 +152,9 @@ _NOT_SECRETS: Final = frozenset(
     which when how if then see below above same following none null nil
     undefined true false required optional str string int integer bytes bool
     boolean number float any object dict list type env unset empty redacted
+    stored saved kept set reset changed correct incorrect wrong expired invalid
+    valid missing hidden encrypted managed written located somewhere too very
+    also still now being required weak strong long short secure ok fine
     """.split()
 )
 

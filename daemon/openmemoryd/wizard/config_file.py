@@ -26,7 +26,7 @@ from openmemoryd.wizard.questions import EmbeddingAnswers
 
 HEADER: Final = (
     "openmemory configuration, written by `openmemoryd init`.\n"
-    "Every key and its default: the README's configuration reference."
+    "Every key and its default: docs/configuration.md in openmemoryd's repository."
 )
 CONFIG_MODE: Final = 0o600
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-import click
+import typer
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,29 +60,29 @@ class TerminalPrompter:
     """Numbered menus and prompts on the controlling terminal (click)."""
 
     def say(self, text: str = "") -> None:
-        click.echo(text)
+        typer.echo(text)
 
     def text(self, question: str, default: str) -> str:
-        answer: str = click.prompt(f"? {question}", default=default, show_default=True)
+        answer: str = typer.prompt(f"? {question}", default=default, show_default=True)
         return answer.strip() or default
 
     def choose(self, question: str, options: Sequence[Option], default: str) -> str:
-        click.echo(f"? {question}")
+        typer.echo(f"? {question}")
         default_index = 1
         for index, option in enumerate(options, start=1):
             marker = "›" if option.value == default else " "
             if option.value == default:
                 default_index = index
-            click.echo(f"  {marker} {index}) {option.label}")
+            typer.echo(f"  {marker} {index}) {option.label}")
         while True:
-            raw: str = click.prompt("  choice", default=str(default_index), show_default=True)
+            raw: str = typer.prompt("  choice", default=str(default_index), show_default=True)
             picked = _pick(raw.strip(), options)
             if picked is not None:
                 return picked
-            click.echo(f"  please enter a number from 1 to {len(options)} or a name shown above")
+            typer.echo(f"  please enter a number from 1 to {len(options)} or a name shown above")
 
     def secret(self, question: str) -> str:
-        answer: str = click.prompt(f"? {question}", default="", hide_input=True, show_default=False)
+        answer: str = typer.prompt(f"? {question}", default="", hide_input=True, show_default=False)
         return answer.strip()
 
 

@@ -45,6 +45,8 @@ __all__ = [
 # notes in a varied workspace score 0.
 E5_SCORE_FLOOR: Final = 0.75
 E5_SCORE_CEILING: Final = 0.95
+# See embed.reference: margin over the query's baseline that scores 1.0.
+E5_EVIDENCE_WIDTH: Final = 0.1
 
 # MiniLM spreads cosines much wider. On ten English notes and ten questions,
 # unrelated pairs had median 0.035 (95th percentile 0.19) and relevant ones
@@ -76,6 +78,9 @@ class LocalModel:
     locate: Callable[[], Path]  # its files; FileNotFoundError says how to install them
     verify: Callable[[Path], None]  # pinned sha256, once per process
     load: Callable[[Path], TextEncoder]
+    # How far above its reference baseline a query's cosine must reach to
+    # count as evidence (embed.reference); None: not calibrated for this model.
+    evidence_width: float | None = None
 
 
 def _load_e5(path: Path) -> TextEncoder:
@@ -94,6 +99,7 @@ DEFAULT_MODEL: Final = LocalModel(
     locate=e5.default_weights_path,
     verify=e5.verify_weights,
     load=_load_e5,
+    evidence_width=E5_EVIDENCE_WIDTH,
 )
 MINILM_MODEL: Final = LocalModel(
     model_id=minilm.MODEL_ID,

@@ -38,6 +38,7 @@ from openmemoryd.embed.local.worker import (
     write_frame,
 )
 from openmemoryd.embed.provider import EmbeddingError, Vectors
+from openmemoryd.embed.reference import NULL_TOP, REFERENCE_PASSAGES
 from openmemoryd.embed.vectors import sanitize
 
 READY_TIMEOUT_S: Final = 180.0
@@ -65,6 +66,7 @@ class LocalEmbedder:
         self._job_timeout = job_timeout_s
         self._weights = weights or model.locate()
         self._query_model: TextEncoder | None = None
+        self._reference: Vectors | None = None
         self._query_lock = threading.Lock()
         self._worker: _Worker | None = None
         self._worker_lock = threading.Lock()
@@ -95,6 +97,21 @@ class LocalEmbedder:
 
     def identity(self) -> str:
         return f"local:{self._spec.model_id}"
+
+    @property
+    def evidence_width(self) -> float | None:
+        return self._spec.evidence_width
+
+    def null_cosine(self, query: Vectors) -> float | None:
+        """*query*'s mean cosine with its `NULL_TOP` nearest reference passages
+        (embed.reference), or None when the model has no calibrated evidence width."""
+        if self._spec.evidence_width is None:
+            return None
+        reference = self._reference
+        if reference is None:  # two first searches at once both compute it: harmless
+            encoded = self._model().encode(REFERENCE_PASSAGES, is_query=False)
+            reference = self._reference = sanitize(encoded)
+        return float(np.sort(reference @ query)[-NULL_TOP:].mean())
 
     def embed_query(self, text: str) -> Vectors:
         return sanitize(self._model().encode([text], is_query=True)[0])

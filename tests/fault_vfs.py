@@ -1,11 +1,13 @@
-"""Injected SQLite faults for the reliability tests; inert unless asked for.
+"""Injected SQLite faults for the reliability tests (test code: not shipped).
 
 A full disk and damaged pages cannot be produced on demand everywhere (CI
 may not allow a small tmpfs), and damage written into a live file hides
 behind SQLite's page cache. So a test sets ``OPENMEMORYD_FAULTS_DIR=<dir>``
-in the daemon's environment, and every index connection is then opened
-through the ``omem-faults`` VFS, which passes everything to the default VFS
-except:
+and puts ``tests/fault_site`` on ``PYTHONPATH`` in the daemon's
+environment: its ``sitecustomize`` registers the ``omem-faults`` VFS at
+interpreter start and names it in ``OPENMEMORYD_SQLITE_VFS``, which the
+daemon opens every index connection through (`openmemoryd.store.db`). The
+VFS passes everything to the default VFS except:
 
 * while ``<dir>/enospc`` exists, every write fails with SQLITE_FULL, exactly
   what SQLite reports when the disk is full;
@@ -14,40 +16,36 @@ except:
   Naming the inode, not the path, keeps the damage with the damaged file:
   a rebuilt index that replaces it under the same name reads fine.
 
-Without the variable nothing here is registered or called. A Python VFS
-costs a Python call per page read and write, which is why it is a test hook
-and not a feature.
+A Python VFS costs a Python call per page read and write, which is why it
+is a test hook and not a feature.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
 import apsw
 
-__all__ = ["FAULTS_ENV", "VFS_NAME", "index_vfs"]
+__all__ = ["FAULTS_ENV", "SITE_DIR", "VFS_NAME", "register"]
 
 FAULTS_ENV: Final = "OPENMEMORYD_FAULTS_DIR"
 VFS_NAME: Final = "omem-faults"
+# Put on PYTHONPATH for a daemon that must open its index through this VFS.
+SITE_DIR: Final = Path(__file__).resolve().parent / "fault_site"
 
 _registered: dict[str, _FaultVFS] = {}
 
 
-def index_vfs(environ: Mapping[str, str] | None = None) -> str | None:
-    """The VFS name index connections must use: None (SQLite's default)
-    unless fault injection is switched on in *environ*."""
-    env = os.environ if environ is None else environ
-    faults_dir = env.get(FAULTS_ENV, "").strip()
-    if not faults_dir:
-        return None
+def register(faults_dir: Path) -> str:
+    """Register (once per process) the fault VFS reading switches from
+    *faults_dir*; return its name for ``OPENMEMORYD_SQLITE_VFS``."""
     vfs = _registered.get(VFS_NAME)
     if vfs is None:
-        _registered[VFS_NAME] = _FaultVFS(Path(faults_dir))
-    elif vfs.faults_dir != Path(faults_dir):
-        vfs.faults_dir = Path(faults_dir)
+        _registered[VFS_NAME] = _FaultVFS(faults_dir)
+    else:
+        vfs.faults_dir = faults_dir
     return VFS_NAME
 
 

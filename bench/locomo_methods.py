@@ -1,0 +1,122 @@
+"""The search configurations LoCoMo measures, each a complete daemon config.
+
+Every ranking key is written explicitly, so a change of the built-in
+defaults cannot relabel a method; the default configuration is the method
+named ``calibrated``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from bench.locomo_data import LAYOUTS
+
+
+def _config(
+    provider: str,
+    *,
+    vector_weight: float = 0.5,
+    text_weight: float = 0.5,
+    fusion: str = "weighted",
+    mmr: bool = False,
+    decay: bool = False,
+    date_aware: bool = False,
+) -> str:
+    """A complete ranking config, so a method means the same whatever the defaults become."""
+    return (
+        f'[embedding]\nprovider = "{provider}"\n\n'
+        f"[search]\nvector_weight = {vector_weight}\ntext_weight = {text_weight}\n"
+        f'fusion = "{fusion}"\ndate_aware = {str(date_aware).lower()}\n\n'
+        f"[search.mmr]\nenabled = {str(mmr).lower()}\nlambda = 0.7\n\n"
+        f"[search.decay]\nenabled = {str(decay).lower()}\nhalf_life_days = 30.0\nfloor = 0.5\n"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Method:
+    """One search configuration under test.
+
+    `layouts` are those it may run on; `default_layouts` those a run without
+    ``--layouts`` uses (both layouts only where the comparison says
+    something: they hold the same text, so they can differ only by decay).
+    """
+
+    name: str
+    description: str
+    config_toml: str
+    vectors: bool
+    layouts: tuple[str, ...] = LAYOUTS
+    default_layouts: tuple[str, ...] = ("dated",)
+
+
+METHODS: Final[Mapping[str, Method]] = {
+    m.name: m
+    for m in (
+        Method(
+            "calibrated",
+            "calibrated fusion with dates (the default)",
+            _config("local", fusion="calibrated", date_aware=True),
+            vectors=True,
+            default_layouts=LAYOUTS,
+        ),
+        Method(
+            "calibrated-nodates",
+            "calibrated fusion, query dates not read",
+            _config("local", fusion="calibrated"),
+            vectors=True,
+        ),
+        Method(
+            "bm25",
+            "keyword only (embedding provider none)",
+            _config("none"),
+            vectors=False,
+            default_layouts=LAYOUTS,
+        ),
+        Method(
+            "vector",
+            "local e5 vectors only (weights 1.0/0.0)",
+            _config("local", vector_weight=1.0, text_weight=0.0),
+            vectors=True,
+        ),
+        Method(
+            "hybrid-0.3",
+            "weighted fusion 0.3 vector / 0.7 keyword",
+            _config("local", vector_weight=0.3, text_weight=0.7),
+            vectors=True,
+        ),
+        Method(
+            "hybrid-0.5",
+            "weighted fusion 0.5 vector / 0.5 keyword",
+            _config("local"),
+            vectors=True,
+            default_layouts=LAYOUTS,
+        ),
+        Method(
+            "hybrid-0.7",
+            "weighted fusion 0.7 vector / 0.3 keyword",
+            _config("local", vector_weight=0.7, text_weight=0.3),
+            vectors=True,
+        ),
+        Method(
+            "rrf",
+            "reciprocal rank fusion (k 60)",
+            _config("local", fusion="rrf"),
+            vectors=True,
+        ),
+        Method(
+            "hybrid-0.5-mmr",
+            "0.5/0.5 then MMR (lambda 0.7)",
+            _config("local", mmr=True),
+            vectors=True,
+        ),
+        Method(
+            "hybrid-0.5-decay",
+            "0.5/0.5 with temporal decay (half-life 30 d, floor 0.5)",
+            _config("local", decay=True),
+            vectors=True,
+            layouts=("dated",),
+        ),
+    )
+}

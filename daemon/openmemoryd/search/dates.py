@@ -1,0 +1,299 @@
+"""Dates in a query, and the dates a memory is about.
+
+A question such as "What did Nate do for Joanna on 25 May, 2022?" names the
+day it is about; the words "25", "May" and "2022" are poor keywords (every
+note of May matches "May", and the number 25 is everywhere), while the
+daily file ``memory/2022-05-25.md`` or a heading ``## 25 May 2022`` says
+exactly which memories are about that day. `parse_query_dates` finds such
+mentions — absolute dates, months and years in English, Chinese and Russian,
+and relative ones ("yesterday", "last week", 昨天, 上周, вчера, на прошлой
+неделе) resolved against the current day — and returns the date ranges they
+mean together with the query text left once they are removed, so the
+keyword leg searches for what the question is about, not for the date.
+
+`memory_date` reads the day a chunk is about from its file name (any
+``YYYY-MM-DD`` in it, so ``memory/2022-05-25.md`` and
+``notes/trip-2022-05-25.md`` both count) or else from its heading path
+(``# 2022-05-25``, ``## Session 3 — 1:56 pm on 8 May, 2023``,
+``## 2022年5月25日``). Only absolute dates count there: a heading saying
+"yesterday" is about a day we cannot know.
+
+Matching is by range with a little slack after the end (`SLACK_DAYS`):
+people write about a day on the days that follow it ("yesterday I …"), and
+a question about "June" is often answered by a note from early July.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Final
+
+__all__ = [
+    "SLACK_DAYS",
+    "DateRange",
+    "QueryDates",
+    "memory_date",
+    "parse_query_dates",
+]
+
+SLACK_DAYS: Final = 3
+
+_MONTHS_EN: Final = {
+    name: number
+    for number, names in enumerate(
+        (
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ),
+        start=1,
+    )
+    for name in names
+}
+# Russian month names by stem: "мая", "маю", "май", "мае" all start "ма"+"й/я/ю/е";
+# the stems are unambiguous among the twelve months once two letters are read.
+_MONTHS_RU: Final = (
+    ("январ", 1),
+    ("феврал", 2),
+    ("март", 3),
+    ("апрел", 4),
+    ("ма", 5),
+    ("июн", 6),
+    ("июл", 7),
+    ("август", 8),
+    ("сентябр", 9),
+    ("октябр", 10),
+    ("ноябр", 11),
+    ("декабр", 12),
+)
+
+_EN_MONTH_RE: Final = "|".join(sorted(_MONTHS_EN, key=len, reverse=True))
+# "May" is also a verb: without a year, "3 may break" and "may 3 people" are
+# not dates, so a yearless day and "May" only count after "on" ("on 25 May").
+_EN_MONTH_NOT_MAY: Final = "|".join(
+    m for m in sorted(_MONTHS_EN, key=len, reverse=True) if m != "may"
+)
+_ON: Final = r"(?<=\bon\s)"
+_RU_MONTH_RE: Final = (
+    r"январ[ьяюе]|феврал[ьяюе]|март[аеу]?|апрел[ьяюе]|ма[йяюе]|июн[ьяюе]|июл[ьяюе]"
+    r"|август[аеу]?|сентябр[ьяюе]|октябр[ьяюе]|ноябр[ьяюе]|декабр[ьяюе]"
+)
+_YEAR: Final = r"(?P<year>(?:19|20)\d\d)"
+_DAY: Final = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
+
+# Order matters: the most specific form of each script first, so "25 May,
+# 2022" is read as one day, not as "May 2022" plus a stray 25.
+_ABSOLUTE: Final = tuple(
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        rf"\b{_YEAR}[-/.](?P<month>[01]?\d)[-/.](?P<day>[0-3]?\d)\b",
+        rf"\b{_DAY}\s+(?:of\s+)?(?P<mname>{_EN_MONTH_RE})\.?,?\s+{_YEAR}\b",
+        rf"\b(?P<mname>{_EN_MONTH_RE})\.?\s+{_DAY},?\s+{_YEAR}\b",
+        rf"\b(?P<mname>{_EN_MONTH_RE})\.?,?\s+{_YEAR}\b",
+        rf"\b{_DAY}\s+(?:of\s+)?(?P<mname>{_EN_MONTH_NOT_MAY})\b",
+        rf"\b(?P<mname>{_EN_MONTH_NOT_MAY})\.?\s+{_DAY}\b(?!\s*(?:am|pm|:))",
+        rf"{_ON}(?:the\s+)?{_DAY}\s+(?:of\s+)?(?P<mname>may)\b",
+        rf"{_ON}(?P<mname>may)\.?\s+{_DAY}\b(?!\s*(?:am|pm|:))",
+        rf"{_YEAR}\s*年\s*(?P<month>[01]?\d)\s*月\s*(?P<day>[0-3]?\d)\s*[日号]",
+        rf"{_YEAR}\s*年\s*(?P<month>[01]?\d)\s*月",
+        r"(?<![\d年])(?P<month>[01]?\d)\s*月\s*(?P<day>[0-3]?\d)\s*[日号]",
+        rf"{_YEAR}\s*年",
+        rf"(?<!\w){_DAY}\s+(?P<rname>{_RU_MONTH_RE})\s+{_YEAR}(?:\s*(?:г\.|года|год))?",
+        rf"(?<!\w)(?P<rname>{_RU_MONTH_RE})\s+{_YEAR}(?:\s*(?:г\.|года|год))?",
+        rf"(?<!\w){_DAY}\s+(?P<rname>{_RU_MONTH_RE})(?!\w)",
+        rf"\b(?:in|during|of|since)\s+(?P<mname>{_EN_MONTH_RE})\b",
+        rf"\b(?:in|during)\s+{_YEAR}\b",
+        rf"(?<!\w)(?:в|во)\s+(?P<rname>{_RU_MONTH_RE})(?!\w)",
+        rf"(?<!\w)в\s+{_YEAR}\s*(?:году|г\.)",
+    )
+)
+
+# The forms above that name one whole day with its year (ISO, English both
+# ways, Chinese, Russian): what a heading must say to date its chunk.
+_FULL_DATES: Final = tuple(
+    p for p in _ABSOLUTE if {"year", "day"} <= set(p.groupindex) and len(p.groupindex) >= 3
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DateRange:
+    """Days from `start` to `end` inclusive; `year` None means "any year" (month/day only)."""
+
+    start: date
+    end: date
+    any_year: bool = False
+
+    def contains(self, day: date, slack_days: int = SLACK_DAYS) -> bool:
+        if self.any_year:
+            try:
+                start = self.start.replace(year=day.year)
+                end = self.end.replace(year=day.year)
+            except ValueError:  # 29 February in a common year
+                return False
+            return start <= day <= end + timedelta(days=slack_days)
+        return self.start <= day <= self.end + timedelta(days=slack_days)
+
+
+@dataclass(frozen=True, slots=True)
+class QueryDates:
+    """What `parse_query_dates` found: the ranges, and the query without them."""
+
+    ranges: tuple[DateRange, ...]
+    rest: str
+
+    def matches(self, day: date | None) -> bool:
+        return day is not None and any(r.contains(day) for r in self.ranges)
+
+
+def _month_range(year: int, month: int) -> DateRange:
+    first = date(year, month, 1)
+    following = date(year + (month == 12), month % 12 + 1, 1)
+    return DateRange(first, following - timedelta(days=1))
+
+
+def _ru_month(name: str) -> int:
+    lowered = name.lower()
+    for stem, number in _MONTHS_RU:
+        if lowered.startswith(stem):
+            return number
+    raise ValueError(name)
+
+
+def _absolute(match: re.Match[str]) -> DateRange | None:
+    groups = match.groupdict()
+    year = int(groups["year"]) if groups.get("year") else None
+    if groups.get("mname"):
+        month: int | None = _MONTHS_EN[groups["mname"].lower().rstrip(".")]
+    elif groups.get("rname"):
+        month = _ru_month(groups["rname"])
+    elif groups.get("month"):
+        month = int(groups["month"])
+    else:
+        month = None
+    day = int(groups["day"]) if groups.get("day") else None
+    try:
+        if month is None:
+            if year is None:
+                return None
+            return DateRange(date(year, 1, 1), date(year, 12, 31))
+        if day is None:
+            if year is None:
+                whole = _month_range(2000, month)  # a leap year: February has its 29th
+                return DateRange(whole.start, whole.end, any_year=True)
+            return _month_range(year, month)
+        when = date(year if year is not None else 2000, month, day)
+    except ValueError:
+        return None  # "31 February", month 13: not a date
+    return DateRange(when, when, any_year=year is None)
+
+
+def _week_start(day: date) -> date:
+    return day - timedelta(days=day.weekday())
+
+
+def _relative(today: date) -> Sequence[tuple[re.Pattern[str], DateRange]]:
+    week = _week_start(today)
+    month_start = today.replace(day=1)
+    last_month_end = month_start - timedelta(days=1)
+    last_month = DateRange(last_month_end.replace(day=1), last_month_end)
+    yesterday = DateRange(today - timedelta(days=1), today - timedelta(days=1))
+    before_yesterday = DateRange(today - timedelta(days=2), today - timedelta(days=2))
+    last_week = DateRange(week - timedelta(days=7), week - timedelta(days=1))
+    this_week = DateRange(week, today)
+    this_month = DateRange(month_start, today)
+    todays = DateRange(today, today)
+    recent = DateRange(today - timedelta(days=6), today)
+    table: list[tuple[str, DateRange]] = [
+        (r"\bday before yesterday\b|позавчера|前天", before_yesterday),
+        (r"\byesterday\b|вчера|昨天|昨日", yesterday),
+        (r"\btoday\b|\btonight\b|сегодня|今天|今日", todays),
+        (
+            r"\blast week\b|\bprevious week\b|на прошлой неделе|прошлой неделе"
+            r"|上周|上星期|上个星期",
+            last_week,
+        ),
+        (r"\bthis week\b|на этой неделе|这周|本周|这个星期", this_week),
+        (r"\blast month\b|\bprevious month\b|в прошлом месяце|上个月|上月", last_month),
+        (r"\bthis month\b|в этом месяце|这个月|本月", this_month),
+        (r"\b(?:last|past) (?:few|couple of) days\b|\brecently\b|недавно|最近|近期", recent),
+    ]
+    return [(re.compile(p, re.IGNORECASE), r) for p, r in table]
+
+
+def _strip(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    out, last = [], 0
+    for start, end in sorted(spans):
+        if start < last:
+            continue
+        out.append(text[last:start])
+        out.append(" ")
+        last = end
+    out.append(text[last:])
+    return " ".join("".join(out).split())
+
+
+def parse_query_dates(query: str, today: date) -> QueryDates:
+    """The date ranges *query* mentions, and the query with those mentions removed.
+
+    Relative words resolve against *today* (the caller's local day). A query
+    with no date mention comes back with no ranges and its text unchanged.
+    """
+    spans: list[tuple[int, int]] = []
+    ranges: list[DateRange] = []
+
+    def free(start: int, end: int) -> bool:
+        return all(end <= s or start >= e for s, e in spans)
+
+    for pattern in _ABSOLUTE:
+        for match in pattern.finditer(query):
+            if not free(match.start(), match.end()):
+                continue
+            found = _absolute(match)
+            if found is not None:
+                spans.append((match.start(), match.end()))
+                ranges.append(found)
+    for pattern, meant in _relative(today):
+        for match in pattern.finditer(query):
+            if free(match.start(), match.end()):
+                spans.append((match.start(), match.end()))
+                ranges.append(meant)
+    if not ranges:
+        return QueryDates((), query)
+    rest = _strip(query, spans)
+    # Dangling prepositions left by the removal ("on", "in", "в") are
+    # stopwords anyway; the rest keeps the question's own words.
+    return QueryDates(tuple(dict.fromkeys(ranges)), rest or query)
+
+
+_ISO_IN_NAME: Final = re.compile(r"(?<!\d)((?:19|20)\d\d)-([01]\d)-([0-3]\d)(?!\d)")
+
+
+def memory_date(path: str, heading: str) -> date | None:
+    """The day a chunk is about: the date in its file's name, else in its heading path."""
+    name = path.rsplit("/", 1)[-1]
+    for match in _ISO_IN_NAME.finditer(name):
+        try:
+            return date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
+        except ValueError:
+            continue
+    if not heading:
+        return None
+    for pattern in _FULL_DATES:
+        found_at = pattern.search(heading)
+        if found_at is not None:
+            found = _absolute(found_at)
+            if found is not None and not found.any_year:
+                return found.start
+    return None

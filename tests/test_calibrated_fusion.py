@@ -1,0 +1,219 @@
+"""Calibrated fusion, query dates and vector evidence, on a real index with vectors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import apsw
+import numpy as np
+import pytest
+
+from openmemoryd.config import SearchSettings
+from openmemoryd.embed import to_blob
+from openmemoryd.search import SearchContext, SearchQuery, run_search
+from openmemoryd.search.calibrated import calibrated_score, coverage, fuse_calibrated
+from openmemoryd.search.candidate import Candidate
+from openmemoryd.search.vector import VectorQuery
+from openmemoryd.store import ChunkRow, FileState, open_index, replace_file
+from openmemoryd.store.vectors import store_vectors, target_table
+
+CTX = SearchContext(provider="test", model="m", stale=False)
+DIMS = 8
+NOW = 1_764_000_000.0  # 2025-11-24 UTC
+
+
+def unit(*values: float) -> np.ndarray:
+    v = np.zeros(DIMS, dtype=np.float32)
+    v[: len(values)] = values
+    return v / np.linalg.norm(v)
+
+
+@pytest.fixture
+def conn(tmp_path: Path) -> Iterator[apsw.Connection]:
+    connection = open_index(tmp_path / "i.sqlite", workspace=tmp_path).conn
+    yield connection
+    connection.close()
+
+
+def add(
+    conn: apsw.Connection, path: str, notes: list[tuple[str, np.ndarray]], heading: str = ""
+) -> None:
+    rows = [
+        ChunkRow(i + 1, i + 1, heading, text, f"h{path}{i}") for i, (text, _) in enumerate(notes)
+    ]
+    replace_file(conn, FileState(path, "memory", "h" + path, 1, 1), rows)
+    table = target_table(conn, "test", DIMS)
+    ids = conn.execute("SELECT id, hash FROM chunks WHERE path = ? ORDER BY id", (path,))
+    store_vectors(
+        conn,
+        table,
+        [(int(i), str(h), to_blob(vec)) for (i, h), (_, vec) in zip(ids, notes, strict=True)],
+    )
+
+
+def query(conn: apsw.Connection, vector: np.ndarray, **extra: float | None) -> VectorQuery:
+    table = target_table(conn, "test", DIMS)
+    return VectorQuery(table, to_blob(vector), 0.0, 1.0, **extra)  # type: ignore[arg-type]
+
+
+def search(conn: apsw.Connection, text: str, vector: VectorQuery, **settings: object) -> list[str]:
+    result = run_search(
+        conn,
+        SearchQuery(text, min_score=0.0),
+        SearchSettings(**settings),  # type: ignore[arg-type]
+        CTX,
+        vector,
+        NOW,
+    )
+    return [f"{h.path}:{h.start_line}" for h in result.results]
+
+
+def test_the_default_fusion_is_calibrated() -> None:
+    assert SearchSettings().fusion == "calibrated"
+    assert SearchSettings().date_aware
+
+
+def test_scores_are_probabilities_and_rise_with_each_feature() -> None:
+    base = {"lexical_rr": 0.0, "vector_gap": -0.5, "vector_rr": 0.0, "coverage": 0.0}
+    low = calibrated_score(base)
+    assert 0.0 < low < 1.0
+    for name, value in (
+        ("lexical_rr", 1.0),
+        ("vector_gap", 0.0),
+        ("vector_rr", 1.0),
+        ("coverage", 1.0),
+        ("date_match", 1.0),
+    ):
+        assert calibrated_score({**base, name: value}) > low
+
+
+def test_coverage_is_the_best_single_line() -> None:
+    assert coverage("oolong here\ntea there", ["oolong", "tea"]) == 0.5
+    assert coverage("oolong tea\nnothing", ["oolong", "tea"]) == 1.0
+    assert coverage("乌龙茶很好", ["乌龙", "龙茶"]) == 1.0
+    assert coverage("anything", []) == 0.0
+
+
+def test_a_keyword_hit_the_model_dislikes_ranks_below_one_it_likes(conn: apsw.Connection) -> None:
+    q = unit(1.0)
+    add(
+        conn,
+        "a.md",
+        [
+            ("tea tea tea, tea everywhere", unit(0.0, 1.0)),  # best BM25, unrelated vector
+            ("a cup of tea with Wei", unit(1.0, 0.2)),  # weaker BM25, near the query
+            *((f"filler {i}", unit(0.0, 0.0, 1.0)) for i in range(10)),
+        ],
+    )
+    result = run_search(
+        conn, SearchQuery("tea", min_score=0.0), SearchSettings(), CTX, query(conn, q), NOW
+    )
+    first, second = result.results[:2]
+    assert (first.start_line, second.start_line) == (2, 1)
+    assert first.text_score is not None
+    assert second.text_score is not None
+    assert first.text_score < second.text_score
+
+
+def test_keyword_only_candidates_get_their_vector_score_from_the_index(
+    conn: apsw.Connection,
+) -> None:
+    q = unit(1.0)
+    notes = [(f"unrelated {i}", unit(1.0, 0.1 * i)) for i in range(12)]
+    notes.append(("rare keyword zebra", unit(0.2, 1.0)))
+    add(conn, "a.md", notes)
+    lexical = [Candidate(13, "a.md", "memory", 13, 13, "", "rare keyword zebra", 0.8, None, 0.8)]
+    merged = fuse_calibrated(lexical, [], vector_scores={13: 0.1}, terms=["zebra"])
+    assert merged[0].vector_score == 0.1
+    table_result = run_search(
+        conn,
+        SearchQuery("zebra", limit=1, min_score=0.0),
+        SearchSettings(),
+        CTX,
+        query(conn, q),
+        NOW,
+    )
+    hit = next(h for h in table_result.results if h.start_line == 13)
+    assert hit.vector_score is not None
+    assert hit.vector_score < 0.5
+
+
+def test_a_date_in_the_query_prefers_that_days_notes_in_three_languages(
+    conn: apsw.Connection,
+) -> None:
+    q = unit(1.0)
+    same = unit(1.0, 0.3)
+    add(conn, "memory/2022-05-25.md", [("Nate made dinner for Joanna", same)])
+    add(conn, "memory/2022-10-25.md", [("Nate made dinner for Joanna again", same)])
+    add(
+        conn,
+        "notes/trips.md",
+        [("Nate made dinner for Joanna", same)],
+        heading="Trip > 3 June 2022",
+    )
+    for text in (
+        "What did Nate do for Joanna on 25 May, 2022?",
+        "Nate Joanna 2022年5月25日",
+        "Nate Joanna 25 мая 2022",
+    ):
+        assert search(conn, text, query(conn, q))[0] == "memory/2022-05-25.md:1", text
+    assert search(conn, "Nate Joanna 3 June 2022", query(conn, q))[0] == "notes/trips.md:1"
+    # without date awareness, "25" and "2022" are keywords every file shares
+    assert search(conn, "Nate Joanna on 25 October 2022", query(conn, q))[0] == (
+        "memory/2022-10-25.md:1"
+    )
+
+
+def test_relative_dates_resolve_against_the_search_time(conn: apsw.Connection) -> None:
+    q = unit(1.0)
+    same = unit(1.0, 0.3)
+    add(conn, "memory/2025-11-23.md", [("standup notes about the billing bug", same)])
+    add(conn, "memory/2025-10-15.md", [("standup notes about the billing bug too", same)])
+    yesterday = search(conn, "billing standup yesterday", query(conn, q))
+    assert yesterday[0] == "memory/2025-11-23.md:1"
+    last_month = search(conn, "上个月的 billing standup", query(conn, q))
+    assert last_month[0] == "memory/2025-10-15.md:1"
+    assert search(conn, "billing standup в прошлом месяце", query(conn, q))[0] == last_month[0]
+
+
+def test_vector_evidence_needs_a_margin_over_the_query_baseline(conn: apsw.Connection) -> None:
+    add(conn, "a.md", [("a short note", unit(1.0, 0.6))])
+    q = unit(1.0)
+    plain = query(conn, q)
+    # cosine 0.857: evidence as is without a baseline
+    assert plain.evidence(0.857) == 0.857
+    calibrated = query(conn, q, null_cosine=0.84, evidence_width=0.1)
+    assert calibrated.evidence(0.857) == pytest.approx(0.17)
+    assert query(conn, q, null_cosine=0.5, evidence_width=0.1).evidence(0.857) == 0.857
+    strict = run_search(conn, SearchQuery("zzzqqq"), SearchSettings(), CTX, calibrated, NOW)
+    assert strict.results == ()
+    assert strict.empty_reason == "below_min_score"
+    assert strict.best_score == pytest.approx(0.17, abs=0.01)
+    loose = run_search(conn, SearchQuery("zzzqqq"), SearchSettings(), CTX, plain, NOW)
+    assert len(loose.results) == 1
+
+
+def test_no_relaxed_fallback_for_partial_matches_unless_configured(
+    conn: apsw.Connection,
+) -> None:
+    add(conn, "a.md", [(f"quantum note {i} with filler words", unit(0.0, 1.0)) for i in range(60)])
+    q = unit(1.0)
+    vq = query(conn, q)
+    strict = run_search(
+        conn, SearchQuery("lattice quantum chromodynamics"), SearchSettings(), CTX, vq, NOW
+    )
+    assert strict.results == ()
+    relaxed = run_search(
+        conn,
+        SearchQuery("lattice quantum chromodynamics"),
+        SearchSettings(relaxed_fallback=True),
+        CTX,
+        vq,
+        NOW,
+    )
+    assert relaxed.results
+    assert relaxed.threshold_relaxed
+    every_word = run_search(conn, SearchQuery("quantum filler"), SearchSettings(), CTX, vq, NOW)
+    assert every_word.results
+    assert every_word.threshold_relaxed

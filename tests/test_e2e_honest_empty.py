@@ -1,0 +1,142 @@
+"""End to end with the real default embedder: unrelated queries return nothing,
+and the templates' boilerplate never comes back as memory.
+
+The workspace is what `init` leaves after a few days of use: the three
+bootstrap files with their comments, empty fields and italic hints still in
+place around real notes, and daily notes in English, Chinese and Russian.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from conftest import Daemon, Env
+from openmemoryd.workspace import template_text
+from test_e2e_semantic import wait_for_vectors
+
+pytestmark = pytest.mark.e2e
+
+UNRELATED = (
+    "zzzqqq",
+    "lattice quantum chromodynamics",
+    "如何烹饪北京烤鸭",
+    "量子色动力学的格点计算",
+    "рецепт борща со сметаной",
+    "доказательство великой теоремы Ферма",
+)
+
+# Every piece of template text that must never be returned as memory.
+BOILERPLATE = (
+    "<!--",
+    "Add user preferences as you learn them",
+    "Record decisions that should persist",
+    "**Timezone:**",
+    "**Preferred name:**",
+    "Your curated knowledge base",
+    "Information about the person you're helping",
+    "The more you know",
+    "Describe the current project",
+    "What are we trying to achieve",
+)
+
+NOTES = {
+    "memory/2026-11-20.md": "- Wei switched the team's CI from Jenkins to GitHub Actions",
+    "memory/2026-11-21.md": "- 魏决定下周把数据库迁移到 Postgres 16",
+    "memory/2026-11-22.md": "- Вэй предпочитает созвоны по утрам, до десяти",
+}
+
+
+def _filled(name: str, marker: str, addition: str) -> str:
+    """The template *name* with *addition* inserted after the line starting *marker*."""
+    lines = template_text(name).splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith(marker))
+    return "\n".join([*lines[: at + 1], addition, *lines[at + 1 :]]) + "\n"
+
+
+@pytest.fixture
+def used_workspace(env: Env) -> Iterator[Daemon]:
+    env.write_config("")  # the defaults, with the bundled local model
+    ws = env.workspace
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text(
+        _filled("MEMORY.md", "## User Preferences", "- Prefers dark mode in every editor")
+    )
+    (ws / "USER.md").write_text(_filled("USER.md", "- **Name:**", "- **Role:** backend engineer"))
+    (ws / "PROJECT.md").write_text(
+        _filled("PROJECT.md", "## Overview", "Migrating the billing service to Postgres 16.")
+    )
+    for path, text in NOTES.items():
+        (ws / path).write_text(text + "\n")
+    handle = Daemon(env).start()
+    try:
+        wait_for_vectors(handle)
+        yield handle
+    finally:
+        handle.stop()
+
+
+def _search(daemon: Daemon, *args: str) -> dict[str, object]:
+    result = daemon.cli("search", *args, "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def _assert_no_boilerplate(text: str) -> None:
+    for piece in BOILERPLATE:
+        assert piece not in text, f"template text {piece!r} returned as memory:\n{text}"
+
+
+def test_unrelated_queries_in_three_languages_return_nothing(used_workspace: Daemon) -> None:
+    for query in UNRELATED:
+        reply = _search(used_workspace, query)
+        assert reply["mode"] == "hybrid", reply
+        shown = [(h["path"], h["score"], h["vector_score"]) for h in reply["results"]]
+        assert reply["results"] == [], (query, shown)
+        assert reply["empty_reason"] in {"below_min_score", "no_match"}, reply
+        if reply["empty_reason"] == "below_min_score":
+            # the reply says how close the nearest memory came
+            assert 0.0 <= reply["best_score"] < reply["min_score"], reply
+        assert not reply["threshold_relaxed"]
+
+
+def test_asking_for_the_closest_matches_still_shows_them(used_workspace: Daemon) -> None:
+    reply = _search(used_workspace, "lattice quantum chromodynamics", "--min-score", "0")
+    assert reply["results"], "an explicit --min-score 0 must show the closest memories"
+
+
+def test_related_queries_still_find_memories_in_each_language(used_workspace: Daemon) -> None:
+    expected = {
+        "which editor theme does the user like": "MEMORY.md",
+        "what CI system does the team use": "memory/2026-11-20.md",
+        "数据库迁移": "memory/2026-11-21.md",
+        "когда Вэй предпочитает созвоны": "memory/2026-11-22.md",
+    }
+    for query, path in expected.items():
+        reply = _search(used_workspace, query)
+        found = [hit["path"] for hit in reply["results"]]  # type: ignore[attr-defined]
+        assert path in found[:2], (query, found)
+
+
+def test_no_search_or_recall_result_holds_template_boilerplate(used_workspace: Daemon) -> None:
+    queries = (
+        "user preferences",
+        "what does the user prefer",
+        "important decisions",
+        "lessons learned",
+        "timezone",
+        "preferred name",
+        "what are we working on",
+        "project goals and constraints",
+        "用户偏好",
+        "предпочтения пользователя",
+    )
+    for query in queries:
+        reply = _search(used_workspace, query, "--min-score", "0", "-n", "20")
+        for hit in reply["results"]:  # type: ignore[attr-defined]
+            _assert_no_boilerplate(hit["snippet"])
+        recalled = used_workspace.cli("recall", query)
+        assert recalled.returncode == 0, recalled.stderr
+        _assert_no_boilerplate(recalled.stdout)

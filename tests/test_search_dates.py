@@ -1,0 +1,166 @@
+"""Dates in queries and in memories, in English, Chinese and Russian."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from openmemoryd.search.dates import DateRange, memory_date, parse_query_dates
+
+TODAY = date(2026, 11, 25)  # a Wednesday
+
+
+def ranges(query: str) -> list[tuple[str, str, bool]]:
+    return [
+        (r.start.isoformat(), r.end.isoformat(), r.any_year)
+        for r in parse_query_dates(query, TODAY).ranges
+    ]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("What did Nate do for Joanna on 25 May, 2022?", [("2022-05-25", "2022-05-25", False)]),
+        ("What painting did she show on October 13, 2023?", [("2023-10-13", "2023-10-13", False)]),
+        ("notes from 2022-05-25", [("2022-05-25", "2022-05-25", False)]),
+        ("What setback did Melanie face in October 2023?", [("2023-10-01", "2023-10-31", False)]),
+        ("When did Melanie go camping in June?", [("2000-06-01", "2000-06-30", True)]),
+        (
+            "How many times has she gone to the beach in 2023?",
+            [("2023-01-01", "2023-12-31", False)],
+        ),
+        ("the deploy on 3rd March", [("2000-03-03", "2000-03-03", True)]),
+    ],
+)
+def test_english_absolute_dates(query: str, expected: list[tuple[str, str, bool]]) -> None:
+    assert ranges(query) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("2022年5月25日的会议", [("2022-05-25", "2022-05-25", False)]),
+        ("2023年10月做了什么", [("2023-10-01", "2023-10-31", False)]),
+        ("5月3日吃饭", [("2000-05-03", "2000-05-03", True)]),
+        ("2021年的计划", [("2021-01-01", "2021-12-31", False)]),
+    ],
+)
+def test_chinese_absolute_dates(query: str, expected: list[tuple[str, str, bool]]) -> None:
+    assert ranges(query) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("встреча 25 мая 2022 года", [("2022-05-25", "2022-05-25", False)]),
+        ("что было в мае 2023", [("2023-05-01", "2023-05-31", False)]),
+        ("созвон 3 марта", [("2000-03-03", "2000-03-03", True)]),
+        ("отпуск в августе", [("2000-08-01", "2000-08-31", True)]),
+    ],
+)
+def test_russian_absolute_dates(query: str, expected: list[tuple[str, str, bool]]) -> None:
+    assert ranges(query) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "start", "end"),
+    [
+        ("what did I do yesterday", "2026-11-24", "2026-11-24"),
+        ("昨天我们讨论了什么", "2026-11-24", "2026-11-24"),
+        ("что мы обсуждали вчера", "2026-11-24", "2026-11-24"),
+        ("what happened last week", "2026-11-16", "2026-11-22"),
+        ("上周的会议", "2026-11-16", "2026-11-22"),
+        ("что было на прошлой неделе", "2026-11-16", "2026-11-22"),
+        ("decisions made last month", "2026-10-01", "2026-10-31"),
+        ("上个月的决定", "2026-10-01", "2026-10-31"),
+        ("today's plan", "2026-11-25", "2026-11-25"),
+        ("前天的笔记", "2026-11-23", "2026-11-23"),
+        ("最近在做什么", "2026-11-19", "2026-11-25"),
+        ("что я делал недавно", "2026-11-19", "2026-11-25"),
+    ],
+)
+def test_relative_dates_resolve_against_today(query: str, start: str, end: str) -> None:
+    assert ranges(query) == [(start, end, False)]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "what may happen",
+        "March of the penguins",
+        "dinner at 7 pm",
+        "Postgres 16 upgrade",
+        "мама сказала привет",
+        "version 3 may break things",
+        "may 3 people come along",
+    ],
+)
+def test_words_that_only_look_like_dates_are_left_alone(query: str) -> None:
+    parsed = parse_query_dates(query, TODAY)
+    assert parsed.ranges == ()
+    assert parsed.rest == query
+
+
+def test_the_date_leaves_the_keyword_query() -> None:
+    parsed = parse_query_dates("What did Nate do for Joanna on 25 May, 2022?", TODAY)
+    assert "25" not in parsed.rest
+    assert "May" not in parsed.rest
+    assert "2022" not in parsed.rest
+    assert "Nate" in parsed.rest
+    assert "Joanna" in parsed.rest
+    assert parse_query_dates("2022年5月25日的会议", TODAY).rest == "的会议"
+    assert parse_query_dates("встреча 25 мая 2022 года", TODAY).rest == "встреча"
+
+
+def test_a_query_of_only_a_date_keeps_its_text_for_the_keyword_leg() -> None:
+    parsed = parse_query_dates("2022-05-25", TODAY)
+    assert parsed.ranges
+    assert parsed.rest == "2022-05-25"
+
+
+def test_impossible_dates_are_not_dates() -> None:
+    assert ranges("2023-13-01") == []
+    assert ranges("2023年13月") == [("2023-01-01", "2023-12-31", False)]  # the year stands
+    # no 31st in February: what is left is the month the writer meant
+    assert ranges("31 February 2023") == [("2023-02-01", "2023-02-28", False)]
+
+
+def test_ranges_match_with_slack_after_the_end() -> None:
+    day = DateRange(date(2022, 5, 25), date(2022, 5, 25))
+    assert day.contains(date(2022, 5, 25))
+    assert day.contains(date(2022, 5, 27))  # "yesterday I..." written two days later
+    assert not day.contains(date(2022, 5, 24))
+    assert not day.contains(date(2022, 6, 25))
+    june = DateRange(date(2000, 6, 1), date(2000, 6, 30), any_year=True)
+    assert june.contains(date(2023, 6, 14))
+    assert june.contains(date(1999, 7, 2))
+    assert not june.contains(date(2023, 8, 1))
+    leap = DateRange(date(2000, 2, 29), date(2000, 2, 29), any_year=True)
+    assert not leap.contains(date(2023, 3, 1))
+
+
+@pytest.mark.parametrize(
+    ("path", "heading", "expected"),
+    [
+        ("memory/2022-05-25.md", "", date(2022, 5, 25)),
+        ("memory/locomo-2023-05-08.md", "anything", date(2023, 5, 8)),
+        ("notes/trip.md", "Trip > Session 3 — 1:56 pm on 8 May, 2023", date(2023, 5, 8)),
+        ("notes/trip.md", "# 2023-05-08", date(2023, 5, 8)),
+        ("笔记.md", "会议 > 2022年5月25日", date(2022, 5, 25)),
+        ("заметки.md", "Встреча 25 мая 2022", date(2022, 5, 25)),
+        ("notes/trip.md", "Plans for June", None),
+        ("notes/trip.md", "", None),
+        ("memory/2022-13-45.md", "", None),
+    ],
+)
+def test_memory_dates_come_from_the_name_or_the_heading(
+    path: str, heading: str, expected: date | None
+) -> None:
+    assert memory_date(path, heading) == expected
+
+
+def test_may_without_a_year_is_a_date_only_after_on() -> None:
+    assert ranges("the talk on 25 May") == [("2000-05-25", "2000-05-25", True)]
+    assert ranges("we met on May 5") == [("2000-05-05", "2000-05-05", True)]
+    assert ranges("3 June") == [("2000-06-03", "2000-06-03", True)]
