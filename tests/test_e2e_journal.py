@@ -218,3 +218,27 @@ def test_missing_appends_are_reported_and_restored_on_request(env: Env) -> None:
         assert bad.returncode != 0
     finally:
         daemon.stop()
+
+
+def test_forget_right_after_a_stale_rewrite_keeps_the_dropped_append(env: Env) -> None:
+    """Found by the soak: forget must drop only the journal entries of what it
+    removed, not every entry whose line happens to be missing at that moment."""
+    daemon = start(env)
+    try:
+        with daemon.client() as client:
+            first = client.append("to be forgotten")
+            path = env.workspace / first.path
+            stale = path.read_text("utf-8")
+            client.append("dropped by the editor")
+            path.write_text(stale + "editor line\n", "utf-8")
+            assert client.forget(text="to be forgotten").removed
+        # Restored at once if the keeper judged the rewrite before the forget;
+        # otherwise the forget changed what came before it, so it is missing
+        # (not evidently stale) and `restore` brings it back.
+        with daemon.client() as client:
+            client.restore()
+        text = path.read_text("utf-8")
+        assert text.count("dropped by the editor\n") == 1
+        assert "to be forgotten" not in text
+    finally:
+        daemon.stop()

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 import trio
 
 from omem_protocol import RestoredBlock, RestoreParams, RestoreResult
 from openmemoryd.memory.append import append_block
-from openmemoryd.memory.append_journal import Entry, holds, judge
+from openmemoryd.memory.append_journal import Entry, judge
 from openmemoryd.search import citation
 
 if TYPE_CHECKING:
@@ -149,10 +150,12 @@ def missing_report(engine: Engine) -> list[str]:
     return report
 
 
-def forget_absent(engine: Engine, mp: MemoryPath) -> None:
-    """After the daemon's own edit of *mp* (forget, tasks): what it removed is
-    removed on purpose, so entries whose text is gone leave the journal."""
+def forget_absent(engine: Engine, mp: MemoryPath, removed: Sequence[str]) -> None:
+    """After `forget` removed *removed* from *mp*: entries holding that text
+    were removed on purpose and leave the journal (restoring them would undo
+    the forget, and keeping them would keep the text). Other entries stay,
+    even if missing: a stale rewrite may have dropped them just before."""
+    gone = {line for text in removed for line in text.split("\n") if line.strip()}
     entries = engine.journal.entries(mp.key)
-    if entries:
-        content = _read(mp)
-        engine.journal.drop(e for e in entries if not holds(content, e.block))
+    if entries and gone:
+        engine.journal.drop(e for e in entries if gone.intersection(e.block.split("\n")))
