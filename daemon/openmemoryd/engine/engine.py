@@ -342,7 +342,13 @@ class Engine:
         )
         # Journalled before the reply: an acknowledged append is never lost
         # to a whole-file rewrite (`engine.journal_keeper`).
-        await trio.to_thread.run_sync(self.journal.record, appended, time.time())
+        try:
+            await trio.to_thread.run_sync(self.journal.record, appended, time.time())
+        except OSError as exc:
+            # The append itself is on disk; a full or failing state dir only
+            # costs the protection against a later stale rewrite, so say so
+            # rather than fail a write that happened (a retry would double it).
+            logger.warning("append to %s not journalled: %s", mp.key, exc)
         return AppendResult(
             path=mp.key,
             start_line=appended.start_line,
