@@ -782,3 +782,12 @@ def test_redaction_is_idempotent(text: str) -> None:
 @given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz .,!?'\n中文", max_size=300))
 def test_lowercase_prose_is_never_changed(text: str) -> None:
     assert redact_secrets(text) == text
+
+
+def test_a_pem_marker_run_into_a_token_is_masked_once() -> None:
+    """Found by the idempotence property: the dashes of a PEM marker must not
+    make one long name out of the marker and the token after it."""
+    text = "-----END RSA PRIVATE KEY-----sk-abcdefghijabcdefghijAPI_KEY=API_KEY="
+    once = redact_secrets(text)
+    assert "abcdefghijabcdefghij" not in once
+    assert redact_secrets(once) == once

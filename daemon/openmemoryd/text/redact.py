@@ -53,8 +53,10 @@ _SECRET_NAME: Final = (
     # Not right after an ellipsis either: "012345…KEY=" is the end of a
     # masked value, not a name, and must not be masked again.
     rf"(?<!{_NAME_CHAR})(?<!\u2026)"
-    rf"(?={_NAME_CHAR}+\\?[\"']?[ \t]*[=:])"
-    rf"{_NAME_CHAR}*?"
+    # A name has single hyphens only ("x-api-key"): "KEY-----sk-..." is a PEM
+    # marker's dashes run into a token, not one long name.
+    r"(?=[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*\\?[\"']?[ \t]*[=:])"
+    r"(?:[A-Za-z0-9_]|-(?!-))*?"
     r"(?:(?i:(?:api|secret|access|private|auth|client|encryption|signing|master)[_-]?key"
     r"|token|secret|passw(?:or)?d|passphrase|authorization|credentials?)|KEY)"
     rf"(?!{_NAME_CHAR})"
