@@ -118,6 +118,91 @@ def test_chunk_starting_mid_section_gets_that_sections_path() -> None:
     assert {c.heading for c in chunks[1:]} == {"Top > Sub"}
 
 
+def headings_of(text: str) -> list[tuple[str, str]]:
+    """(first line, heading path) of every chunk, with a budget that keeps sections apart."""
+    return [(c.text.split("\n")[0], c.heading) for c in chunk_markdown(text, max_tokens=16)]
+
+
+def test_setext_headings_set_the_path() -> None:
+    text = "Project\n=======\n\nintro\n\nDecisions\n---\n\nwe chose trio\n"
+    assert headings_of(text) == [
+        ("Project", "Project"),
+        ("Decisions", "Project > Decisions"),
+    ]
+
+
+def test_setext_heading_is_a_section_boundary() -> None:
+    text = "Old\n===\nold body here\n\nNew\n===\nnew body"
+    chunks = chunk_markdown(text, max_tokens=20, overlap_tokens=8)
+    assert [(c.start_line, c.end_line, c.heading) for c in chunks] == [
+        (1, 3, "Old"),
+        (5, 7, "New"),
+    ]
+
+
+def test_underline_takes_the_whole_paragraph_above_it() -> None:
+    """CommonMark: the paragraph lines right above an underline are its text."""
+    chunks = chunk_markdown("Old\n===\nold body\nNew\n===\nnew body", max_tokens=20)
+    assert chunks[0].heading == "Old"
+    assert chunk_markdown("Old\n===\nold body\nNew\n===\nx", max_tokens=16)[-1].heading == (
+        "old body New"
+    )
+
+
+def test_multi_line_setext_heading_text_is_joined() -> None:
+    assert headings_of("Long\ntitle\n---\nbody") == [("Long", "Long title")]
+
+
+def test_dashes_after_a_blank_line_are_a_break_not_a_heading() -> None:
+    text = "# Top\n\nsome prose\n\n---\n\nmore prose"
+    assert {c.heading for c in chunk_markdown(text)} == {"Top"}
+
+
+def test_dashes_under_a_list_item_or_heading_are_not_an_underline() -> None:
+    assert {c.heading for c in chunk_markdown("# Top\n- item\n---\ntail")} == {"Top"}
+    assert {c.heading for c in chunk_markdown("# Top\n---\ntail")} == {"Top"}
+
+
+def test_yaml_front_matter_is_not_a_setext_heading() -> None:
+    text = "---\ntitle: Daily\ntags: [a]\n---\n\nbody line\n"
+    chunks = chunk_markdown(text)
+    assert chunks == [Chunk(1, 6, text.rstrip("\n"), "")]
+
+
+@pytest.mark.parametrize(
+    "comment",
+    [
+        "<!-- # hidden -->",
+        "<!--\n# hidden\n-->",
+        "  <!-- start\n## hidden\nHidden\n===\nend -->",
+        "<!-- never closed\n# hidden\n\n# still hidden",
+    ],
+)
+def test_comment_inside_a_section_keeps_its_path(comment: str) -> None:
+    text = f"# Real\n\n{comment}\n\nafter"
+    assert {c.heading for c in chunk_markdown(text)} == {"Real"}
+
+
+def test_comment_interrupts_a_paragraph() -> None:
+    text = "# Real\nprose\n<!--\n# hidden\n-->\n## Next\nbody"
+    assert {c.heading for c in chunk_markdown(text, max_tokens=16)} == {"Real", "Real > Next"}
+
+
+@pytest.mark.parametrize(
+    "fence",
+    [
+        "```\n# code\nTitle\n===\n```",
+        "~~~\n# code\n~~~",
+        "````\n```\n# code\n```\n# still code\n````",
+        "~~~~\n~~~\n# code\n~~~~",
+        "```\n<!--\n```\n",
+    ],
+)
+def test_nothing_inside_fenced_code_is_a_heading(fence: str) -> None:
+    text = f"# Real\n\n{fence}\n\nafter"
+    assert {c.heading for c in chunk_markdown(text)} == {"Real"}
+
+
 FENCE = "```python\ndef f(x):\n    return x + 1\n\nprint(f(2))\n```"
 
 
@@ -461,8 +546,10 @@ LONG = st.one_of(
     st.builds(lambda words, n: " ".join([words] * n), PROSE, st.integers(10, 200)),
     st.builds("".join, st.lists(WORDS, min_size=50, max_size=400)),
 )
-SETEXT = st.sampled_from(["===", "---", "  ------", "=", "- - -"])
-COMMENT = st.sampled_from(["<!--", "-->", "<!-- # x -->", "text <!-- a", "b --> text"])
+SETEXT = st.sampled_from(["===", "---", "  ---  ", "  ------", "=", "- - -", "***"])
+COMMENT = st.sampled_from(
+    ["<!--", "-->", "<!-- # x -->", "   <!-- a", "text <!-- a", "b -->", "b --> text"]
+)
 LINE = st.one_of(PROSE, PROSE, PROSE, HEADING, FENCE_LINE, BLANK, BLANK, LONG, SETEXT, COMMENT)
 PARAGRAPH = st.lists(PROSE, min_size=1, max_size=15)
 FENCED = st.builds(
@@ -472,12 +559,22 @@ FENCED = st.builds(
     st.booleans(),
 )
 # Whole blocks make sizes near the budget likely; single lines make odd mixes.
-BLOCK = st.one_of(PARAGRAPH, PARAGRAPH, FENCED, HEADING.map(lambda h: [h]), LINE.map(lambda x: [x]))
+UNDERLINED = st.builds(lambda text, line: [*text, line], PARAGRAPH, SETEXT)
+BLOCK = st.one_of(
+    PARAGRAPH,
+    PARAGRAPH,
+    FENCED,
+    UNDERLINED,
+    HEADING.map(lambda h: [h]),
+    LINE.map(lambda x: [x]),
+)
 
 
 @st.composite
 def markdown(draw: st.DrawFn) -> str:
     blocks = draw(st.lists(BLOCK, max_size=20))
+    if draw(st.booleans()):
+        blocks.insert(0, ["---", *draw(PARAGRAPH), draw(st.sampled_from(["---", "..."]))])
     separator = draw(st.lists(st.sampled_from([[], [""], ["", " "]]), min_size=1, max_size=3))
     lines: list[str] = []
     for i, block in enumerate(blocks):
@@ -523,3 +620,46 @@ def test_crlf_property(text: str, max_tokens: int, overlap: int) -> None:
     assert chunk_markdown(crlf, max_tokens=max_tokens, overlap_tokens=overlap) == chunk_markdown(
         lf, max_tokens=max_tokens, overlap_tokens=overlap
     )
+
+
+def rejoin(text: str, chunks: list[Chunk]) -> str:
+    """The file rebuilt from the chunks' lines.
+
+    Only what no chunk holds comes from *text*: the lines no chunk covers
+    (which must be blank) and the line terminators, CRs included.
+    """
+    lines = source_lines(text)
+    rebuilt: list[str | None] = [None] * len(lines)
+    pieces: dict[int, list[str]] = {}
+    for chunk in chunks:
+        if is_piece(chunk, lines):
+            pieces.setdefault(chunk.start_line - 1, []).append(chunk.text)
+            continue
+        for offset, line in enumerate(chunk.text.split("\n")):
+            index = chunk.start_line - 1 + offset
+            assert rebuilt[index] in (None, line)
+            rebuilt[index] = line
+    for index, parts in pieces.items():
+        rebuilt[index] = "".join(parts)
+    terminators = [line[len(line.rstrip("\r\n")) :] for line in text.splitlines(keepends=True)]
+    out: list[str] = []
+    for index, line in enumerate(rebuilt):
+        if line is None:
+            line = lines[index]
+            assert not line.strip()
+        out.append(line + (terminators[index] if index < len(terminators) else ""))
+    return "".join(out)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=markdown(), max_tokens=BUDGETS, overlap=OVERLAPS)
+def test_chunks_joined_reproduce_the_file(text: str, max_tokens: int, overlap: int) -> None:
+    assert rejoin(text, chunk_markdown(text, max_tokens=max_tokens, overlap_tokens=overlap)) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "\n", "a", "a\r\nb", "a\r\n\r\n\r\nb\r\n", "中文\n\n  \n記憶", "T\r\n===\r\nx"],
+)
+def test_rejoin_examples(text: str) -> None:
+    assert rejoin(text, chunk_markdown(text, max_tokens=16)) == text

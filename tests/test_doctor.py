@@ -34,7 +34,7 @@ api_key = "{SECRET}"
 """
 CHECKS = (
     "config", "workspace", "state_dir", "socket", "daemon", "index",
-    "sqlite_vec", "fts5", "embedder", "watcher", "files",
+    "sqlite_vec", "fts5", "embedder", "watcher", "files", "appends",
 )  # fmt: skip
 
 

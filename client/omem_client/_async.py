@@ -105,6 +105,8 @@ from omem_protocol import (
     ReplyBody,
     Request,
     RequestBody,
+    RestoreParams,
+    RestoreResult,
     SearchParams,
     SearchResult,
     SessionEndResult,
@@ -286,6 +288,12 @@ class AsyncClient:
         """Erase a memory by `citation`, exact `text` or `query` (see `Client.forget`)."""
         params = ForgetParams(citation=citation, text=text, query=query, all=all)
         return await self._call(params, ForgetResult)
+
+    async def restore(self, path: str | None = None, *, dry_run: bool = False) -> RestoreResult:
+        """Append again what an external rewrite removed from *path* (every
+        file when None) and the daemon did not restore by itself; with
+        *dry_run*, only list it."""
+        return await self._call(RestoreParams(path=path, dry_run=dry_run), RestoreResult)
 
     async def primer(
         self, *, budget: int | None = None, private: bool = False, today: date | None = None

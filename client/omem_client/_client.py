@@ -84,6 +84,8 @@ from omem_protocol import (
     ReplyBody,
     Request,
     RequestBody,
+    RestoreParams,
+    RestoreResult,
     SearchParams,
     SearchResult,
     SessionEndResult,
@@ -272,6 +274,12 @@ class Client:
         is removed; otherwise ``result.candidates`` lists the options)."""
         params = ForgetParams(citation=citation, text=text, query=query, all=all)
         return self._call(params, ForgetResult)
+
+    def restore(self, path: str | None = None, *, dry_run: bool = False) -> RestoreResult:
+        """Append again what an external rewrite removed from *path* (every
+        file when None) and the daemon did not restore by itself; with
+        *dry_run*, only list it."""
+        return self._call(RestoreParams(path=path, dry_run=dry_run), RestoreResult)
 
     def primer(
         self, *, budget: int | None = None, private: bool = False, today: date | None = None

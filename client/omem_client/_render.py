@@ -15,6 +15,7 @@ from omem_protocol import (
     ForgetResult,
     LogResult,
     Progress,
+    RestoreResult,
     SearchHit,
     SearchResult,
     SessionEndResult,
@@ -292,6 +293,19 @@ def forget_lines(result: ForgetResult) -> list[str]:
     lines = [f"Nothing removed: {why}. Candidates:"]
     lines += [f"  {c.score:.2f} {c.citation} {c.text}" for c in result.candidates]
     lines.append("Forget one by its citation: omem-client forget PATH#Ln")
+    return lines
+
+
+def restore_lines(result: RestoreResult) -> list[str]:
+    if not result.blocks:
+        return ["Nothing is missing: every journalled append is in its file."]
+    verb = "Would restore" if result.dry_run else "Restored"
+    lines = []
+    for block in result.blocks:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(block.appended_at))
+        where = block.citation or block.path
+        first = block.text.split("\n", 1)[0]
+        lines.append(f"{verb} {where} (appended {when}): {first}")
     return lines
 
 

@@ -407,6 +407,22 @@ def forget(
 
 
 @app.command()
+def restore(
+    ctx: typer.Context,
+    path: Annotated[
+        str | None, typer.Argument(help="Only this file (default: every journalled file).")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List what would be re-added; change nothing.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Re-add acknowledged appends an external rewrite removed (see `status`)."""
+    result = _call(ctx, lambda c: c.restore(path, dry_run=dry_run))
+    _output(result, as_json, _render.restore_lines)
+
+
+@app.command()
 def primer(
     ctx: typer.Context,
     budget: Annotated[

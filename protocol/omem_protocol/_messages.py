@@ -205,6 +205,14 @@ class ForgetParams(Msg, tag="forget", frozen=True):
     all: bool = False
 
 
+class RestoreParams(Msg, tag="restore", frozen=True):
+    """Append again the journalled appends an external rewrite removed from
+    `path` (every file when None); with `dry_run`, only list them."""
+
+    path: WirePath | None = None
+    dry_run: bool = False
+
+
 class PrimerParams(Msg, tag="primer", frozen=True):
     """Context to start a session with, within `budget` tokens (default 1000).
 
@@ -351,6 +359,7 @@ RequestBody = (
     | TasksParams
     | LogParams
     | CompactParams
+    | RestoreParams
 )
 
 
@@ -552,6 +561,23 @@ class ForgetResult(Msg, tag="forget_result", frozen=True):
     removed_text: tuple[str, ...]
     candidates: tuple[ForgetCandidate, ...]
     reason: str
+
+
+class RestoredBlock(Msg, tag="restored_block", frozen=True):
+    """One journalled append: where it went, when (Unix time), what it said;
+    `citation` is where it now is (None on a dry run)."""
+
+    path: str
+    appended_at: float
+    text: str
+    citation: str | None = None
+
+
+class RestoreResult(Msg, tag="restore_result", frozen=True):
+    """The appends put back (or, on a dry run, that would be)."""
+
+    blocks: tuple[RestoredBlock, ...]
+    dry_run: bool
 
 
 class PrimerSection(Msg, tag="primer_section", frozen=True):
@@ -865,6 +891,7 @@ ReplyBody = (
     | TasksResult
     | LogResult
     | CompactResult
+    | RestoreResult
     | Error
 )
 

@@ -29,6 +29,7 @@ from omem_protocol import (
     RecallParams,
     ReplyBody,
     RequestBody,
+    RestoreParams,
     SearchParams,
     SearchResult,
     SessionEndParams,
@@ -52,6 +53,7 @@ from openmemoryd.engine import (
     task_ops,
 )
 from openmemoryd.engine.compact_ops import compact
+from openmemoryd.engine.journal_keeper import restore
 from openmemoryd.errors import NotFound
 from openmemoryd.search import SearchQuery
 
@@ -160,6 +162,8 @@ class Api:
                 return await log_ops.log(engine, body)
             case CompactParams():
                 return await compact(engine, body, progress)
+            case RestoreParams():
+                return await restore(engine, body)
 
     async def status(self, engine: Engine, _: StatusParams) -> StatusResult:
         ws = await engine.status()

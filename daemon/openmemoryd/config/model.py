@@ -245,6 +245,18 @@ class SyncSettings(_Section, frozen=True):
     fresh_timeout_s: Annotated[
         float, doc("--fresh gives up (and says stale) after this.", gt=0.0, le=600.0)
     ] = 5.0
+    journal_settle_s: Annotated[
+        float,
+        doc(
+            "An appended line seen on disk this long is settled: deleting it is on purpose.",
+            ge=1.0,
+            le=86_400.0,
+        ),
+    ] = 30.0
+    journal_max_age_s: Annotated[
+        float,
+        doc("A journalled append still missing after this is given up.", ge=60.0, le=31_536_000.0),
+    ] = 604_800.0
 
 
 class SessionSettings(_Section, frozen=True):

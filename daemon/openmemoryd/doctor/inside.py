@@ -23,12 +23,14 @@ from openmemoryd.doctor.paths import socket_check, state_dir_check, workspace_ch
 from openmemoryd.doctor.report import fail, finish, ok, secrets_of, warn
 from openmemoryd.doctor.runtime import (
     PROBE_TEXT,
+    appends_check,
     embedder_off,
     files_check,
     probe_outcome,
     watcher_check,
 )
 from openmemoryd.embed import EmbeddingError
+from openmemoryd.engine.journal_keeper import missing_report
 from openmemoryd.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -66,6 +68,7 @@ async def diagnose_engine(engine: Engine, info: DaemonInfo) -> DoctorResult:
         )
     checks.append(watcher_check(status.sync, config))
     checks.append(files_check(status.sources, syncing=status.syncing, running=True))
+    checks.append(appends_check(missing_report(engine)))
     return finish(checks, started, secrets_of(config, os.environ))
 
 

@@ -25,6 +25,7 @@ from openmemoryd.doctor.paths import socket_check, state_dir_check, workspace_ch
 from openmemoryd.doctor.report import fail, finish, ok, secrets_of, warn
 from openmemoryd.doctor.runtime import (
     PROBE_TEXT,
+    appends_check,
     embedder_off,
     files_check,
     inotify_check,
@@ -73,6 +74,7 @@ def diagnose(overrides: Overrides, environ: Mapping[str, str]) -> DoctorResult:
             if status.sync is not None:
                 checks.append(watcher_check(status.sync, config))
             checks.append(files_check(status.sources, syncing=status.syncing, running=True))
+            checks.append(appends_check(status.issues))
         else:
             checks.append(inotify_check(config))
             if conn is not None:

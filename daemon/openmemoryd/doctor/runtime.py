@@ -202,3 +202,17 @@ def files_check(sources: Sequence[SourceCounts], *, syncing: bool, running: bool
             "transcripts waiting for more lines are listed by `omem-client status`"
         )
     return warn(name, f"{' and '.join(parts)}{during}; {summary}", fix)
+
+
+def appends_check(issues: Iterable[str]) -> DoctorCheck:
+    """Acknowledged appends an external rewrite removed, and not evidently by
+    accident (those the daemon restores by itself): a person should decide.
+    *issues* are the daemon's status issues; the journal's lines are picked out."""
+    report = [issue for issue in issues if "after an external rewrite" in issue]
+    if not report:
+        return ok("appends", "every journalled append is in its file")
+    return warn(
+        "appends",
+        "; ".join(report),
+        "omem-client restore --dry-run shows them; omem-client restore re-adds them",
+    )

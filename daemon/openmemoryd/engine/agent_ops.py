@@ -41,6 +41,7 @@ from omem_protocol import (
     RecallResult,
     RejectedMessage,
 )
+from openmemoryd.engine.journal_keeper import forget_absent
 from openmemoryd.engine.similar import (
     BULLET,
     cosines_to,
@@ -411,6 +412,7 @@ def _erase_in_file(conn: apsw.Connection, engine: Engine, group: list[_Target]) 
     mp = group[0].mp
     before = {row[0] for row in conn.execute("SELECT hash FROM chunks WHERE path = ?", (mp.key,))}
     texts = remove_lines(mp, [t.span for t in group], [t.text for t in group])
+    forget_absent(engine, mp, texts)  # forgotten on purpose: never restored
     index_file(conn, mp.key, mp, engine.config.index, force=True)
     with conn:
         for (digest,) in list(

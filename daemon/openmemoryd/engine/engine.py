@@ -60,6 +60,7 @@ from openmemoryd.embed.local import LocalEmbedder
 from openmemoryd.embed.registry import Choice, choose_embedder, choose_fallback
 from openmemoryd.engine.counts import count_sources
 from openmemoryd.engine.indexing import FileSync
+from openmemoryd.engine.journal_keeper import keep_journal, missing_report
 from openmemoryd.engine.rebuild import needs_rebuild, rebuild_index, swap_files
 from openmemoryd.engine.recovery import (
     FaultSeen,
@@ -74,6 +75,7 @@ from openmemoryd.engine.vectors import VectorIndexer
 from openmemoryd.errors import Unavailable
 from openmemoryd.index.indexer import index_file
 from openmemoryd.memory import append_block, append_turns, read_lines, target_path
+from openmemoryd.memory.append_journal import AppendJournal
 from openmemoryd.memory.flush_state import FlushTracker
 from openmemoryd.search import SearchContext, SearchQuery, citation, run_search
 from openmemoryd.search.vector import VectorQuery
@@ -159,6 +161,7 @@ class Engine:
         self.health = IndexHealth(self.recover_index, self._retry_failed_work)
         self.rebuild_lock = trio.Lock()
         self.flush = FlushTracker(config.flush_state_path)
+        self.journal = AppendJournal(config.state_dir / "journal" / f"{config.name}.json")
 
     # ------------------------------------------------------------ lanes
 
@@ -337,6 +340,15 @@ class Engine:
         appended, indexed = await self.edit_markdown(
             append_block, mp, text, self.config.index.max_file_bytes, paths=[mp], reason="append"
         )
+        # Journalled before the reply: an acknowledged append is never lost
+        # to a whole-file rewrite (`engine.journal_keeper`).
+        try:
+            await trio.to_thread.run_sync(self.journal.record, appended, time.time())
+        except OSError as exc:
+            # The append itself is on disk; a full or failing state dir only
+            # costs the protection against a later stale rewrite, so say so
+            # rather than fail a write that happened (a retry would double it).
+            logger.warning("append to %s not journalled: %s", mp.key, exc)
         return AppendResult(
             path=mp.key,
             start_line=appended.start_line,
@@ -487,6 +499,7 @@ class Engine:
         if self._rebuild_error:
             issues.append(f"index rebuild failed (will retry on restart): {self._rebuild_error}")
         issues.extend(self.health.issues())
+        issues.extend(missing_report(self))
         embedding = await self._embedding_status()
         if embedding.state == "off":
             issues.append(f"vector search is off: {embedding.reason}")
@@ -659,6 +672,7 @@ async def open_engine(
                 logger.info("the chunking changed: rebuilding the index in the background")
                 background.start_soon(engine.rebuild_in_background)
             await background.start(engine.syncer.serve)
+            background.start_soon(keep_journal, engine)
             yield engine
             engine.syncer.stop()
             background.cancel_scope.cancel()

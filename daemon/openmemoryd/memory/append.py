@@ -15,6 +15,7 @@ appended to it.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 from datetime import date
@@ -43,6 +44,11 @@ class Appended:
     start_line: int
     end_line: int
     created: bool
+    # For the append journal: what was written and the file around it.
+    block: str = ""
+    before_len: int = 0
+    before_hash: str = ""
+    after_hash: str = ""
 
 
 def target_path(policy: PathPolicy, raw_path: str | None, today: date) -> MemoryPath:
@@ -85,7 +91,16 @@ def append_block(mp: MemoryPath, text: str, max_file_bytes: int) -> Appended:
     # `prefix` leaves the file ending in a newline, so the block starts on
     # the line after the last one already there.
     start_line = existing.count(b"\n") + prefix.count("\n") + 1
-    return Appended(mp, start_line, start_line + block.count("\n"), created)
+    end_line = start_line + block.count("\n")
+    before_hash, after_hash = digest(existing), digest(existing + payload)
+    return Appended(
+        mp, start_line, end_line, created, block, len(existing), before_hash, after_hash
+    )
+
+
+def digest(data: bytes) -> str:
+    """The content hash the append journal compares files by."""
+    return hashlib.sha256(data).hexdigest()
 
 
 def open_locked(mp: MemoryPath) -> int:

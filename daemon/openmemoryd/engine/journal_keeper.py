@@ -1,0 +1,161 @@
+"""Watching the files the append journal covers, and restoring lost appends.
+
+Every ``_INTERVAL_S`` the keeper reads each file that has journal entries and
+applies `append_journal.judge`: settled entries leave the journal, appends a
+stale whole-file rewrite dropped are appended again (through the writer
+lane, like any append, and journalled anew), and others are left for
+`status` and `restore`. Polling rather than riding the watcher keeps it
+independent of how (or whether) file events arrive, and costs one read per
+file with pending entries, which settle within ``sync.journal_settle_s``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Final
+
+import trio
+
+from omem_protocol import RestoredBlock, RestoreParams, RestoreResult
+from openmemoryd.memory.append import append_block
+from openmemoryd.memory.append_journal import Entry, judge
+from openmemoryd.search import citation
+
+if TYPE_CHECKING:
+    from openmemoryd.engine.engine import Engine
+    from openmemoryd.workspace import MemoryPath
+
+__all__ = [
+    "forget_absent",
+    "keep_journal",
+    "missing_entries",
+    "missing_report",
+    "restore",
+    "restore_entries",
+]
+
+logger = logging.getLogger(__name__)
+
+_INTERVAL_S: Final = 0.5
+
+
+def _read(mp: MemoryPath) -> bytes:
+    try:
+        return mp.absolute.read_bytes()
+    except FileNotFoundError:
+        return b""
+
+
+async def keep_journal(engine: Engine) -> None:
+    """Run until cancelled; a failure on one pass is logged, not fatal."""
+    while True:
+        await trio.sleep(_INTERVAL_S)
+        for key in sorted(engine.journal.keys()):
+            try:
+                await check_file(engine, key)
+            except Exception:
+                logger.exception("append journal: checking %s failed; will retry", key)
+
+
+async def check_file(engine: Engine, key: str) -> list[Entry]:
+    """Judge *key*'s entries against the file now; return those still missing."""
+    mp = engine.policy.resolve(key)
+    content = await trio.to_thread.run_sync(_read, mp)
+    settings = engine.config.sync
+    verdict = judge(
+        content,
+        engine.journal.entries(key),
+        time.time(),
+        settings.journal_settle_s,
+        settings.journal_max_age_s,
+    )
+    engine.journal.missing[key] = verdict.missing
+    if verdict.settled:
+        await trio.to_thread.run_sync(engine.journal.drop, verdict.settled)
+    if verdict.restore:
+        await restore_entries(engine, mp, verdict.restore)
+        logger.warning(
+            "restored %d appended line(s) to %s: an external rewrite based on an older "
+            "copy of the file had dropped them",
+            sum(e.block.count("\n") + 1 for e in verdict.restore),
+            key,
+        )
+    return verdict.missing
+
+
+async def restore_entries(engine: Engine, mp: MemoryPath, entries: list[Entry]) -> list[str]:
+    """Append *entries* again, in order; each is journalled anew as it lands.
+    Returns where each now is, as citations."""
+    citations = []
+    for entry in entries:
+        appended, _ = await engine.edit_markdown(
+            append_block,
+            mp,
+            entry.block,
+            engine.config.index.max_file_bytes,
+            paths=[mp],
+            reason="restore",
+        )
+        await trio.to_thread.run_sync(engine.journal.record, appended, time.time())
+        await trio.to_thread.run_sync(engine.journal.drop, [entry])
+        citations.append(citation(mp.key, appended.start_line, appended.end_line))
+    return citations
+
+
+async def restore(engine: Engine, params: RestoreParams) -> RestoreResult:
+    """The ``restore`` call: put back (or list) the missing appends of one
+    file or of every journalled file. Stale rewrites found on the way are
+    repaired as the keeper would, and are not listed."""
+    if params.path is not None:
+        keys = [engine.policy.resolve(params.path).key]
+    else:
+        keys = sorted(engine.journal.keys())
+    blocks: list[RestoredBlock] = []
+    for key in keys:
+        missing = await check_file(engine, key)
+        if params.dry_run:
+            blocks += [RestoredBlock(key, e.at, e.block) for e in missing]
+            continue
+        if missing:
+            cited = await restore_entries(engine, engine.policy.resolve(key), missing)
+            blocks += [
+                RestoredBlock(key, e.at, e.block, where)
+                for e, where in zip(missing, cited, strict=True)
+            ]
+            logger.warning("restored %d missing append(s) to %s on request", len(missing), key)
+    return RestoreResult(blocks=tuple(blocks), dry_run=params.dry_run)
+
+
+async def missing_entries(engine: Engine) -> list[Entry]:
+    """Entries whose lines are gone from their files and not auto-restorable."""
+    missing: list[Entry] = []
+    for key in sorted(engine.journal.keys()):
+        missing += await check_file(engine, key)
+    return missing
+
+
+def missing_report(engine: Engine) -> list[str]:
+    """One line per file with appended lines an external rewrite removed."""
+    report = []
+    for key, entries in sorted(engine.journal.missing.items()):
+        lines = sum(e.block.count("\n") + 1 for e in entries)
+        if lines:
+            noun = "line" if lines == 1 else "lines"
+            report.append(
+                f"{lines} appended {noun} missing from {key} after an external rewrite "
+                "(omem-client restore re-adds them)"
+            )
+    return report
+
+
+def forget_absent(engine: Engine, mp: MemoryPath, removed: Sequence[str]) -> None:
+    """After `forget` removed *removed* from *mp*: entries holding that text
+    were removed on purpose and leave the journal (restoring them would undo
+    the forget, and keeping them would keep the text). Other entries stay,
+    even if missing: a stale rewrite may have dropped them just before."""
+    gone = {line for text in removed for line in text.split("\n") if line.strip()}
+    entries = engine.journal.entries(mp.key)
+    if entries and gone:
+        engine.journal.drop(e for e in entries if gone.intersection(e.block.split("\n")))

@@ -1,0 +1,186 @@
+"""The append journal: acknowledged appends kept until the file is settled.
+
+An append is durable the moment it returns, but a tool that rewrites the
+whole file (read it, change it, write a temporary file, rename it over the
+original, as most editors and many scripts do) can replace it with a copy
+read *before* the append, and the line is gone. So every acknowledged append
+is recorded here, in the state dir: the file, the block written, the time,
+the length and hash of the file before it and the hash after it.
+
+`judge` decides what a file's current content means for its entries:
+
+* a block present in the file is kept until it has been on disk for
+  ``settle_s``; then it is settled and leaves the journal, and deleting it
+  later is a person's decision, never undone;
+* a missing block is **restored** (appended again) when the rewrite is
+  evidently stale: the file still begins with exactly the bytes it had just
+  before that append and holds more after them, i.e. it extends the version
+  the append was made to, without the append. Every later missing block of
+  the same file goes with it, since a rewrite based on that version cannot
+  contain anything appended after it;
+* a missing block is **deleted on purpose** when the rewrite was based on a
+  version that held it: a later journalled append is still in the file but
+  was made to a version that contained the block. It leaves the journal;
+* any other missing block (the file was replaced by something that does not
+  begin with the version the append was made to) stays in the journal,
+  reported as missing, until someone restores it or it is ``max_age_s`` old.
+
+Within ``settle_s`` one case cannot be told apart: deleting the *last*
+appended block and adding a line of one's own looks exactly like a stale
+rewrite, and is undone. After ``settle_s`` the block has left the journal.
+
+The journal is one JSON file per workspace, replaced atomically (temporary
+file, fsync, rename, directory fsync) on every change, so a crash leaves the
+old journal or the new one and a restarted daemon picks up where it left off.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+
+from openmemoryd.memory.append import Appended, digest
+from openmemoryd.memory.durable import replace_file
+
+__all__ = ["AppendJournal", "Entry", "Verdict", "holds", "judge"]
+
+logger = logging.getLogger(__name__)
+
+
+class Entry(msgspec.Struct, frozen=True):
+    """One acknowledged append, as written."""
+
+    seq: int
+    key: str  # the file, workspace-relative
+    block: str  # the text written, without the separating blank line
+    at: float  # wall-clock time of the append
+    before_len: int  # the file's size just before the append
+    before_hash: str  # sha256 of those bytes
+    after_hash: str  # sha256 of the file right after the append
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What to do with one file's entries, given its current content."""
+
+    restore: list[Entry]  # lost to a stale rewrite: append again, in this order
+    missing: list[Entry]  # gone, cause unclear: keep and report
+    settled: list[Entry]  # present long enough, deleted on purpose, or given up: drop
+
+
+def judge(
+    content: bytes, entries: Sequence[Entry], now: float, settle_s: float, max_age_s: float
+) -> Verdict:
+    """Apply the rule of the module docstring to one file's *entries*."""
+    ordered = sorted(entries, key=lambda e: e.seq)
+    present = [holds(content, e.block) for e in ordered]
+    restore: list[Entry] = []
+    missing: list[Entry] = []
+    settled: list[Entry] = []
+    stale = False
+    for i, entry in enumerate(ordered):
+        if present[i]:
+            if now - entry.at >= settle_s:
+                settled.append(entry)
+            continue
+        later = [e for e, here in zip(ordered[i + 1 :], present[i + 1 :], strict=True) if here]
+        if not stale and _extends(content, entry):
+            # Based on the version before *entry*, unless a later append that
+            # is still there was made to a version that held *entry*.
+            if all(_appended_to_prefix(content, e) for e in later):
+                stale = True
+            else:
+                settled.append(entry)  # deleted on purpose
+                continue
+        if stale:
+            restore.append(entry)
+        elif now - entry.at >= max_age_s:
+            settled.append(entry)
+        else:
+            missing.append(entry)
+    return Verdict(restore, missing, settled)
+
+
+def holds(content: bytes, block: str) -> bool:
+    """True if *block* appears in *content* as whole lines (a short block
+    inside a longer line does not count)."""
+    return b"\n" + block.encode("utf-8") + b"\n" in b"\n" + content + b"\n"
+
+
+def _extends(content: bytes, entry: Entry) -> bool:
+    """True if *content* is the file as it was before *entry*, plus more."""
+    return len(content) > entry.before_len and _appended_to_prefix(content, entry)
+
+
+def _appended_to_prefix(content: bytes, entry: Entry) -> bool:
+    """True if the file *entry* was appended to is the start of *content*."""
+    return digest(content[: entry.before_len]) == entry.before_hash
+
+
+class AppendJournal:
+    """The persistent set of entries; thread-safe, every change durable."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._lock = threading.Lock()
+        self._entries: dict[int, Entry] = {}
+        self._next = 1
+        # Kept by the keeper: per file, the entries last judged missing.
+        self.missing: dict[str, list[Entry]] = {}
+        self._load()
+
+    def _load(self) -> None:
+        try:
+            raw = self._path.read_bytes()
+        except FileNotFoundError:
+            return
+        try:
+            entries = msgspec.json.decode(raw, type=list[Entry])
+        except msgspec.DecodeError as exc:
+            # Keep the damaged file for a person to look at; start afresh.
+            broken = self._path.with_name(self._path.name + ".damaged")
+            self._path.replace(broken)
+            logger.error(
+                "append journal %s is unreadable (%s); moved to %s", self._path, exc, broken
+            )
+            return
+        self._entries = {e.seq: e for e in entries}
+        self._next = max(self._entries, default=0) + 1
+
+    def record(self, appended: Appended, at: float) -> Entry:
+        """Add an acknowledged append; durable when this returns."""
+        with self._lock:
+            a = appended
+            entry = Entry(
+                self._next, a.path.key, a.block, at, a.before_len, a.before_hash, a.after_hash
+            )
+            self._next += 1
+            self._entries[entry.seq] = entry
+            self._save()
+            return entry
+
+    def drop(self, entries: Iterable[Entry]) -> None:
+        with self._lock:
+            changed = [self._entries.pop(e.seq, None) for e in entries]
+            for key, listed in list(self.missing.items()):
+                self.missing[key] = [e for e in listed if e.seq in self._entries]
+            if any(changed):
+                self._save()
+
+    def entries(self, key: str | None = None) -> list[Entry]:
+        with self._lock:
+            return [e for e in self._entries.values() if key is None or e.key == key]
+
+    def keys(self) -> set[str]:
+        with self._lock:
+            return {e.key for e in self._entries.values()}
+
+    def _save(self) -> None:
+        self._path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        data = msgspec.json.encode(sorted(self._entries.values(), key=lambda e: e.seq))
+        replace_file(self._path, data, mode=0o600, tag="journal")

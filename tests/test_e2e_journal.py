@@ -1,0 +1,244 @@
+"""End to end: acknowledged appends survive whole-file rewrites by other tools.
+
+A real daemon, the real client, and a second process rewriting the daily
+file the way editors and scripts do (read, change, write a temporary file,
+rename it over the original). The rewriter pauses between reading and
+renaming, so appends made meanwhile land in the file it is about to replace:
+each rewrite is stale, and the daemon must put the lines back. A deliberate
+deletion, by contrast, must stay deleted.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import KEYWORD_ONLY, Daemon, Env
+
+pytestmark = pytest.mark.e2e
+
+SETTLE_S = 3.0
+RESTORED_WITHIN_S = 20.0
+
+# The other process: 30 editor-style rewrites, each based on a copy read
+# 50 ms before it lands.
+REWRITER = """
+import os, sys, time
+path = sys.argv[1]
+for k in range(30):
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    time.sleep(0.05)
+    temp = path + ".tmp"
+    with open(temp, "w", encoding="utf-8") as f:
+        f.write(text + f"editor line {k}\\n")
+    os.replace(temp, path)
+    time.sleep(0.02)
+"""
+
+
+def start(env: Env) -> Daemon:
+    env.write_config(KEYWORD_ONLY + f"[sync]\njournal_settle_s = {SETTLE_S}\n")
+    return Daemon(env).start()
+
+
+def wait_for(predicate: object, timeout: float) -> bool:
+    assert callable(predicate)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return bool(predicate())
+
+
+def editor_rewrite(path: Path, change: object) -> None:
+    assert callable(change)
+    text = path.read_text("utf-8")
+    temp = path.with_name(path.name + ".swp")
+    temp.write_text(change(text), "utf-8")
+    temp.replace(path)
+
+
+@pytest.mark.parametrize("run", range(3))
+def test_appends_survive_concurrent_stale_rewrites(env: Env, run: int) -> None:
+    daemon = start(env)
+    try:
+        with daemon.client() as client:
+            first = client.append("agent line 000")
+        path = env.workspace / first.path
+        acknowledged = ["agent line 000"]
+        errors: list[BaseException] = []
+
+        def appender() -> None:
+            try:
+                with daemon.client() as client:
+                    for i in range(1, 200):
+                        client.append(f"agent line {i:03d}")
+                        acknowledged.append(f"agent line {i:03d}")
+            except BaseException as exc:  # reported below, in the test's thread
+                errors.append(exc)
+
+        thread = threading.Thread(target=appender)
+        thread.start()
+        rewriter = subprocess.run(
+            [sys.executable, "-c", REWRITER, str(path)], capture_output=True, timeout=120
+        )
+        thread.join(timeout=120)
+        assert rewriter.returncode == 0, rewriter.stderr
+        assert not errors
+        assert len(acknowledged) == 200
+
+        def all_present() -> bool:
+            lines = path.read_text("utf-8").splitlines()
+            return all(lines.count(line) == 1 for line in acknowledged)
+
+        assert wait_for(all_present, RESTORED_WITHIN_S), daemon.log()[-3000:]
+        # The race really happened (the rewriter dropped lines) and was repaired.
+        assert "restored" in daemon.log()
+        text = path.read_text("utf-8")
+        assert all(text.count(f"editor line {k}\n") == 1 for k in range(30))
+    finally:
+        daemon.stop()
+
+
+def test_deleting_an_appended_line_kept_by_later_ones_is_on_purpose(env: Env) -> None:
+    daemon = start(env)
+    try:
+        with daemon.client() as client:
+            first = client.append("keep me")
+            client.append("delete me")
+            client.append("later line")
+        path = env.workspace / first.path
+        editor_rewrite(path, lambda text: text.replace("delete me\n", ""))
+        time.sleep(SETTLE_S + 2)
+        text = path.read_text("utf-8")
+        assert "delete me" not in text
+        assert "keep me" in text
+        assert "later line" in text
+        assert "restored" not in daemon.log()
+    finally:
+        daemon.stop()
+
+
+def test_deleting_a_settled_last_line_stays_deleted(env: Env) -> None:
+    daemon = start(env)
+    try:
+        with daemon.client() as client:
+            first = client.append("old note")
+            client.append("regretted note")
+        path = env.workspace / first.path
+        time.sleep(SETTLE_S + 1.5)
+        editor_rewrite(path, lambda text: text.replace("regretted note\n", "my own line\n"))
+        time.sleep(2.0)
+        text = path.read_text("utf-8")
+        assert "regretted note" not in text
+        assert "my own line" in text
+    finally:
+        daemon.stop()
+
+
+def test_forgotten_line_is_not_restored(env: Env) -> None:
+    daemon = start(env)
+    try:
+        with daemon.client() as client:
+            first = client.append("secret token abc")
+            client.append("ordinary line")
+            result = client.forget(text="secret token abc")
+            assert result.removed
+            client.append("after forget")
+        path = env.workspace / first.path
+        time.sleep(2.0)
+        text = path.read_text("utf-8")
+        assert "secret token abc" not in text
+        journal = env.state_dir / "journal" / "default.json"
+        assert b"secret token abc" not in journal.read_bytes()
+    finally:
+        daemon.stop()
+
+
+def test_journal_survives_a_restart(env: Env) -> None:
+    daemon = start(env)
+    with daemon.client() as client:
+        first = client.append("before the restart")
+    path = env.workspace / first.path
+    daemon.stop()
+    journal = env.state_dir / "journal" / "default.json"
+    assert b"before the restart" in journal.read_bytes()
+    # A stale rewrite while the daemon is down: based on the file before the append.
+    text = path.read_text("utf-8")
+    editor_rewrite(path, lambda _: text.replace("before the restart\n", "") + "typed offline\n")
+    daemon = start(env)
+    try:
+        assert wait_for(lambda: "before the restart" in path.read_text("utf-8"), 10.0)
+        assert "typed offline" in path.read_text("utf-8")
+    finally:
+        daemon.stop()
+
+
+def test_missing_appends_are_reported_and_restored_on_request(env: Env) -> None:
+    daemon = start(env)
+    try:
+        with daemon.client() as client:
+            first = client.append("first note")
+            client.append("second note\nwith two lines")
+        path = env.workspace / first.path
+        # Not stale: the rewrite also changed what came before the append.
+        path.write_text("# renamed day\n\nfirst note\n", "utf-8")
+        expected = f"2 appended lines missing from {first.path} after an external rewrite"
+
+        def reported() -> bool:
+            with daemon.client() as client:
+                return any(expected in issue for issue in client.status().issues)
+
+        assert wait_for(reported, 10.0), daemon.log()[-2000:]
+        doctor = daemon.cli("doctor")
+        assert expected in doctor.stdout
+        dry = daemon.cli("restore", "--dry-run")
+        assert dry.returncode == 0, dry.stderr
+        assert "Would restore" in dry.stdout
+        assert "second note" in dry.stdout
+        assert "second note" not in path.read_text("utf-8")
+        done = daemon.cli("restore", first.path)
+        assert done.returncode == 0, done.stderr
+        assert "Restored" in done.stdout
+        text = path.read_text("utf-8")
+        assert text.count("second note\nwith two lines\n") == 1
+        with daemon.client() as client:
+            assert not any("missing from" in issue for issue in client.status().issues)
+            assert client.restore().blocks == ()
+            hits = client.search("second note").results
+            assert hits
+        bad = daemon.cli("restore", "../outside.md")
+        assert bad.returncode != 0
+    finally:
+        daemon.stop()
+
+
+def test_forget_right_after_a_stale_rewrite_keeps_the_dropped_append(env: Env) -> None:
+    """Found by the soak: forget must drop only the journal entries of what it
+    removed, not every entry whose line happens to be missing at that moment."""
+    daemon = start(env)
+    try:
+        with daemon.client() as client:
+            first = client.append("to be forgotten")
+            path = env.workspace / first.path
+            stale = path.read_text("utf-8")
+            client.append("dropped by the editor")
+            path.write_text(stale + "editor line\n", "utf-8")
+            assert client.forget(text="to be forgotten").removed
+        # Restored at once if the keeper judged the rewrite before the forget;
+        # otherwise the forget changed what came before it, so it is missing
+        # (not evidently stale) and `restore` brings it back.
+        with daemon.client() as client:
+            client.restore()
+        text = path.read_text("utf-8")
+        assert text.count("dropped by the editor\n") == 1
+        assert "to be forgotten" not in text
+    finally:
+        daemon.stop()
