@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import shlex
 import subprocess
 import sys
 import tarfile
@@ -180,9 +181,13 @@ def test_test_helpers_are_not_in_the_packages() -> None:
 
 @pytest.mark.parametrize("module", ["omem_client", "openmemoryd"])
 def test_shell_completion_is_offered(env: Env, module: str) -> None:
-    shown = _run(env, "-m", module, "--show-completion", "bash")
+    # The shell is detected from the parent process, so ask from bash.
+    command = f"{shlex.quote(sys.executable)} -m {module} --show-completion"
+    shown = subprocess.run(
+        ["bash", "-c", command], env=env.vars, capture_output=True, text=True, check=False
+    )
     assert shown.returncode == 0, shown.stderr
-    assert "complete" in shown.stdout
+    assert "complete -o default -F" in shown.stdout
     helped = _run(env, "-m", module, "--help")
     assert "--install-completion" in helped.stdout
 
