@@ -40,10 +40,10 @@ from __future__ import annotations
 import math
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Final
 
 from openmemoryd.search.candidate import Candidate
+from openmemoryd.search.fusion import Found, first_by_id, ranked, union_of_legs
 from openmemoryd.search.snippet import line_matches
 
 __all__ = ["BIAS", "WEIGHTS", "calibrated_score", "coverage", "fuse_calibrated"]
@@ -104,49 +104,28 @@ def fuse_calibrated(
     *vector_scores* holds the rescaled vector score of every candidate the
     vector leg did not return (read from the index by the caller); a
     candidate missing from both has no vector yet and counts the lowest
-    score seen. Ties keep the keyword leg's order, then the vector leg's.
+    score seen. The union and the order are those of the other fusions
+    (`fusion.union_of_legs`, `fusion.ranked`).
     """
-    lexical_rank: dict[int, int] = {}
-    for rank, candidate in enumerate(lexical, start=1):
-        lexical_rank.setdefault(candidate.id, rank)
-    vector_rank: dict[int, int] = {}
-    for rank, candidate in enumerate(nearest, start=1):
-        vector_rank.setdefault(candidate.id, rank)
+    lexical_rank = {i: r for r, i in enumerate(first_by_id(lexical), start=1)}
+    vector_rank = {i: r for r, i in enumerate(first_by_id(nearest), start=1)}
+    found = union_of_legs(lexical, nearest)
+    for chunk_id, entry in found.items():
+        if entry.vector_score is None:
+            entry.vector_score = vector_scores.get(chunk_id)
 
-    found: dict[int, Candidate] = {}
-    for candidate in (*lexical, *nearest):
-        if candidate.id in found:
-            kept = found[candidate.id]
-            found[candidate.id] = replace(
-                kept,
-                text_score=kept.text_score if kept.text_score is not None else candidate.text_score,
-                vector_score=kept.vector_score
-                if kept.vector_score is not None
-                else candidate.vector_score,
-            )
-        else:
-            found[candidate.id] = candidate
-
-    def vector_of(candidate: Candidate) -> float | None:
-        if candidate.vector_score is not None:
-            return candidate.vector_score
-        return vector_scores.get(candidate.id)
-
-    known = [v for c in found.values() if (v := vector_of(c)) is not None]
+    known = [e.vector_score for e in found.values() if e.vector_score is not None]
     top = max(known) if known else 0.0
     floor = min(known) if known else 0.0
 
-    scored: list[tuple[float, int, Candidate]] = []
-    for order, candidate in enumerate(found.values()):
-        vector = vector_of(candidate)
-        features = {
-            "lexical_rr": 1.0 / lexical_rank[candidate.id] if candidate.id in lexical_rank else 0.0,
+    def features(chunk_id: int, entry: Found) -> dict[str, float]:
+        vector = entry.vector_score
+        return {
+            "lexical_rr": 1.0 / lexical_rank[chunk_id] if chunk_id in lexical_rank else 0.0,
             "vector_gap": (vector if vector is not None else floor) - top,
-            "vector_rr": 1.0 / vector_rank[candidate.id] if candidate.id in vector_rank else 0.0,
-            "coverage": coverage(candidate.text, terms),
-            "date_match": 1.0 if date_match is not None and date_match(candidate) else 0.0,
+            "vector_rr": 1.0 / vector_rank[chunk_id] if chunk_id in vector_rank else 0.0,
+            "coverage": coverage(entry.base.text, terms),
+            "date_match": 1.0 if date_match is not None and date_match(entry.base) else 0.0,
         }
-        score = calibrated_score(features)
-        scored.append((score, order, replace(candidate, vector_score=vector, score=score)))
-    scored.sort(key=lambda item: (-item[0], item[1]))
-    return [candidate for _, _, candidate in scored]
+
+    return ranked(found, {i: calibrated_score(features(i, entry)) for i, entry in found.items()})

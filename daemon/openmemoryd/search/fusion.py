@@ -56,8 +56,8 @@ def normalize_weights(vector_weight: float, text_weight: float) -> tuple[float, 
     return vector / total, text / total
 
 
-def _first_by_id(candidates: Iterable[Candidate]) -> dict[int, Candidate]:
-    """Each id's first (best-ranked) candidate; a leg should not repeat ids,
+def first_by_id(candidates: Iterable[Candidate]) -> dict[int, Candidate]:
+    """Each id's first (best-ranked) candidate, in leg order; a leg should not repeat ids,
     but if one does, its later copies must not add to the score."""
     out: dict[int, Candidate] = {}
     for candidate in candidates:
@@ -71,7 +71,7 @@ def _sort_key(candidate: Candidate) -> tuple[float, float, int]:
 
 
 @dataclass(slots=True)
-class _Found:
+class Found:
     """One chunk as the two legs saw it: the shared fields come from the
     keyword copy when there is one (as OpenClaw keeps the keyword snippet),
     each part score from its own leg."""
@@ -81,17 +81,17 @@ class _Found:
     vector_score: float | None = None
 
 
-def _union(lexical: Sequence[Candidate], vector: Sequence[Candidate]) -> dict[int, _Found]:
-    found: dict[int, _Found] = {}
-    for candidate in _first_by_id(lexical).values():
-        found[candidate.id] = _Found(candidate, text_score=candidate.text_score)
-    for candidate in _first_by_id(vector).values():
-        entry = found.setdefault(candidate.id, _Found(candidate))
+def union_of_legs(lexical: Sequence[Candidate], vector: Sequence[Candidate]) -> dict[int, Found]:
+    found: dict[int, Found] = {}
+    for candidate in first_by_id(lexical).values():
+        found[candidate.id] = Found(candidate, text_score=candidate.text_score)
+    for candidate in first_by_id(vector).values():
+        entry = found.setdefault(candidate.id, Found(candidate))
         entry.vector_score = candidate.vector_score
     return found
 
 
-def _ranked(found: dict[int, _Found], score_of: dict[int, float]) -> list[Candidate]:
+def ranked(found: dict[int, Found], score_of: dict[int, float]) -> list[Candidate]:
     merged = [
         replace(
             entry.base,
@@ -118,13 +118,13 @@ def fuse_weighted(
     scores above 1 by passing raw configuration values.
     """
     wv, wt = normalize_weights(vector_weight, text_weight)
-    found = _union(lexical, vector)
+    found = union_of_legs(lexical, vector)
     # min(): the normalised weights can sum to 1 + 1 ulp (0.03/0.29 does).
     scores = {
         chunk_id: min(1.0, wv * (entry.vector_score or 0.0) + wt * (entry.text_score or 0.0))
         for chunk_id, entry in found.items()
     }
-    return _ranked(found, scores)
+    return ranked(found, scores)
 
 
 def fuse_rrf(
@@ -143,6 +143,8 @@ def fuse_rrf(
     best = 2.0 / (k + 1)
     scores: dict[int, float] = {}
     for leg in (lexical, vector):
-        for rank, chunk_id in enumerate(_first_by_id(leg), start=1):
+        for rank, chunk_id in enumerate(first_by_id(leg), start=1):
             scores[chunk_id] = scores.get(chunk_id, 0.0) + 1.0 / (k + rank)
-    return _ranked(_union(lexical, vector), {i: min(1.0, s / best) for i, s in scores.items()})
+    return ranked(
+        union_of_legs(lexical, vector), {i: min(1.0, s / best) for i, s in scores.items()}
+    )
