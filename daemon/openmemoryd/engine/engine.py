@@ -145,7 +145,10 @@ class Engine:
         self._embedding_reason = choice.reason
         self.rebuild_progress: str | None = None
         self._rebuild_error: str | None = None
-        self._query_vectors: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
+        # (identity, query) -> (vector, evidence baseline or None)
+        self._query_vectors: OrderedDict[tuple[str, str], tuple[Vectors, float | None]] = (
+            OrderedDict()
+        )
         self.vectors: VectorIndexer | None = None
         if choice.embedder is not None:
             embedding = config.embedding
@@ -287,25 +290,28 @@ class Engine:
         if active is None or active.identity != identity:
             return None, f"vectors for {embedder.model} are still being built; keyword results only"
         key = (identity, text)
-        vector = self._query_vectors.get(key)
-        if vector is None:
+        cached = self._query_vectors.get(key)
+        if cached is None:
             try:
                 vector = await self.embed_query(text)
             except EmbeddingError as exc:
                 return None, f"query embedding failed: {exc}"
             self.vectors.provider_answered()
-            self._query_vectors[key] = vector
+            # The query's evidence baseline (embed.reference) is computed
+            # once per distinct query, with its vector, not on every search.
+            null = None
+            if isinstance(embedder, LocalEmbedder) and not is_zero(vector):
+                null = await trio.to_thread.run_sync(embedder.null_cosine, vector)
+            cached = self._query_vectors[key] = (vector, null)
             if len(self._query_vectors) > QUERY_CACHE_SIZE:
                 self._query_vectors.popitem(last=False)
         else:
             self._query_vectors.move_to_end(key)
+        vector, null = cached
         if is_zero(vector):
             return None, None
         floor, ceiling = embedder.score_floor, embedder.score_ceiling
-        null, width = None, None
-        if isinstance(embedder, LocalEmbedder) and embedder.evidence_width is not None:
-            null = await trio.to_thread.run_sync(embedder.null_cosine, vector)
-            width = embedder.evidence_width
+        width = embedder.evidence_width if isinstance(embedder, LocalEmbedder) else None
         return VectorQuery(active, to_blob(vector), floor, ceiling, null, width), None
 
     async def embed_query(self, text: str) -> Vectors:
