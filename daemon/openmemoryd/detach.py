@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from omem_client import Client, DaemonNotRunning, OmemError
+from omem_client import Client, OmemError
 from openmemoryd.config import Config
 
 __all__ = ["LOG_NAME", "start_detached", "stop_running"]
@@ -37,9 +37,7 @@ def _running_pid(config: Config) -> int | None:
     try:
         with Client(config.socket, timeout=5.0) as client:
             return client.status().pid
-    except DaemonNotRunning:
-        return None
-    except OmemError:
+    except OmemError:  # not running, or not answering as a daemon should
         return None
 
 
