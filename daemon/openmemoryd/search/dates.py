@@ -26,7 +26,7 @@ a question about "June" is often answered by a note from early July.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Final
@@ -203,33 +203,46 @@ def _week_start(day: date) -> date:
     return day - timedelta(days=day.weekday())
 
 
-def _relative(today: date) -> Sequence[tuple[re.Pattern[str], DateRange]]:
-    week = _week_start(today)
-    month_start = today.replace(day=1)
-    last_month_end = month_start - timedelta(days=1)
-    last_month = DateRange(last_month_end.replace(day=1), last_month_end)
-    yesterday = DateRange(today - timedelta(days=1), today - timedelta(days=1))
-    before_yesterday = DateRange(today - timedelta(days=2), today - timedelta(days=2))
-    last_week = DateRange(week - timedelta(days=7), week - timedelta(days=1))
-    this_week = DateRange(week, today)
-    this_month = DateRange(month_start, today)
-    todays = DateRange(today, today)
-    recent = DateRange(today - timedelta(days=6), today)
-    table: list[tuple[str, DateRange]] = [
-        (r"\bday before yesterday\b|позавчера|前天", before_yesterday),
-        (r"\byesterday\b|вчера|昨天|昨日", yesterday),
-        (r"\btoday\b|\btonight\b|сегодня|今天|今日", todays),
+# Relative words, compiled once; what each means is worked out against the
+# day of the search (`_relative_range`).
+_RELATIVE: Final = tuple(
+    (re.compile(pattern, re.IGNORECASE), meaning)
+    for pattern, meaning in (
+        (r"\bday before yesterday\b|позавчера|前天", "before_yesterday"),
+        (r"\byesterday\b|вчера|昨天|昨日", "yesterday"),
+        (r"\btoday\b|\btonight\b|сегодня|今天|今日", "today"),
         (
             r"\blast week\b|\bprevious week\b|на прошлой неделе|прошлой неделе"
             r"|上周|上星期|上个星期",
-            last_week,
+            "last_week",
         ),
-        (r"\bthis week\b|на этой неделе|这周|本周|这个星期", this_week),
-        (r"\blast month\b|\bprevious month\b|в прошлом месяце|上个月|上月", last_month),
-        (r"\bthis month\b|в этом месяце|这个月|本月", this_month),
-        (r"\b(?:last|past) (?:few|couple of) days\b|\brecently\b|недавно|最近|近期", recent),
-    ]
-    return [(re.compile(p, re.IGNORECASE), r) for p, r in table]
+        (r"\bthis week\b|на этой неделе|这周|本周|这个星期", "this_week"),
+        (r"\blast month\b|\bprevious month\b|в прошлом месяце|上个月|上月", "last_month"),
+        (r"\bthis month\b|в этом месяце|这个月|本月", "this_month"),
+        (r"\b(?:last|past) (?:few|couple of) days\b|\brecently\b|недавно|最近|近期", "recent"),
+    )
+)
+
+
+def _relative_range(meaning: str, today: date) -> DateRange:
+    week = _week_start(today)
+    month_start = today.replace(day=1)
+    if meaning == "before_yesterday":
+        return DateRange(today - timedelta(days=2), today - timedelta(days=2))
+    if meaning == "yesterday":
+        return DateRange(today - timedelta(days=1), today - timedelta(days=1))
+    if meaning == "today":
+        return DateRange(today, today)
+    if meaning == "last_week":
+        return DateRange(week - timedelta(days=7), week - timedelta(days=1))
+    if meaning == "this_week":
+        return DateRange(week, today)
+    if meaning == "last_month":
+        last_month_end = month_start - timedelta(days=1)
+        return DateRange(last_month_end.replace(day=1), last_month_end)
+    if meaning == "this_month":
+        return DateRange(month_start, today)
+    return DateRange(today - timedelta(days=6), today)  # recent: the last seven days
 
 
 def _strip(text: str, spans: Iterable[tuple[int, int]]) -> str:
@@ -264,11 +277,11 @@ def parse_query_dates(query: str, today: date) -> QueryDates:
             if found is not None:
                 spans.append((match.start(), match.end()))
                 ranges.append(found)
-    for pattern, meant in _relative(today):
+    for pattern, meaning in _RELATIVE:
         for match in pattern.finditer(query):
             if free(match.start(), match.end()):
                 spans.append((match.start(), match.end()))
-                ranges.append(meant)
+                ranges.append(_relative_range(meaning, today))
     if not ranges:
         return QueryDates((), query)
     rest = _strip(query, spans)
