@@ -181,8 +181,10 @@ def test_test_helpers_are_not_in_the_packages() -> None:
 
 @pytest.mark.parametrize("module", ["omem_client", "openmemoryd"])
 def test_shell_completion_is_offered(env: Env, module: str) -> None:
-    # The shell is detected from the parent process, so ask from bash.
-    command = f"{shlex.quote(sys.executable)} -m {module} --show-completion"
+    # The shell is detected from the parent process, so ask from bash; the
+    # trailing `exit` keeps bash from exec-ing the command (then pytest, not
+    # bash, would be its parent).
+    command = f"{shlex.quote(sys.executable)} -m {module} --show-completion; exit $?"
     shown = subprocess.run(
         ["bash", "-c", command], env=env.vars, capture_output=True, text=True, check=False
     )
