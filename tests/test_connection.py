@@ -33,7 +33,7 @@ from omem_protocol import (
     encode_frame,
     encode_message,
 )
-from openmemoryd.api import Api, DaemonInfo
+from openmemoryd.api import Api, DaemonInfo, handlers
 from openmemoryd.config import ServerSettings
 from openmemoryd.engine import Engine
 from openmemoryd.server import Connection
@@ -179,12 +179,12 @@ async def test_daemon_errors_become_error_replies(peer: Peer) -> None:
 
 
 async def test_an_unexpected_failure_is_internal_and_not_fatal(
-    peer: Peer, api: Api, monkeypatch: pytest.MonkeyPatch
+    peer: Peer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async def explode(*_: object) -> StatusResult:
         raise RuntimeError("kaboom with secret detail")
 
-    monkeypatch.setattr(api, "status", explode)
+    monkeypatch.setitem(handlers._HANDLERS, StatusParams, explode)
     await peer.hello()
     await peer.send(Request(id=4, body=StatusParams()))
     reply = await peer.reply()

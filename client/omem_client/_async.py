@@ -34,8 +34,6 @@ import copy
 import itertools
 import os
 from collections import deque
-from collections.abc import Mapping, Sequence
-from datetime import date
 from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
@@ -44,24 +42,17 @@ import anyio
 import anyio.lowlevel
 from anyio.abc import ByteStream
 
+from omem_client import _requests
+from omem_client._binding import Call, awaitable
 from omem_client._calls import (
-    ProgressCallback,
-    TaskAction,
-    TaskStatus,
-    as_turn,
-    capture_message,
     closed_by_daemon,
-    compact_params,
     connect_error,
     encode,
-    iso_date,
     lost_connection,
     no_answer,
     parting_error,
     reply_error,
     result_of,
-    session_end_params,
-    tasks_params,
     violation,
     welcome_of,
 )
@@ -71,59 +62,22 @@ from omem_client._errors import ConnectError, DaemonError, OmemError, ProtocolVi
 from omem_protocol import (
     DEFAULT_MAX_FRAME,
     PROTOCOL_VERSION,
-    AppendParams,
-    AppendResult,
-    CaptureMessage,
-    CaptureParams,
-    CaptureResult,
-    CompactResult,
     DaemonFrame,
-    DoctorParams,
-    DoctorResult,
     Error,
-    ExportParams,
-    ExportResult,
-    FlushCheckParams,
-    FlushCheckResult,
-    ForgetParams,
-    ForgetResult,
     FrameBuffer,
-    GetParams,
-    GetResult,
     Hello,
-    LogParams,
-    LogResult,
-    LogTurnsParams,
-    LogTurnsResult,
-    PrimerParams,
-    PrimerResult,
+    Msg,
     Progress,
     ProtocolError,
-    RecallParams,
-    RecallResult,
     Reply,
     ReplyBody,
     Request,
-    RequestBody,
-    RestoreParams,
-    RestoreResult,
-    SearchParams,
-    SearchResult,
-    SessionEndResult,
-    SessionStartParams,
-    SessionStartResult,
-    StatusParams,
-    StatusResult,
-    SyncParams,
-    SyncResult,
-    TasksResult,
-    Turn,
     Welcome,
     __version__,
     decode_daemon_frame,
 )
 
-R = TypeVar("R")
+R = TypeVar("R", bound=Msg)
 
 RECEIVE_SIZE = 65536
 
@@ -193,234 +147,33 @@ class AsyncClient:
         await self.aclose()
 
     # ------------------------------------------------------------ methods
+    # Each is declared once, in `_requests`; see `_binding`.
 
-    async def status(self) -> StatusResult:
-        """The daemon's and the workspace's state."""
-        return await self._call(StatusParams(), StatusResult)
-
-    async def search(
-        self,
-        query: str,
-        *,
-        limit: int | None = None,
-        min_score: float | None = None,
-        sources: Sequence[str] | None = None,
-        agent: str | None = None,
-        fresh: bool = False,
-        explain: bool = False,
-    ) -> SearchResult:
-        """Search memory; the arguments are those of `Client.search`."""
-        params = SearchParams(
-            query=query,
-            limit=limit,
-            min_score=min_score,
-            sources=tuple(sources) if sources is not None else None,
-            agent=agent,
-            fresh=fresh,
-            explain=explain,
-        )
-        return await self._call(params, SearchResult)
-
-    async def get(
-        self, path: str, *, from_line: int | None = None, lines: int | None = None
-    ) -> GetResult:
-        """Read a memory file, or `lines` lines of it starting at `from_line` (1-based)."""
-        params = GetParams(path=path, from_line=from_line, lines=lines)
-        return await self._call(params, GetResult)
-
-    async def append(self, text: str, *, path: str | None = None) -> AppendResult:
-        """Append *text* (default: to today's daily file); searchable on return."""
-        return await self._call(AppendParams(text=text, path=path), AppendResult)
-
-    async def log_turns(
-        self, agent: str, session_id: str, turns: Sequence[Turn | Mapping[str, object]]
-    ) -> LogTurnsResult:
-        """Append conversation turns to a session's transcript (see `Client.log_turns`)."""
-        params = LogTurnsParams(
-            agent=agent, session_id=session_id, turns=tuple(as_turn(t) for t in turns)
-        )
-        return await self._call(params, LogTurnsResult)
-
-    async def session_start(self, agent: str, session_id: str | None = None) -> SessionStartResult:
-        """Tell the daemon a session starts: the agent's transcripts are indexed now."""
-        params = SessionStartParams(agent=agent, session_id=session_id)
-        return await self._call(params, SessionStartResult)
-
-    async def recall(
-        self,
-        query: str,
-        *,
-        limit: int | None = None,
-        min_score: float | None = None,
-        sources: Sequence[str] | None = None,
-        agent: str | None = None,
-    ) -> RecallResult:
-        """Memories relevant to *query* as a block to put before the prompt."""
-        params = RecallParams(
-            query=query,
-            limit=limit,
-            min_score=min_score,
-            sources=tuple(sources) if sources is not None else None,
-            agent=agent,
-        )
-        return await self._call(params, RecallResult)
-
-    async def capture(
-        self,
-        messages: Sequence[CaptureMessage | Mapping[str, object]],
-        *,
-        max_captures: int | None = None,
-    ) -> CaptureResult:
-        """Write the durable facts in the user's *messages* to today's daily file."""
-        params = CaptureParams(
-            messages=tuple(capture_message(m) for m in messages), max_captures=max_captures
-        )
-        return await self._call(params, CaptureResult)
-
-    async def forget(
-        self,
-        *,
-        citation: str | None = None,
-        text: str | None = None,
-        query: str | None = None,
-        all: bool = False,
-    ) -> ForgetResult:
-        """Erase a memory by `citation`, exact `text` or `query` (see `Client.forget`)."""
-        params = ForgetParams(citation=citation, text=text, query=query, all=all)
-        return await self._call(params, ForgetResult)
-
-    async def restore(self, path: str | None = None, *, dry_run: bool = False) -> RestoreResult:
-        """Append again what an external rewrite removed from *path* (every
-        file when None) and the daemon did not restore by itself; with
-        *dry_run*, only list it."""
-        return await self._call(RestoreParams(path=path, dry_run=dry_run), RestoreResult)
-
-    async def primer(
-        self, *, budget: int | None = None, private: bool = False, today: date | None = None
-    ) -> PrimerResult:
-        """Context to start a session with, within *budget* tokens (default
-        1000): USER.md, PROJECT.md, today's and yesterday's daily files, and
-        MEMORY.md only when *private* (never in a group conversation)."""
-        params = PrimerParams(budget=budget, private=private, date=iso_date(today))
-        return await self._call(params, PrimerResult)
-
-    async def flush_check(
-        self,
-        session: str,
-        *,
-        tokens: int,
-        context_window: int,
-        compaction_count: int | None = None,
-        agent: str | None = None,
-        read_only: bool = False,
-        today: date | None = None,
-    ) -> FlushCheckResult:
-        """Whether to run the pre-compaction memory flush now (at most once per
-        compaction cycle of *session*), with the system and user prompts to run."""
-        params = FlushCheckParams(
-            session=session,
-            tokens=tokens,
-            context_window=context_window,
-            compaction_count=compaction_count,
-            agent=agent,
-            read_only=read_only,
-            date=iso_date(today),
-        )
-        return await self._call(params, FlushCheckResult)
-
-    async def export(self, output: str | os.PathLike[str]) -> ExportResult:
-        """Archive the memory's Markdown with a manifest (never the index) to
-        *output*; the daemon writes it, so a relative path is made absolute here."""
-        path = str(await anyio.Path(os.fspath(output)).absolute())
-        return await self._call(ExportParams(output=path), ExportResult)
-
-    async def doctor(self) -> DoctorResult:
-        """The daemon's health checks, run inside it on its live index,
-        embedder and watcher; ``result.ok`` is false when any check failed."""
-        return await self._call(DoctorParams(), DoctorResult)
-
-    async def sync(
-        self, *, full: bool = False, on_progress: ProgressCallback | None = None
-    ) -> SyncResult:
-        """Bring the index up to date with the files; `full` re-chunks everything.
-
-        `on_progress` is called in the calling task with each `Progress` frame.
-        """
-        return await self._call(SyncParams(full=full), SyncResult, on_progress)
-
-    async def session_end(
-        self,
-        *,
-        request: str | None = None,
-        learned: str | Sequence[str] = (),
-        completed: str | Sequence[str] = (),
-        next_steps: str | Sequence[str] = (),
-        agent: str | None = None,
-        session: str | None = None,
-    ) -> SessionEndResult:
-        """Close a session: a journal block (request, learned, completed, next
-        steps) appended to today's daily file, and the next steps added to
-        ``memory/TASKS.md`` as open tasks (one already open is not repeated; a
-        completed item naming an open task exactly marks it done)."""
-        params = session_end_params(request, learned, completed, next_steps, agent, session)
-        return await self._call(params, SessionEndResult)
-
-    async def tasks(
-        self,
-        action: TaskAction = "list",
-        tasks: str | Sequence[str] = (),
-        *,
-        status: TaskStatus = "open",
-    ) -> TasksResult:
-        """List the tasks in ``memory/TASKS.md`` (`status`: open, done or all), or
-        ``add`` texts, or mark tasks ``done``, ``reopen`` or ``remove`` them, named
-        by id or text (exact, else a unique part). All of a change is made, or none."""
-        return await self._call(tasks_params(action, tasks, status), TasksResult)
-
-    async def log(
-        self,
-        text: str,
-        *,
-        type: str | None = None,
-        replace: bool = False,
-        force: bool = False,
-        dry_run: bool = False,
-        agent: str | None = None,
-    ) -> LogResult:
-        """File one memory through seed 003's write pipeline (see `Client.log`)."""
-        params = LogParams(
-            text=text,
-            memory_type=type,
-            replace=replace,
-            force=force,
-            dry_run=dry_run,
-            agent=agent,
-        )
-        return await self._call(params, LogResult)
-
-    async def compact(
-        self,
-        session: str,
-        messages: Sequence[CaptureMessage | Mapping[str, object]],
-        *,
-        keep_last: int | None = None,
-        agent: str | None = None,
-        flush: bool | None = None,
-        on_progress: ProgressCallback | None = None,
-    ) -> CompactResult:
-        """Compact a conversation with the daemon's chat model (``[chat]``):
-        capture its durable memories, summarise all but the last *keep_last*
-        messages (default 5) and append the summary to today's daily file.
-        Replace the summarised messages with ``result.summary``. Messages are
-        ``{role, content}`` mappings (string or text-block content)."""
-        params = compact_params(session, messages, keep_last=keep_last, agent=agent, flush=flush)
-        return await self._call(params, CompactResult, on_progress)
+    status = awaitable(_requests.status)
+    search = awaitable(_requests.search)
+    get = awaitable(_requests.get)
+    append = awaitable(_requests.append)
+    sync = awaitable(_requests.sync)
+    log_turns = awaitable(_requests.log_turns)
+    session_start = awaitable(_requests.session_start)
+    recall = awaitable(_requests.recall)
+    capture = awaitable(_requests.capture)
+    forget = awaitable(_requests.forget)
+    restore = awaitable(_requests.restore)
+    primer = awaitable(_requests.primer)
+    flush_check = awaitable(_requests.flush_check)
+    doctor = awaitable(_requests.doctor)
+    export = awaitable(_requests.export)
+    session_end = awaitable(_requests.session_end)
+    tasks = awaitable(_requests.tasks)
+    log = awaitable(_requests.log)
+    compact = awaitable(_requests.compact)
 
     # ------------------------------------------------------------ plumbing
 
-    async def _call(
-        self, body: RequestBody, expected: type[R], on_progress: ProgressCallback | None = None
-    ) -> R:
+    async def _run(self, call: Call[R]) -> R:
+        """Send *call* and wait for its reply, passing its Progress frames on."""
+        body, expected, on_progress = call.params, call.result, call.on_progress
         with anyio.move_on_after(self.timeout) as scope:
             connection = await self._connected()
             request_id = next(self._ids)

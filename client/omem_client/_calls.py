@@ -8,13 +8,10 @@ The two clients differ only in how they move bytes and wait.
 from __future__ import annotations
 
 import errno
-from collections.abc import Callable, Mapping, Sequence
-from datetime import date
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import TypeVar
 
 from omem_client._errors import (
-    BadRequestError,
     ConnectError,
     DaemonError,
     DaemonNotRunning,
@@ -22,127 +19,22 @@ from omem_client._errors import (
     daemon_error,
 )
 from omem_protocol import (
-    CaptureMessage,
-    CompactParams,
     DaemonFrame,
     Error,
     FrameBuffer,
     Hello,
-    Progress,
     ProtocolError,
     Reply,
     ReplyBody,
     Request,
-    SessionEndParams,
-    TasksParams,
-    Turn,
     Welcome,
     decode_daemon_frame,
     encode_message,
 )
 
 R = TypeVar("R")
-ProgressCallback = Callable[[Progress], None]
 
 START_HINT = "start it with `openmemoryd run` (or `systemctl --user start openmemoryd`)"
-
-# ---------------------------------------------------------------- arguments
-
-
-def iso_date(value: date | None) -> str | None:
-    """The agent's today on the wire; `None` lets the daemon use its own."""
-    return value.isoformat() if value is not None else None
-
-
-def as_turn(turn: Turn | Mapping[str, object]) -> Turn:
-    """A `Turn`, or a mapping with ``role``, ``content`` (or ``text``), ``timestamp``."""
-    if isinstance(turn, Turn):
-        return turn
-    text = turn.get("content", turn.get("text"))
-    timestamp = turn.get("timestamp")
-    if not isinstance(text, str):
-        raise BadRequestError("each turn needs a 'content' (or 'text') string")
-    if timestamp is not None and not isinstance(timestamp, int | float):
-        raise BadRequestError("a turn's 'timestamp' must be epoch seconds")
-    role = turn.get("role")
-    if role != "user" and role != "assistant":
-        raise BadRequestError(f"a turn's role must be 'user' or 'assistant', not {role!r}")
-    return Turn(role=role, text=text, timestamp=timestamp)
-
-
-def capture_message(message: CaptureMessage | Mapping[str, object]) -> CaptureMessage:
-    """A chat-style message (string or text-block content) as the wire wants it."""
-    if isinstance(message, CaptureMessage):
-        return message
-    role = message.get("role")
-    content = message.get("content", message.get("text"))
-    if not isinstance(role, str) or not role:
-        raise BadRequestError("each message needs a 'role' string")
-    if isinstance(content, str):
-        text = content
-    elif isinstance(content, list):
-        text = "\n".join(
-            block["text"]
-            for block in content
-            if isinstance(block, dict)
-            and block.get("type") in ("text", "input_text")
-            and isinstance(block.get("text"), str)
-        )
-    else:
-        raise BadRequestError("each message needs 'content': a string or a list of text blocks")
-    return CaptureMessage(role=role, text=text)
-
-
-TaskAction = Literal["list", "add", "done", "reopen", "remove"]
-TaskStatus = Literal["open", "done", "all"]
-
-
-def _items(value: str | Sequence[str]) -> tuple[str, ...]:
-    """A list argument; a lone string is one item, not a list of characters."""
-    return (value,) if isinstance(value, str) else tuple(value)
-
-
-def session_end_params(
-    request: str | None,
-    learned: str | Sequence[str],
-    completed: str | Sequence[str],
-    next_steps: str | Sequence[str],
-    agent: str | None,
-    session: str | None,
-) -> SessionEndParams:
-    return SessionEndParams(
-        request=request,
-        learned=_items(learned),
-        completed=_items(completed),
-        next_steps=_items(next_steps),
-        agent=agent,
-        session=session,
-    )
-
-
-def tasks_params(action: TaskAction, tasks: str | Sequence[str], status: TaskStatus) -> TasksParams:
-    return TasksParams(action=action, tasks=_items(tasks), status=status)
-
-
-def compact_params(
-    session: str,
-    messages: Sequence[CaptureMessage | Mapping[str, object]],
-    *,
-    keep_last: int | None,
-    agent: str | None,
-    flush: bool | None,
-) -> CompactParams:
-    """`compact`'s request; a message whose content is null (an assistant
-    turn that only called tools) is sent as empty text, counted, not summarised."""
-    wire = tuple(
-        CaptureMessage(role=str(m.get("role") or ""), text="")
-        if isinstance(m, Mapping) and m.get("content", m.get("text")) is None
-        else capture_message(m)
-        for m in messages
-    )
-    return CompactParams(
-        session=session, messages=wire, keep_last=keep_last, agent=agent, flush=flush
-    )
 
 
 def encode(frame: Hello | Request) -> bytes:

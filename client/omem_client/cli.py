@@ -28,9 +28,9 @@ import msgspec
 import typer
 
 from omem_client import _render
-from omem_client._calls import TaskAction, TaskStatus
 from omem_client._client import DEFAULT_TIMEOUT, Client
 from omem_client._errors import ConnectError, DaemonError, OmemError, ProtocolViolation
+from omem_client._requests import TaskAction, TaskStatus
 from omem_protocol import KNOWN_SOURCES, MAX_LIMIT, Msg, TasksResult, __version__
 
 EXIT_UNREACHABLE = 3

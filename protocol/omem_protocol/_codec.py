@@ -13,14 +13,10 @@ from typing import Annotated
 
 import msgspec
 
+from omem_protocol._base import Msg
 from omem_protocol._errors import MessageDecodeError
 from omem_protocol._framing import DEFAULT_MAX_FRAME, encode_frame
-from omem_protocol._messages import (
-    DaemonFrame,
-    Hello,
-    Msg,
-    RequestBody,
-)
+from omem_protocol._messages import DaemonFrame, Hello, RequestBody
 
 
 class RawRequest(msgspec.Struct, tag_field="type", tag="request", kw_only=True, frozen=True):

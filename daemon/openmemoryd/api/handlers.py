@@ -8,39 +8,60 @@ sockets, so they are tested by calling them directly.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, TypeVar
 
 from omem_protocol import (
+    FEATURES,
+    METHODS,
     PROTOCOL_VERSION,
     AppendParams,
     AppendResult,
     CaptureParams,
+    CaptureResult,
     CompactParams,
+    CompactResult,
     DoctorParams,
+    DoctorResult,
     ExportParams,
+    ExportResult,
     FlushCheckParams,
+    FlushCheckResult,
     ForgetParams,
+    ForgetResult,
     GetParams,
     GetResult,
     LogParams,
+    LogResult,
     LogTurnsParams,
+    LogTurnsResult,
+    Method,
+    Msg,
     PendingSession,
     PrimerParams,
+    PrimerResult,
     RecallParams,
+    RecallResult,
     ReplyBody,
     RequestBody,
     RestoreParams,
+    RestoreResult,
     SearchParams,
     SearchResult,
     SessionEndParams,
+    SessionEndResult,
     SessionStartParams,
+    SessionStartResult,
     StatusParams,
     StatusResult,
     SyncParams,
     SyncResult,
     SyncStatus,
     TasksParams,
+    TasksResult,
 )
+from omem_protocol import methods as m
 from openmemoryd.daemon_info import DaemonInfo
 from openmemoryd.doctor import diagnose_engine
 from openmemoryd.engine import (
@@ -57,35 +78,51 @@ from openmemoryd.engine.journal_keeper import restore
 from openmemoryd.errors import NotFound
 from openmemoryd.search import SearchQuery
 
-CAPABILITIES = (
-    "status",
-    "search",
-    "get",
-    "append",
-    "sync",
-    "progress",
-    "log_turns",
-    "session_start",
-    "recall",
-    "capture",
-    "forget",
-    "primer",
-    "flush_check",
-    "doctor",
-    "export",
-    "search.fresh",
-    "search.explain",
-    "session_end",
-    "tasks",
-    "log",
-    "compact",
-)
+P = TypeVar("P", bound=Msg)
+R = TypeVar("R", bound=Msg)
+
+# What `Welcome` announces: every method of the table, then the extra features.
+CAPABILITIES: Final = (*(method.name for method in METHODS), *FEATURES)
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What a handler works with: the API (daemon facts, other workspaces),
+    the engine of the request's workspace, and where to report progress."""
+
+    api: Api
+    engine: Engine
+    progress: ProgressFn
+
+
+Handler = Callable[[Context, P], Awaitable[R]]
+_HANDLERS: dict[type[Msg], Handler[Any, Any]] = {}
+
+
+def handles(method: Method[P, R]) -> Callable[[Handler[P, R]], Handler[P, R]]:
+    """Register the decorated coroutine as *method*'s handler; the type
+    checker holds it to the method's params and result types."""
+
+    def register(handler: Handler[P, R]) -> Handler[P, R]:
+        assert method.params not in _HANDLERS, f"two handlers for {method.name}"
+        _HANDLERS[method.params] = handler
+        return handler
+
+    return register
+
+
+def unhandled_methods() -> list[str]:
+    """Methods of the table with no handler (none, or the daemon refuses to start)."""
+    return [method.name for method in METHODS if method.params not in _HANDLERS]
 
 
 class Api:
     """The daemon's methods, over one engine per workspace."""
 
     def __init__(self, engines: Engine | Mapping[str, Engine], info: DaemonInfo) -> None:
+        missing = unhandled_methods()
+        if missing:
+            raise RuntimeError(f"methods without a handler: {', '.join(missing)}")
         self.engines = dict(engines) if isinstance(engines, Mapping) else {"default": engines}
         self.info = info
         self.workspaces = tuple(self.engines)
@@ -109,123 +146,166 @@ class Api:
         self, body: RequestBody, progress: ProgressFn, workspace: str | None = None
     ) -> ReplyBody:
         """Run the method *body* names in *workspace*; *progress* reports interim progress."""
-        engine = self.engine_for(workspace)
-        match body:
-            case StatusParams():
-                return await self.status(engine, body)
-            case SearchParams():
-                return await self.search(engine, body)
-            case GetParams():
-                return await self.get(engine, body)
-            case AppendParams():
-                return await self.append(engine, body)
-            case SyncParams():
-                return await self.sync(engine, body, progress)
-            case LogTurnsParams():
-                return await engine.log_turns(body.agent, body.session_id, body.turns)
-            case SessionStartParams():
-                return await engine.session_start(body.agent, body.session_id)
-            case RecallParams():
-                return await agent_ops.recall(
-                    engine,
-                    body.query,
-                    limit=body.limit,
-                    min_score=body.min_score,
-                    sources=body.sources,
-                    agent=body.agent,
-                )
-            case CaptureParams():
-                return await agent_ops.capture(engine, body.messages, body.max_captures)
-            case ForgetParams():
-                return await agent_ops.forget(
-                    engine,
-                    citation_=body.citation,
-                    text=body.text,
-                    query=body.query,
-                    all_=body.all,
-                )
-            case PrimerParams():
-                return await session_ops.primer(
-                    engine, budget=body.budget, private=body.private, today=body.date
-                )
-            case FlushCheckParams():
-                return session_ops.flush_check(engine, body)
-            case DoctorParams():
-                return await diagnose_engine(engine, self.info)
-            case ExportParams():
-                return await archive_ops.export(engine, body.output)
-            case SessionEndParams():
-                return await task_ops.session_end(engine, body)
-            case TasksParams():
-                return await task_ops.tasks(engine, body)
-            case LogParams():
-                return await log_ops.log(engine, body)
-            case CompactParams():
-                return await compact(engine, body, progress)
-            case RestoreParams():
-                return await restore(engine, body)
+        handler = _HANDLERS[type(body)]
+        reply: ReplyBody = await handler(Context(self, self.engine_for(workspace), progress), body)
+        return reply
 
-    async def status(self, engine: Engine, _: StatusParams) -> StatusResult:
-        ws = await engine.status()
-        return StatusResult(
-            daemon_version=self.info.version,
-            protocol=PROTOCOL_VERSION,
-            pid=self.info.pid,
-            uptime_s=round(time.monotonic() - self.info.started, 3),
-            socket=self.info.socket,
-            workspace=engine.config.name,
-            workspaces=self.workspaces,
-            workspace_path=ws.workspace_path,
-            index_path=ws.index_path,
-            index_bytes=ws.index_bytes,
-            files_on_disk=ws.files_on_disk,
-            files_indexed=ws.files_indexed,
-            chunks=ws.chunks,
-            sources=ws.sources,
-            fts=True,
-            vector=ws.vector,
-            provider=ws.provider,
-            model=ws.model,
-            syncing=ws.syncing,
-            last_sync=ws.last_sync,
-            issues=ws.issues,
-            embedding=ws.embedding,
-            rebuild=ws.rebuild,
-            sync=SyncStatus(
-                queue_depth=ws.sync.queue_depth,
-                running=ws.sync.running,
-                last_reason=ws.sync.last_reason,
-                last_finished_at=ws.sync.last_finished_at,
-                last_error=ws.sync.last_error,
-                watcher=ws.sync.watcher,
-                watcher_healthy=ws.sync.watcher_healthy,
-                watcher_last_event_at=ws.sync.watcher_last_event_at,
-                watcher_restarts=ws.sync.watcher_restarts,
-                watcher_error=ws.sync.watcher_error,
-                pending_sessions=tuple(
-                    PendingSession(path=path, pending_bytes=pending)
-                    for path, pending in sorted(ws.sessions_waiting.items())
-                ),
+
+# ---------------------------------------------------------------- handlers
+
+
+@handles(m.STATUS)
+async def _status(ctx: Context, _: StatusParams) -> StatusResult:
+    info, engine = ctx.api.info, ctx.engine
+    ws = await engine.status()
+    return StatusResult(
+        daemon_version=info.version,
+        protocol=PROTOCOL_VERSION,
+        pid=info.pid,
+        uptime_s=round(time.monotonic() - info.started, 3),
+        socket=info.socket,
+        workspace=engine.config.name,
+        workspaces=ctx.api.workspaces,
+        workspace_path=ws.workspace_path,
+        index_path=ws.index_path,
+        index_bytes=ws.index_bytes,
+        files_on_disk=ws.files_on_disk,
+        files_indexed=ws.files_indexed,
+        chunks=ws.chunks,
+        sources=ws.sources,
+        fts=True,
+        vector=ws.vector,
+        provider=ws.provider,
+        model=ws.model,
+        syncing=ws.syncing,
+        last_sync=ws.last_sync,
+        issues=ws.issues,
+        embedding=ws.embedding,
+        rebuild=ws.rebuild,
+        sync=SyncStatus(
+            queue_depth=ws.sync.queue_depth,
+            running=ws.sync.running,
+            last_reason=ws.sync.last_reason,
+            last_finished_at=ws.sync.last_finished_at,
+            last_error=ws.sync.last_error,
+            watcher=ws.sync.watcher,
+            watcher_healthy=ws.sync.watcher_healthy,
+            watcher_last_event_at=ws.sync.watcher_last_event_at,
+            watcher_restarts=ws.sync.watcher_restarts,
+            watcher_error=ws.sync.watcher_error,
+            pending_sessions=tuple(
+                PendingSession(path=path, pending_bytes=pending)
+                for path, pending in sorted(ws.sessions_waiting.items())
             ),
-            http=self.info.http,
-        )
+        ),
+        http=info.http,
+    )
 
-    async def search(self, engine: Engine, params: SearchParams) -> SearchResult:
-        query = SearchQuery(
-            text=params.query,
-            limit=params.limit,
-            min_score=params.min_score,
-            sources=params.sources,
-            explain=params.explain,
-            agent=params.agent,
-        )
-        return await engine.search(query, fresh=params.fresh)
 
-    async def get(self, engine: Engine, params: GetParams) -> GetResult:
-        return await engine.get(params.path, params.from_line, params.lines)
+@handles(m.SEARCH)
+async def _search(ctx: Context, params: SearchParams) -> SearchResult:
+    query = SearchQuery(
+        text=params.query,
+        limit=params.limit,
+        min_score=params.min_score,
+        sources=params.sources,
+        explain=params.explain,
+        agent=params.agent,
+    )
+    return await ctx.engine.search(query, fresh=params.fresh)
 
-    async def append(self, engine: Engine, params: AppendParams) -> AppendResult:
-        return await engine.append(params.text, params.path)
 
-    async def sync(self, engine: Engine, params: SyncParams, progress: ProgressFn) -> SyncResult:
-        return await engine.sync(full=params.full, reason="explicit", progress=progress)
+@handles(m.GET)
+async def _get(ctx: Context, params: GetParams) -> GetResult:
+    return await ctx.engine.get(params.path, params.from_line, params.lines)
+
+
+@handles(m.APPEND)
+async def _append(ctx: Context, params: AppendParams) -> AppendResult:
+    return await ctx.engine.append(params.text, params.path)
+
+
+@handles(m.SYNC)
+async def _sync(ctx: Context, params: SyncParams) -> SyncResult:
+    return await ctx.engine.sync(full=params.full, reason="explicit", progress=ctx.progress)
+
+
+@handles(m.LOG_TURNS)
+async def _log_turns(ctx: Context, params: LogTurnsParams) -> LogTurnsResult:
+    return await ctx.engine.log_turns(params.agent, params.session_id, params.turns)
+
+
+@handles(m.SESSION_START)
+async def _session_start(ctx: Context, params: SessionStartParams) -> SessionStartResult:
+    return await ctx.engine.session_start(params.agent, params.session_id)
+
+
+@handles(m.RECALL)
+async def _recall(ctx: Context, params: RecallParams) -> RecallResult:
+    return await agent_ops.recall(
+        ctx.engine,
+        params.query,
+        limit=params.limit,
+        min_score=params.min_score,
+        sources=params.sources,
+        agent=params.agent,
+    )
+
+
+@handles(m.CAPTURE)
+async def _capture(ctx: Context, params: CaptureParams) -> CaptureResult:
+    return await agent_ops.capture(ctx.engine, params.messages, params.max_captures)
+
+
+@handles(m.FORGET)
+async def _forget(ctx: Context, params: ForgetParams) -> ForgetResult:
+    return await agent_ops.forget(
+        ctx.engine, citation_=params.citation, text=params.text, query=params.query, all_=params.all
+    )
+
+
+@handles(m.RESTORE)
+async def _restore(ctx: Context, params: RestoreParams) -> RestoreResult:
+    return await restore(ctx.engine, params)
+
+
+@handles(m.PRIMER)
+async def _primer(ctx: Context, params: PrimerParams) -> PrimerResult:
+    return await session_ops.primer(
+        ctx.engine, budget=params.budget, private=params.private, today=params.date
+    )
+
+
+@handles(m.FLUSH_CHECK)
+async def _flush_check(ctx: Context, params: FlushCheckParams) -> FlushCheckResult:
+    return session_ops.flush_check(ctx.engine, params)
+
+
+@handles(m.DOCTOR)
+async def _doctor(ctx: Context, _: DoctorParams) -> DoctorResult:
+    return await diagnose_engine(ctx.engine, ctx.api.info)
+
+
+@handles(m.EXPORT)
+async def _export(ctx: Context, params: ExportParams) -> ExportResult:
+    return await archive_ops.export(ctx.engine, params.output)
+
+
+@handles(m.SESSION_END)
+async def _session_end(ctx: Context, params: SessionEndParams) -> SessionEndResult:
+    return await task_ops.session_end(ctx.engine, params)
+
+
+@handles(m.TASKS)
+async def _tasks(ctx: Context, params: TasksParams) -> TasksResult:
+    return await task_ops.tasks(ctx.engine, params)
+
+
+@handles(m.LOG)
+async def _log(ctx: Context, params: LogParams) -> LogResult:
+    return await log_ops.log(ctx.engine, params)
+
+
+@handles(m.COMPACT)
+async def _compact(ctx: Context, params: CompactParams) -> CompactResult:
+    return await compact(ctx.engine, params, ctx.progress)
