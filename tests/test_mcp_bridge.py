@@ -40,6 +40,7 @@ TOOLS = {
     "memory_update_tasks": ["action", "tasks"],
     "memory_log": ["content"],
     "memory_compact": ["session", "messages"],
+    "memory_status": [],
 }
 
 
@@ -111,6 +112,10 @@ async def test_lists_every_tool_with_a_description_and_a_schema(env: Env) -> Non
         assert "$ref" not in str(schema), "hosts differ in following $ref"
         for field, spec in schema["properties"].items():
             assert spec.get("description"), f"{name}.{field} has no description"
+        output = tool.output_schema  # the daemon's reply, as structuredContent
+        assert output is not None, name
+        assert output["type"] == "object", name
+        assert "$ref" not in str(output), name
     assert tools["memory_recall"].description is not None
     assert "before answering" in tools["memory_recall"].description
     assert tools["memory_forget"].annotations is not None

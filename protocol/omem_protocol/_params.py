@@ -46,7 +46,7 @@ class SearchParams(Msg, tag="search", frozen=True):
     `SearchResult.threshold_relaxed`). `explain` adds how scores combined.
     """
 
-    query: Annotated[str, msgspec.Meta(max_length=MAX_QUERY_CHARS)]
+    query: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_QUERY_CHARS)]
     limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_LIMIT)] | None = None
     min_score: Score | None = None
     sources: tuple[SourceName, ...] | None = None
@@ -66,7 +66,7 @@ class GetParams(Msg, tag="get", frozen=True):
 class AppendParams(Msg, tag="append", frozen=True):
     """Append a block of text to a memory file (default: today's daily file)."""
 
-    text: Annotated[str, msgspec.Meta(max_length=MAX_APPEND_CHARS)]
+    text: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_APPEND_CHARS)]
     path: WirePath | None = None
 
 
@@ -81,7 +81,8 @@ class Turn(Msg, tag="turn", frozen=True):
 
     role: Literal["user", "assistant"]
     text: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_APPEND_CHARS)]
-    timestamp: float | None = None
+    # epoch seconds, up to the end of year 9999 (what a file's timestamps can hold)
+    timestamp: Annotated[float, msgspec.Meta(ge=0, le=253_402_300_799)] | None = None
 
 
 class LogTurnsParams(Msg, tag="log_turns", frozen=True):
@@ -247,7 +248,7 @@ class LogParams(Msg, tag="log", frozen=True):
     and reports without writing. `agent` names the caller in the daemon log.
     """
 
-    text: Annotated[str, msgspec.Meta(max_length=MAX_LOG_CHARS)]
+    text: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_LOG_CHARS)]
     memory_type: Annotated[str, msgspec.Meta(max_length=32)] | None = None
     replace: bool = False
     force: bool = False

@@ -76,9 +76,9 @@ class Method(msgspec.Struct, Generic[P, R], frozen=True, kw_only=True):
         progress: long-running; the daemon sends ``Progress`` frames before
             the reply, which a client may show.
         agent_tool: offered to models as an MCP tool. The others are for the
-            agent's harness (transcripts, session start) or for operators
-            (sync, doctor, export), and are reached through the clients, the
-            CLI and HTTP.
+            agent's harness (transcripts, session start) or for the user
+            (sync, doctor, export, restore), and are reached through the
+            clients, the CLI and HTTP.
     """
 
     params: type[P]
@@ -151,6 +151,7 @@ RESTORE: Final = Method(
     result=RestoreResult,
     summary="Append again what an external rewrite removed",
     writes=True,
+    agent_tool=False,  # the user's decision, after status or doctor reported the loss
 )
 PRIMER: Final = Method(
     params=PrimerParams, result=PrimerResult, summary="Context to start a session with"

@@ -28,6 +28,7 @@ _STATUS_TEXT: Final = {
     401: "Missing or wrong bearer token",
     403: "Host or Origin is not loopback, or the path is outside the memory files",
     404: "Unknown file or workspace",
+    409: "A memory file changed or was locked during the call; nothing was written",
     413: "Request or reply over the size limit",
     429: "Too many requests in flight",
     503: "The index or embedder cannot serve now",
@@ -43,7 +44,9 @@ def build_openapi(*, token_required: bool) -> dict[str, Any]:
     for schema in request_components.values():
         _tag_optional(schema)
     for params in requests:
-        request_components[params.__name__]["properties"]["workspace"] = _WORKSPACE
+        schema = request_components[params.__name__]
+        schema["properties"]["workspace"] = {"anyOf": [_WORKSPACE, {"type": "null"}]}
+        schema["additionalProperties"] = False  # `body_params` refuses unknown fields
     for route in ROUTES.values():
         if route.aliases and route.params is not None:
             _add_aliases(request_components[route.params.__name__], route.aliases)
@@ -88,7 +91,10 @@ def _operation(
     if route.params is not None and route.from_body:
         operation["requestBody"] = {"required": True, "content": _json(body_ref[route.params])}
     parameters = [_query_parameter(name, field, route) for name, field in route.query.items()]
-    if route.params is not None:
+    # A body names its workspace in the body; ``?workspace=`` is documented
+    # only where there is no body (the server takes it on POST too, and
+    # refuses it when it contradicts the body: a rule a schema cannot state).
+    if route.params is not None and not route.from_body:
         parameters.append(
             {"name": "workspace", "in": "query", "required": False, "schema": _WORKSPACE}
         )
@@ -96,6 +102,8 @@ def _operation(
         operation["parameters"] = parameters
     error = result_ref[ErrorReply]
     codes = [400, 403, 404, 413, 429, 503] if route.params is not None else [403]
+    if route.writes:
+        codes.append(409)
     if token_required and not route.public:
         codes.append(401)
         operation["security"] = [{"bearer": []}]

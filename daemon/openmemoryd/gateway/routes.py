@@ -17,27 +17,13 @@ from typing import Annotated, Any, Final, Literal
 import msgspec
 
 from omem_protocol import (
-    AppendParams,
-    AppendResult,
-    CaptureParams,
-    CaptureResult,
-    CompactParams,
-    CompactResult,
-    GetParams,
-    GetResult,
-    LogParams,
-    LogResult,
-    RecallParams,
-    RecallResult,
+    METHODS,
+    Method,
     RequestBody,
     SearchParams,
     SearchResult,
-    SessionEndParams,
-    SessionEndResult,
     StatusParams,
     StatusResult,
-    TasksParams,
-    TasksResult,
 )
 from openmemoryd.errors import BadRequest
 
@@ -76,44 +62,46 @@ class Route:
     public: bool = False  # served without the bearer token
     # body field -> Params field: names other memory tools' HTTP APIs use
     aliases: Mapping[str, str] = field(default_factory=dict)
+    writes: bool = False  # may answer 409 when a file changes under it
 
     @property
     def from_body(self) -> bool:
         return self.method == "POST"
 
 
+def method_path(method: Method[Any, Any]) -> str:
+    """A method's HTTP path: its name, with ``-`` for ``_`` (``/session-end``)."""
+    return "/" + method.name.replace("_", "-")
+
+
+# Where a method's route differs from the rule in `_method_route`.
+_SHAPES: Final[Mapping[str, Mapping[str, Any]]] = {
+    "get": {"verb": "GET", "query": {"path": "path", "from": "from_line", "lines": "lines"}},
+    "append": {
+        "summary": "Append text to a memory file (`content` is accepted for `text`)",
+        "aliases": {"content": "text"},
+    },
+}
+
+
+def _method_route(method: Method[Any, Any]) -> Route:
+    """GET /<name> for a read that takes no arguments (status, doctor), else
+    POST /<name> with the params as the JSON body."""
+    shape = _SHAPES.get(method.name, {})
+    bare = not method.writes and not method.params.__struct_fields__
+    return Route(
+        shape.get("verb", "GET" if bare else "POST"),
+        shape.get("summary", method.summary),
+        method.result,
+        method.params,
+        query=shape.get("query", {}),
+        aliases=shape.get("aliases", {}),
+        writes=method.writes,
+    )
+
+
 ROUTES: Final[Mapping[str, Route]] = {
-    "/search": Route("POST", "Hybrid (vector + keyword) search", SearchResult, SearchParams),
-    "/get": Route(
-        "GET",
-        "Read lines of a memory file",
-        GetResult,
-        GetParams,
-        query={"path": "path", "from": "from_line", "lines": "lines"},
-    ),
-    "/append": Route(
-        "POST",
-        "Append text to a memory file (`content` is accepted for `text`)",
-        AppendResult,
-        AppendParams,
-        aliases={"content": "text"},
-    ),
-    "/recall": Route("POST", "Memories to inject into a prompt", RecallResult, RecallParams),
-    "/capture": Route("POST", "Keep what is worth remembering", CaptureResult, CaptureParams),
-    "/log": Route("POST", "File one memory through the write pipeline", LogResult, LogParams),
-    "/session-end": Route(
-        "POST",
-        "Journal a session and turn next steps into tasks",
-        SessionEndResult,
-        SessionEndParams,
-    ),
-    "/tasks": Route(
-        "POST", "List or change the tasks in memory/TASKS.md", TasksResult, TasksParams
-    ),
-    "/compact": Route(
-        "POST", "Summarise a conversation into the daily file", CompactResult, CompactParams
-    ),
-    "/status": Route("GET", "Daemon and index status", StatusResult, StatusParams),
+    **{method_path(method): _method_route(method) for method in METHODS},
     # The routes of agent tools that keep memory under /memory/ (WorkAny's).
     "/memory/search": Route("POST", "Hybrid search (same as /search)", SearchResult, SearchParams),
     "/memory/status": Route(
@@ -145,7 +133,21 @@ def body_params(route: Route, payload: Any) -> tuple[RequestBody, str | None]:
     if "type" in payload and payload["type"] != tag:
         raise BadRequest(f"field 'type' must be {tag!r} here (or be left out)")
     workspace = payload.pop("workspace", None)
-    return _convert(route.params, payload, strict=True), _workspace(workspace)
+    return _convert(route.params, _integral(payload), strict=True), _workspace(workspace)
+
+
+def _integral(value: Any) -> Any:
+    """*value* with every whole-number float as an int: JSON does not tell 3
+    from 3.0 (JSON Schema calls both integers, and JavaScript sends either),
+    while a strict decode refuses 3.0 for an int field. An int is accepted
+    for a float field, so nothing else changes."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _integral(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_integral(item) for item in value]
+    return value
 
 
 def query_params(
