@@ -6,7 +6,7 @@ import pytest
 import trio
 import trio.lowlevel
 
-from openmemoryd.engine import Engine
+from openmemoryd.engine import Engine, workspace_status
 from openmemoryd.errors import Forbidden, NotFound
 from openmemoryd.search import SearchQuery
 
@@ -54,14 +54,14 @@ async def test_skipped_files_appear_in_sync_and_status(engine: Engine) -> None:
     result = await engine.sync()
     assert result.skipped == 1
     assert any("binary" in issue for issue in result.issues)
-    status = await engine.status()
+    status = await workspace_status(engine)
     assert any("memory/bin.md" in issue and "binary" in issue for issue in status.issues)
 
 
 async def test_status_counts_disk_and_index(engine: Engine) -> None:
     await engine.sync()
     (engine.config.workspace / "memory" / "new.md").write_text("not yet indexed\n")
-    status = await engine.status()
+    status = await workspace_status(engine)
     assert (status.files_on_disk, status.files_indexed) == (4, 3)
     assert status.chunks == 0  # the three untouched templates hold no memory
     assert status.last_sync is not None

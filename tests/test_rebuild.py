@@ -13,7 +13,7 @@ from fake_embedder import FakeEmbedder
 from openmemoryd.config import IndexSettings
 from openmemoryd.embed import EmbeddingError
 from openmemoryd.embed.registry import Choice
-from openmemoryd.engine import Engine, open_engine
+from openmemoryd.engine import Engine, open_engine, workspace_status
 from openmemoryd.engine.rebuild import CHUNKING_KEY, chunking_signature
 from openmemoryd.search import SearchQuery
 from openmemoryd.store import chunk_count, get_meta
@@ -50,7 +50,7 @@ def write_notes(env: Env) -> None:
 
 
 async def vectors_complete(engine: Engine) -> bool:
-    emb = (await engine.status()).embedding
+    emb = (await workspace_status(engine)).embedding
     return bool(emb.total) and emb.embedded == emb.total and emb.state == "idle"
 
 
@@ -74,7 +74,7 @@ async def test_new_chunking_is_built_aside_and_swapped_in_whole(env: Env) -> Non
         during = await engine.search(SearchQuery("heron milestone"))
         assert during.results  # the old index keeps answering
         assert await engine.read(chunk_count) == big_chunks
-        status = await engine.status()
+        status = await workspace_status(engine)
         assert status.rebuild is not None
         assert env.config().index_path.with_name("default.sqlite.rebuild").exists()
 
@@ -100,7 +100,9 @@ async def test_a_failed_rebuild_leaves_the_live_index_alone(env: Env) -> None:
     async with engine_with(env, broken, SMALL) as engine:
 
         async def failed() -> bool:
-            return any("rebuild failed" in issue for issue in (await engine.status()).issues)
+            return any(
+                "rebuild failed" in issue for issue in (await workspace_status(engine)).issues
+            )
 
         await poll(failed)
         assert await engine.read(chunk_count) == before
@@ -112,12 +114,12 @@ async def test_a_failed_rebuild_leaves_the_live_index_alone(env: Env) -> None:
 async def test_an_empty_index_just_records_the_chunking(env: Env) -> None:
     async with engine_with(env, FakeEmbedder(), SMALL) as engine:
         assert await engine.read(get_meta, CHUNKING_KEY) == chunking_signature(SMALL)
-        assert (await engine.status()).rebuild is None
+        assert (await workspace_status(engine)).rebuild is None
 
 
 async def _has_rebuild(engine: Engine) -> bool:
-    return (await engine.status()).rebuild is not None
+    return (await workspace_status(engine)).rebuild is not None
 
 
 async def _rebuild_done(engine: Engine) -> bool:
-    return (await engine.status()).rebuild is None
+    return (await workspace_status(engine)).rebuild is None

@@ -20,7 +20,7 @@ from fake_embedder import FakeEmbedder
 from omem_protocol import SyncResult
 from openmemoryd.embed import EmbeddingError
 from openmemoryd.embed.registry import Choice
-from openmemoryd.engine import Engine, ProgressFn, open_engine
+from openmemoryd.engine import Engine, ProgressFn, open_engine, workspace_status
 from openmemoryd.engine.recovery import (
     MAX_RECOVERIES,
     FaultSeen,
@@ -176,7 +176,7 @@ async def test_a_query_the_provider_answers_ends_the_embedding_backoff(env: Env)
     async with open_engine(config, choice=Choice(embedder, "test")) as engine:
 
         async def idle() -> bool:
-            embedding = (await engine.status()).embedding
+            embedding = (await workspace_status(engine)).embedding
             return embedding.state == "idle" and embedding.embedded == embedding.total > 0
 
         await engine.append("osprey survey notes", None)
@@ -186,7 +186,7 @@ async def test_a_query_the_provider_answers_ends_the_embedding_backoff(env: Env)
         seen: set[float] = set()
 
         async def failed_twice() -> bool:  # then the next retry is 2 s away
-            at = (await engine.status()).embedding.last_error_at
+            at = (await workspace_status(engine)).embedding.last_error_at
             if at is not None:
                 seen.add(at)
             return len(seen) >= 2

@@ -13,7 +13,7 @@ from conftest import Env
 from fake_embedder import FakeEmbedder
 from openmemoryd.embed import EmbeddingError
 from openmemoryd.embed.registry import Choice
-from openmemoryd.engine import Engine, open_engine
+from openmemoryd.engine import Engine, open_engine, workspace_status
 from openmemoryd.search import SearchQuery
 from openmemoryd.store.vectors import active_table, building_table
 from openmemoryd.workspace import init_workspace
@@ -42,7 +42,7 @@ async def wait_vectors(engine: Engine) -> None:
     """Until every chunk has a vector for the current identity and nothing is pending."""
 
     async def complete() -> bool:
-        emb = (await engine.status()).embedding
+        emb = (await workspace_status(engine)).embedding
         return bool(emb.total) and emb.embedded == emb.total and emb.state == "idle"
 
     await poll(complete)
@@ -70,7 +70,7 @@ async def test_vectors_fill_in_the_background_and_search_turns_hybrid(env: Env) 
         assert top.text_score is not None
         assert result.explain is not None
         assert result.explain.vector_candidates > 0
-        status = await engine.status()
+        status = await workspace_status(engine)
         assert status.vector
         assert status.embedding.provider == "fake"
 
@@ -89,7 +89,7 @@ async def test_a_full_reindex_with_a_warm_cache_embeds_nothing(env: Env) -> None
         assert full.updated == 23  # 20 notes + 3 templates
         await wait_vectors(engine)
         assert embedder.documents_embedded == before
-        status = await engine.status()
+        status = await workspace_status(engine)
         assert status.embedding.cache_entries == 20  # one per distinct chunk text
 
 
@@ -130,7 +130,7 @@ async def test_a_new_model_builds_in_the_background_then_swaps_atomically(env: E
         assert during.degraded
         assert "being built" in (during.degraded_reason or "")
         assert [h.path for h in during.results]  # keyword search keeps answering
-        status = await engine.status()
+        status = await workspace_status(engine)
         assert status.embedding.state == "rebuilding"
         old = await engine.read(active_table)
         assert old is not None
@@ -176,14 +176,14 @@ async def test_document_failures_are_reported_and_retried(env: Env) -> None:
         await engine.append("retry me please", None)
 
         async def failed() -> bool:
-            return (await engine.status()).embedding.last_error is not None
+            return (await workspace_status(engine)).embedding.last_error is not None
 
         await poll(failed)
-        failing = await engine.status()
+        failing = await workspace_status(engine)
         assert failing.embedding.state == "failing"
         assert any("429" in issue for issue in failing.issues)
         await wait_vectors(engine)
-        assert (await engine.status()).embedding.last_error is None
+        assert (await workspace_status(engine)).embedding.last_error is None
 
 
 async def test_fallback_takes_over_when_the_primary_fails_for_good(env: Env) -> None:
@@ -194,7 +194,7 @@ async def test_fallback_takes_over_when_the_primary_fails_for_good(env: Env) -> 
     async with engine_with(env, primary, fallback) as engine:
         await engine.append("kestrel deployment window", None)
         await wait_vectors(engine)
-        status = await engine.status()
+        status = await workspace_status(engine)
         assert status.embedding.fallback_active
         assert status.embedding.model == "fallback"
         result = await engine.search(SearchQuery("kestrel"))

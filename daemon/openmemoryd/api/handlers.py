@@ -72,6 +72,7 @@ from openmemoryd.engine import (
     log_ops,
     session_ops,
     task_ops,
+    workspace_status,
 )
 from openmemoryd.engine.compact_ops import compact
 from openmemoryd.engine.journal_keeper import restore
@@ -157,7 +158,7 @@ class Api:
 @handles(m.STATUS)
 async def _status(ctx: Context, _: StatusParams) -> StatusResult:
     info, engine = ctx.api.info, ctx.engine
-    ws = await engine.status()
+    ws = await workspace_status(engine)
     return StatusResult(
         daemon_version=info.version,
         protocol=PROTOCOL_VERSION,

@@ -31,6 +31,7 @@ from openmemoryd.doctor.runtime import (
 )
 from openmemoryd.embed import EmbeddingError
 from openmemoryd.engine.journal_keeper import missing_report
+from openmemoryd.engine.status_report import workspace_status
 from openmemoryd.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ async def diagnose_engine(engine: Engine, info: DaemonInfo) -> DoctorResult:
         await _index_check(engine),
         *await trio.to_thread.run_sync(sqlite_checks),
     ]
-    status = await engine.status()
+    status = await workspace_status(engine)
     checks.append(await _probe_embedder(engine, status.embedding.reason))
     if status.embedding.fallback_active:
         checks.append(

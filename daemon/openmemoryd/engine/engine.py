@@ -26,14 +26,12 @@ Concurrency model:
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any, Final, TypeVar
@@ -44,13 +42,10 @@ import trio
 
 from omem_protocol import (
     AppendResult,
-    EmbeddingStatus,
     GetResult,
-    LastSync,
     LogTurnsResult,
     SearchResult,
     SessionStartResult,
-    SourceCounts,
     SyncResult,
     Turn,
 )
@@ -58,9 +53,8 @@ from openmemoryd.config import Config
 from openmemoryd.embed import Embedder, EmbeddingError, Vectors, is_zero, to_blob
 from openmemoryd.embed.local import LocalEmbedder
 from openmemoryd.embed.registry import Choice, choose_embedder, choose_fallback
-from openmemoryd.engine.counts import count_sources
 from openmemoryd.engine.indexing import FileSync
-from openmemoryd.engine.journal_keeper import keep_journal, missing_report
+from openmemoryd.engine.journal_keeper import keep_journal
 from openmemoryd.engine.rebuild import needs_rebuild, rebuild_index, swap_files
 from openmemoryd.engine.recovery import (
     FaultSeen,
@@ -70,7 +64,7 @@ from openmemoryd.engine.recovery import (
     guarded,
     index_fault,
 )
-from openmemoryd.engine.syncing import Syncer, SyncerStatistics
+from openmemoryd.engine.syncing import Syncer
 from openmemoryd.engine.vectors import VectorIndexer
 from openmemoryd.errors import Unavailable
 from openmemoryd.index.indexer import index_file
@@ -79,7 +73,7 @@ from openmemoryd.memory.append_journal import AppendJournal
 from openmemoryd.memory.flush_state import FlushTracker
 from openmemoryd.search import SearchContext, SearchQuery, citation, run_search
 from openmemoryd.search.vector import VectorQuery
-from openmemoryd.store import OpenedIndex, file_notes, open_index, open_reader, source_totals
+from openmemoryd.store import OpenedIndex, open_index, open_reader
 from openmemoryd.store.rows import as_int
 from openmemoryd.store.vectors import active_table
 from openmemoryd.workspace import (
@@ -87,7 +81,6 @@ from openmemoryd.workspace import (
     MemoryPath,
     PathPolicy,
     SessionLocator,
-    scan_memory_files,
 )
 
 logger = logging.getLogger("openmemoryd.engine")
@@ -97,29 +90,6 @@ ProgressFn = Callable[[int, int, str], Awaitable[None]]
 
 READERS: Final = 4
 QUERY_CACHE_SIZE: Final = 256
-
-
-@dataclass(frozen=True, slots=True)
-class EngineStatus:
-    """The workspace part of `status`."""
-
-    workspace_path: str
-    index_path: str
-    index_bytes: int
-    files_on_disk: int
-    files_indexed: int
-    chunks: int
-    sources: tuple[SourceCounts, ...]
-    vector: bool
-    provider: str
-    model: str | None
-    syncing: bool
-    last_sync: LastSync | None
-    issues: tuple[str, ...]
-    embedding: EmbeddingStatus
-    rebuild: str | None
-    sync: SyncerStatistics
-    sessions_waiting: dict[str, int]
 
 
 class Engine:
@@ -142,9 +112,9 @@ class Engine:
         self._write_limiter = trio.CapacityLimiter(1)
         self._read_limiter = trio.CapacityLimiter(READERS)
         self._readers: list[apsw.Connection] = []
-        self._embedding_reason = choice.reason
+        self.embedding_reason = choice.reason
         self.rebuild_progress: str | None = None
-        self._rebuild_error: str | None = None
+        self.rebuild_error: str | None = None
         # (identity, query) -> (vector, evidence baseline or None)
         self._query_vectors: OrderedDict[tuple[str, str], tuple[Vectors, float | None]] = (
             OrderedDict()
@@ -325,7 +295,7 @@ class Engine:
             EmbeddingError: the provider failed, took too long, or there is none.
         """
         if self.vectors is None:
-            raise EmbeddingError(f"no embedder: {self._embedding_reason}", retryable=False)
+            raise EmbeddingError(f"no embedder: {self.embedding_reason}", retryable=False)
         timeout = self.config.search.query_timeout_s
         with trio.move_on_after(timeout):
             return await trio.to_thread.run_sync(
@@ -473,95 +443,13 @@ class Engine:
                 raise
         return await self.files.sync(full=full, reason=reason, progress=progress)
 
-    async def status(self) -> EngineStatus:
-        scan = await trio.to_thread.run_sync(scan_memory_files, self.policy)
-        sessions_on_disk = (
-            await trio.to_thread.run_sync(self.sessions.scan) if self.sessions is not None else {}
-        )
-        try:
-            totals = await self.read(source_totals)
-            notes = await self.read(file_notes)
-        except IndexDamaged:  # said below, in the issues
-            totals, notes = [], []
-        sources = count_sources(scan, sessions_on_disk, totals)
-        sync = self.syncer.statistics()
-        last_sync = self.files.last_sync
-        issues = [*scan.issues, *(f"{path}: {note}" for path, note in notes)]
-        if self.vector_error:
-            issues.append(self.vector_error)
-        if self.recovered_to:
-            issues.append(
-                f"the index was unreadable and was rebuilt; the old file is {self.recovered_to}"
-            )
-        if last_sync is not None and last_sync.error:
-            issues.append(f"last sync failed: {last_sync.error}")
-        if sync.last_error:
-            issues.append(f"indexing changes failed (retrying): {sync.last_error}")
-        if sync.watcher != "off" and not sync.watcher_healthy:
-            issues.append(
-                f"the file watcher is not working ({sync.watcher_error or 'starting'}); "
-                "changes are found by the periodic check"
-            )
-        if self._rebuild_error:
-            issues.append(f"index rebuild failed (will retry on restart): {self._rebuild_error}")
-        issues.extend(self.health.issues())
-        issues.extend(missing_report(self))
-        embedding = await self._embedding_status()
-        if embedding.state == "off":
-            issues.append(f"vector search is off: {embedding.reason}")
-        elif embedding.last_error:
-            issues.append(f"embedding provider error: {embedding.last_error}")
-        return EngineStatus(
-            workspace_path=str(self.config.workspace),
-            index_path=str(self.config.index_path),
-            index_bytes=_index_bytes(str(self.config.index_path)),
-            files_on_disk=sum(s.files_on_disk for s in sources),
-            files_indexed=sum(t.files for t in totals),
-            chunks=sum(t.chunks for t in totals),
-            sources=sources,
-            vector=embedding.state in ("idle", "embedding") and embedding.embedded > 0,
-            provider=embedding.provider,
-            model=embedding.model,
-            syncing=self.files.syncing or sync.running,
-            last_sync=last_sync,
-            issues=tuple(issues),
-            embedding=embedding,
-            rebuild=self.rebuild_progress,
-            sync=sync,
-            sessions_waiting=dict(self.files.waiting),
-        )
-
-    async def _embedding_status(self) -> EmbeddingStatus:
-        if self.vectors is None:
-            return EmbeddingStatus(
-                state="off",
-                provider="none",
-                model=None,
-                dims=None,
-                embedded=0,
-                total=0,
-                reason=self._embedding_reason,
-            )
-        try:
-            return await self.vectors.status()
-        except IndexDamaged:
-            embedder = self.vectors.embedder
-            return EmbeddingStatus(
-                state="rebuilding",
-                provider=embedder.name,
-                model=embedder.model,
-                dims=embedder.dims,
-                embedded=0,
-                total=0,
-            )
-
     async def rebuild_in_background(self) -> None:
         """Rebuild for new chunking; a failure is logged and shown, never raised."""
         try:
             await rebuild_index(self)
         except Exception as exc:
             logger.exception("index rebuild failed")
-            self._rebuild_error = str(exc)
+            self.rebuild_error = str(exc)
 
     async def recover_index(self) -> None:
         """Replace a damaged index with one rebuilt from the Markdown."""
@@ -628,14 +516,6 @@ def _close_all(writer: apsw.Connection, readers: list[apsw.Connection]) -> None:
     except apsw.Error as exc:  # a damaged index must not stop the shutdown
         logger.warning("closing the index failed: %s", exc)
         writer.close(True)
-
-
-def _index_bytes(path: str) -> int:
-    total = 0
-    for suffix in ("", "-wal"):
-        with contextlib.suppress(OSError):
-            total += os.stat(path + suffix).st_size
-    return total
 
 
 @asynccontextmanager
