@@ -253,3 +253,34 @@ async def test_turning_reranking_off_again_takes_effect_at_once(
     with_rerank(engine)
     assert await paths(engine, "tea") == before
     assert len(tei.requests) == 1
+
+
+async def test_the_daemons_own_look_ups_are_not_reranked(
+    engine: Engine, tei: FakeRerankServer
+) -> None:
+    from openmemoryd.engine.similar import nearby_lines
+
+    await filled(engine)
+    with_rerank(engine, provider="tei", base_url=tei.url)
+    assert await paths(engine, "tea", rerank=False)
+    assert await nearby_lines(engine, "Wei likes tea")
+    assert tei.requests == []
+    assert await paths(engine, "tea")
+    assert len(tei.requests) == 1
+
+
+async def test_reranking_comes_before_decay_and_mmr(engine: Engine, tei: FakeRerankServer) -> None:
+    from openmemoryd.config import DecaySettings, MmrSettings
+
+    await filled(engine)
+    rerank = RerankSettings(provider="tei", base_url=tei.url, weight=1.0)
+    engine.config = replace(
+        engine.config,
+        search=SearchSettings(
+            rerank=rerank, decay=DecaySettings(enabled=True), mmr=MmrSettings(enabled=True)
+        ),
+    )
+    result = await engine.search(SearchQuery("tea"))
+    assert result.results[0].path == "memory/c.md"  # undated notes: decay leaves them
+    assert result.results[0].mmr_rank == 1
+    assert len(tei.requests) == 1

@@ -76,6 +76,9 @@ class SearchQuery:
     sources: tuple[str, ...] | None = None
     explain: bool = False
     agent: str | None = None
+    # False for the daemon's own look-ups (duplicates, forget), which use the
+    # set of hits, not their order: no rerank request, cost or latency for them.
+    rerank: bool = True
 
 
 @dataclass(frozen=True, slots=True)
