@@ -75,6 +75,51 @@ class DecaySettings(_Section, frozen=True):
     )
 
 
+RerankProvider = Literal["none", "cohere", "jina", "voyage", "tei", "llamacpp"]
+
+
+class RerankSettings(_Section, frozen=True):
+    """`[search.rerank]`: an optional cross-encoder pass over the best candidates.
+
+    Off by default: it sends the top `top_n` chunk texts of every search to
+    a service and waits for it, which costs a round trip (and, hosted, money
+    and the notes leaving the machine) per search. Its score is blended with
+    the fused score to *order* hits; ``min_score`` still judges a hit's own
+    evidence, so a reranker can neither hide a hit nor surface one below the
+    bar. A failing reranker never fails a search: the fused order is kept,
+    a warning is logged and status says why. The key comes from `api_key`,
+    else the variable named by `api_key_env`, else ``COHERE_API_KEY``,
+    ``JINA_API_KEY`` or ``VOYAGE_API_KEY``; it never appears in logs or errors.
+    """
+
+    provider: Annotated[
+        RerankProvider,
+        doc(
+            "none (off), cohere, jina, voyage, tei (text-embeddings-inference /rerank)"
+            " or llamacpp (llama.cpp server, vLLM and other Jina-style /v1/rerank servers)."
+        ),
+    ] = "none"
+    model: Annotated[str, doc("The rerank model; empty for the provider's default.")] = ""
+    base_url: Annotated[str, doc("The API's base URL; empty for the provider's own.")] = ""
+    api_key: Annotated[str, doc("The API key; empty to take it from the environment.")] = ""
+    api_key_env: Annotated[
+        str, doc("An environment variable holding the key, instead of the usual one.")
+    ] = ""
+    top_n: Annotated[
+        int, doc("How many of the best candidates are sent to the reranker.", ge=1, le=200)
+    ] = 30
+    weight: Annotated[
+        float,
+        doc("Share of the rerank score in the blended order (1 = rerank alone).", ge=0.0, le=1.0),
+    ] = 0.7
+    timeout_s: Annotated[
+        float, doc("A slower reranker is ignored for that search.", gt=0.0, le=120.0)
+    ] = 5.0
+    max_retries: Annotated[
+        int, doc("Retries of a failed rerank request, within timeout_s.", ge=0, le=5)
+    ] = 0
+
+
 class SearchSettings(_Section, frozen=True):
     """Defaults for a search request that does not say otherwise."""
 
@@ -122,6 +167,7 @@ class SearchSettings(_Section, frozen=True):
     ] = 10.0
     mmr: MmrSettings = msgspec.field(default_factory=MmrSettings)
     decay: DecaySettings = msgspec.field(default_factory=DecaySettings)
+    rerank: RerankSettings = msgspec.field(default_factory=RerankSettings)
 
 
 class ServerSettings(_Section, frozen=True):

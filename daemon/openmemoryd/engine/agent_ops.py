@@ -319,7 +319,13 @@ def _find_text(engine: Engine, wanted: list[str]) -> list[_Target]:
 
 async def _forget_query(engine: Engine, query: str) -> ForgetResult:
     found = await engine.search(
-        SearchQuery(text=query, limit=DUPLICATE_NEIGHBOURS, sources=("memory",), min_score=0.0)
+        SearchQuery(
+            text=query,
+            limit=DUPLICATE_NEIGHBOURS,
+            sources=("memory",),
+            min_score=0.0,
+            rerank=False,
+        )
     )
     options: list[tuple[float, _Target]] = []
     seen: set[tuple[str, int]] = set()

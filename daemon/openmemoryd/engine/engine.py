@@ -64,6 +64,7 @@ from openmemoryd.engine.recovery import (
     guarded,
     index_fault,
 )
+from openmemoryd.engine.rerank_ops import RerankSlot
 from openmemoryd.engine.syncing import Syncer
 from openmemoryd.engine.vectors import VectorIndexer
 from openmemoryd.errors import Unavailable
@@ -71,7 +72,14 @@ from openmemoryd.index.indexer import index_file
 from openmemoryd.memory import append_block, append_turns, read_lines, target_path
 from openmemoryd.memory.append_journal import AppendJournal
 from openmemoryd.memory.flush_state import FlushTracker
-from openmemoryd.search import SearchContext, SearchQuery, citation, run_search
+from openmemoryd.search import (
+    SearchContext,
+    SearchQuery,
+    citation,
+    finish_search,
+    rank_candidates,
+    run_search,
+)
 from openmemoryd.search.vector import VectorQuery
 from openmemoryd.store import OpenedIndex, open_index, open_reader
 from openmemoryd.store.rows import as_int
@@ -135,6 +143,7 @@ class Engine:
         self.rebuild_lock = trio.Lock()
         self.flush = FlushTracker(config.flush_state_path)
         self.journal = AppendJournal(config.state_dir / "journal" / f"{config.name}.json")
+        self.rerank = RerankSlot()
 
     # ------------------------------------------------------------ lanes
 
@@ -244,9 +253,19 @@ class Engine:
             degraded_reason=degraded_reason,
             fallback=self.vectors is not None and self.vectors.fallback_active,
         )
-        result = await self.read(
-            run_search, query, self.config.search, context, vector, time.time()
-        )
+        settings, now = self.config.search, time.time()
+        if not (query.rerank and self.rerank.enabled(settings.rerank)):
+            result = await self.read(run_search, query, settings, context, vector, now)
+        else:
+            # The index part on a reader, the service awaited with no reader
+            # held, the rest in a thread (snippets tokenise).
+            ranked = await self.read(rank_candidates, query, settings, vector, now)
+            chosen = None
+            if ranked.chosen:
+                chosen, _ = await self.rerank.rerank(settings.rerank, query.text, ranked.chosen)
+            result = await trio.to_thread.run_sync(
+                finish_search, ranked, query, settings, context, now, chosen
+            )
         took = round((time.perf_counter() - started) * 1000, 3)
         return msgspec.structs.replace(result, took_ms=took)
 
@@ -492,6 +511,7 @@ class Engine:
             self._closed = True
             readers, self._readers = self._readers, []
             await trio.to_thread.run_sync(_close_all, self._writer, readers)
+        await self.rerank.aclose()
 
 
 def _chunks_of(conn: apsw.Connection, keys: Sequence[str]) -> int:

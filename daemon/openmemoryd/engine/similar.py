@@ -114,7 +114,9 @@ async def hit_lines(engine: Engine, path: str, start: int, end: int) -> list[tup
 async def nearby_lines(engine: Engine, text: str) -> list[MemoryLine]:
     """The memory lines of the chunks a search for *text* finds, each once."""
     found = await engine.search(
-        SearchQuery(text=text, limit=NEIGHBOUR_CHUNKS, sources=("memory",), min_score=0.0)
+        SearchQuery(
+            text=text, limit=NEIGHBOUR_CHUNKS, sources=("memory",), min_score=0.0, rerank=False
+        )
     )
     lines: dict[tuple[str, int], MemoryLine] = {}
     for hit in found.results:

@@ -84,6 +84,9 @@ async def workspace_status(engine: Engine) -> EngineStatus:
         issues.append(f"index rebuild failed (will retry on restart): {engine.rebuild_error}")
     issues.extend(engine.health.issues())
     issues.extend(missing_report(engine))
+    rerank_issue = engine.rerank.issue(engine.config.search.rerank)
+    if rerank_issue:
+        issues.append(rerank_issue)
     embedding = await _embedding_status(engine)
     if embedding.state == "off":
         issues.append(f"vector search is off: {embedding.reason}")

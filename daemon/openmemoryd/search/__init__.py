@@ -7,12 +7,21 @@ from openmemoryd.search.decay import apply_decay, candidate_timestamp, decay_mul
 from openmemoryd.search.fusion import fuse_rrf, fuse_weighted, normalize_weights
 from openmemoryd.search.lexical import bm25_score, lexical_leg
 from openmemoryd.search.mmr import jaccard, mmr_rerank
-from openmemoryd.search.pipeline import SearchContext, SearchQuery, citation, run_search
+from openmemoryd.search.pipeline import (
+    Ranked,
+    SearchContext,
+    SearchQuery,
+    citation,
+    finish_search,
+    rank_candidates,
+    run_search,
+)
 from openmemoryd.search.snippet import Snippet, line_matches, make_snippet
 from openmemoryd.search.vector import VectorQuery, rescale, vector_leg
 
 __all__ = [
     "Candidate",
+    "Ranked",
     "SearchContext",
     "SearchQuery",
     "Snippet",
@@ -22,6 +31,7 @@ __all__ = [
     "candidate_timestamp",
     "citation",
     "decay_multiplier",
+    "finish_search",
     "fuse_rrf",
     "fuse_weighted",
     "jaccard",
@@ -30,6 +40,7 @@ __all__ = [
     "make_snippet",
     "mmr_rerank",
     "normalize_weights",
+    "rank_candidates",
     "rescale",
     "run_search",
     "vector_leg",

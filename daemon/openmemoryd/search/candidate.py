@@ -2,9 +2,10 @@
 
 Each leg produces candidates with its own part score (`text_score` from BM25,
 `vector_score` from cosine similarity, rescaled by the model's score floor);
-fusion combines them into `score`; decay multiplies `score` by `decay`; MMR
-records the rank it chose. The parts are kept so ``--explain`` can show why a
-result ranked where it did.
+fusion combines them into `score`; an optional reranker replaces `score` by
+a blend with its own (`rerank_score`, see `rerank.stage`); decay multiplies
+`score` by `decay`; MMR records the rank it chose. The parts are kept so
+``--explain`` can show why a result ranked where it did.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class Candidate:
     mmr_rank: int | None = None
     agent: str | None = None
     msg_time: float | None = None
+    rerank_score: float | None = None
 
     @classmethod
     def found_by_keyword(cls, chunk: ChunkRecord, score: float) -> Candidate:

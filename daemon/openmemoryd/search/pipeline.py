@@ -2,9 +2,13 @@
 
 Stages: keyword leg (BM25) and vector leg (cosine, when an embedded query and
 a matching vector table exist) → fusion (weighted sum, or RRF) → min_score →
-temporal decay (optional, floored; after the threshold so it re-orders but
-never hides) → MMR (optional) → limit → snippets. Without a vector leg the
-keyword score is the score.
+rerank (optional, `rerank.stage`: the best ``top_n`` scored by a cross-encoder
+service, blended with the fused score; re-orders, never hides) → temporal
+decay (optional, floored; after the threshold so it re-orders but never
+hides) → MMR (optional) → limit → snippets. `rank_candidates` does the part
+that reads the index, `finish_search` the rest, so the engine can await a
+rerank service between them. Without a vector leg the keyword score is the
+score.
 
 Thresholding rules (OpenClaw PR #20994 is the bug they avoid):
 
@@ -27,7 +31,9 @@ Thresholding rules (OpenClaw PR #20994 is the bug they avoid):
   unrelated notes. ``search.relaxed_fallback = true`` brings back the old
   rule (any keyword hit, any vector score above the model's floor);
 * an explicit ``min_score`` is honoured strictly, and an empty reply then
-  says ``below_min_score`` with the best evidence seen.
+  says ``below_min_score`` with the best evidence seen;
+* a reranker only re-orders what passed these rules: its blended score
+  becomes the hit's ``score`` but is never compared with ``min_score``.
 
 Hits whose snippets show the same lines of the same file (chunk overlap) are
 reported once.
@@ -70,6 +76,9 @@ class SearchQuery:
     sources: tuple[str, ...] | None = None
     explain: bool = False
     agent: str | None = None
+    # False for the daemon's own look-ups (duplicates, forget), which use the
+    # set of hits, not their order: no rerank request, cost or latency for them.
+    rerank: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +93,28 @@ class SearchContext:
     fallback: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """A search after fusion and thresholds: everything the index had to say.
+
+    The stages after this one (rerank, decay, MMR, snippets) need no
+    connection, so an asynchronous stage (a rerank service) can run between
+    `rank_candidates` (on a reader) and `finish_search`.
+    """
+
+    chosen: list[Candidate]  # past min_score (or relaxed), in fused order
+    terms: list[str]
+    limit: int
+    min_score: float
+    relaxed: bool
+    mode: str
+    lexical_count: int
+    nearest_count: int
+    mtimes: dict[str, float]  # of the chosen files, when decay is on
+    empty_reason: str | None  # set when nothing was chosen
+    best: float | None
+
+
 def run_search(
     conn: apsw.Connection,
     query: SearchQuery,
@@ -93,6 +124,18 @@ def run_search(
     now: float = 0.0,
 ) -> SearchResult:
     """Run *query* on *conn*; `took_ms` is left 0 for the caller to fill."""
+    ranked = rank_candidates(conn, query, settings, vector, now)
+    return finish_search(ranked, query, settings, context, now)
+
+
+def rank_candidates(
+    conn: apsw.Connection,
+    query: SearchQuery,
+    settings: SearchSettings,
+    vector: VectorQuery | None = None,
+    now: float = 0.0,
+) -> Ranked:
+    """The legs, fusion and thresholds of *query* on *conn*."""
     if not query.text.strip():
         raise BadRequest("query is empty")
     unknown = sorted(set(query.sources or ()) - set(KNOWN_SOURCES))
@@ -127,24 +170,13 @@ def run_search(
     if not chosen and query.min_score is None:
         chosen = _relaxed(merged, terms, evidence, everything=settings.relaxed_fallback)
         relaxed = bool(chosen)
+    mtimes: dict[str, float] = {}
     if settings.decay.enabled and chosen:
-        # After thresholding, so decay re-orders relevant memories and never
-        # pushes an old one under min_score (DESIGN.md, "Search").
         mtimes = file_mtimes(conn, [c.path for c in chosen])
-        chosen = apply_decay(
-            chosen,
-            now=now,
-            half_life_days=settings.decay.half_life_days,
-            mtime_of=lambda c: c.msg_time if c.msg_time is not None else mtimes.get(c.path),
-            floor=settings.decay.floor,
-        )
-    if settings.mmr.enabled and len(chosen) > 1:
-        chosen = mmr_rerank(chosen, lambda_=settings.mmr.lambda_)
-    hits = _to_hits(chosen, terms, limit, settings.snippet_chars)
 
     empty_reason: str | None = None
     best: float | None = None
-    if not hits:
+    if not chosen:
         if not terms and vector is None:
             empty_reason = "no_terms"
         elif merged:
@@ -154,21 +186,66 @@ def run_search(
             empty_reason = "index_empty"
         else:
             empty_reason = "no_match"
+    return Ranked(
+        chosen=chosen,
+        terms=terms,
+        limit=limit,
+        min_score=min_score,
+        relaxed=relaxed,
+        mode="hybrid" if vector is not None else "lexical",
+        lexical_count=len(lexical),
+        nearest_count=len(nearest),
+        mtimes=mtimes,
+        empty_reason=empty_reason,
+        best=best,
+    )
+
+
+def finish_search(
+    ranked: Ranked,
+    query: SearchQuery,
+    settings: SearchSettings,
+    context: SearchContext,
+    now: float = 0.0,
+    chosen: list[Candidate] | None = None,
+) -> SearchResult:
+    """Decay, MMR, the limit and snippets; *chosen* replaces `Ranked.chosen`
+    (the same candidates, re-ordered by a reranker)."""
+    chosen = ranked.chosen if chosen is None else chosen
+    if settings.decay.enabled and chosen:
+        # After thresholding, so decay re-orders relevant memories and never
+        # pushes an old one under min_score (DESIGN.md, "Search").
+        mtimes = ranked.mtimes
+        chosen = apply_decay(
+            chosen,
+            now=now,
+            half_life_days=settings.decay.half_life_days,
+            mtime_of=lambda c: c.msg_time if c.msg_time is not None else mtimes.get(c.path),
+            floor=settings.decay.floor,
+        )
+    if settings.mmr.enabled and len(chosen) > 1:
+        chosen = mmr_rerank(chosen, lambda_=settings.mmr.lambda_)
+    hits = _to_hits(chosen, ranked.terms, ranked.limit, settings.snippet_chars)
+    explain = (
+        _explain(settings, ranked.terms, ranked.lexical_count, ranked.nearest_count)
+        if query.explain
+        else None
+    )
     return SearchResult(
         results=tuple(hits),
-        mode="hybrid" if vector is not None else "lexical",
+        mode=ranked.mode,
         provider=context.provider,
         model=context.model,
         degraded=context.degraded,
         degraded_reason=context.degraded_reason,
         fallback=context.fallback,
         stale=context.stale,
-        empty_reason=empty_reason,
-        best_score=best,
-        min_score=min_score,
-        threshold_relaxed=relaxed and bool(hits),
+        empty_reason=None if hits else ranked.empty_reason,
+        best_score=None if hits else ranked.best,
+        min_score=ranked.min_score,
+        threshold_relaxed=ranked.relaxed and bool(hits),
         took_ms=0.0,
-        explain=_explain(settings, terms, len(lexical), len(nearest)) if query.explain else None,
+        explain=explain,
     )
 
 

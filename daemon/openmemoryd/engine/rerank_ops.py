@@ -1,0 +1,84 @@
+"""The engine's reranker: built on first use, rebuilt when the settings change.
+
+``[search]`` is reloadable (SIGHUP), so the reranker follows
+``search.rerank`` as it is at each search rather than as it was at start:
+a changed section closes the old client and builds a new one. Building is
+done in a worker thread (an httpx client loads the CA bundle, too slow for
+the event loop) and at most once at a time.
+
+A reranker that cannot be built (a hosted API and no key, a bad base URL)
+does not fail searches any more than one that fails to answer: each search
+keeps its fused order and the reason is the status issue, until a search
+reranks again or reranking is turned off.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+
+import trio
+
+from openmemoryd.config import RerankSettings
+from openmemoryd.errors import ConfigError
+from openmemoryd.search.candidate import Candidate
+from openmemoryd.search.rerank import HttpReranker, RerankNote, build_reranker, rerank_candidates
+
+logger = logging.getLogger("openmemoryd.rerank")
+
+
+class RerankSlot:
+    """The current reranker of one engine and the last thing it went wrong with."""
+
+    def __init__(self) -> None:
+        self._lock = trio.Lock()
+        self._settings: RerankSettings | None = None
+        self._reranker: HttpReranker | None = None
+        self._build_error: str | None = None
+        self.last_error: str | None = None  # the latest search's failure, if it failed
+
+    def enabled(self, settings: RerankSettings) -> bool:
+        return settings.provider != "none"
+
+    async def rerank(
+        self, settings: RerankSettings, query: str, candidates: Sequence[Candidate]
+    ) -> tuple[list[Candidate], RerankNote]:
+        """*candidates* re-ordered by the configured reranker (unchanged if it fails)."""
+        reranker = await self._current(settings)
+        if reranker is None:
+            error = self._build_error or "reranking is off"
+            logger.warning("reranking skipped: %s", error)
+            note = RerankNote(settings.provider, settings.model, 0, settings.weight, error=error)
+            self.last_error = error
+            return list(candidates), note
+        reordered, note = await rerank_candidates(reranker, query, candidates, settings)
+        self.last_error = note.error
+        return reordered, note
+
+    def issue(self, settings: RerankSettings) -> str | None:
+        """The status line when reranking is configured but not working."""
+        if not self.enabled(settings) or self.last_error is None:
+            return None
+        return f"search reranking failed, results keep the fused order: {self.last_error}"
+
+    async def aclose(self) -> None:
+        async with self._lock:
+            reranker, self._reranker, self._settings = self._reranker, None, None
+        if reranker is not None:
+            await trio.to_thread.run_sync(reranker.close)
+
+    async def _current(self, settings: RerankSettings) -> HttpReranker | None:
+        async with self._lock:
+            if settings != self._settings:
+                old, self._reranker, self._build_error = self._reranker, None, None
+                if old is not None:
+                    await trio.to_thread.run_sync(old.close)
+                try:
+                    self._reranker = await trio.to_thread.run_sync(
+                        build_reranker, settings, os.environ
+                    )
+                except ConfigError as exc:
+                    self._build_error = str(exc)
+                self._settings = settings
+            return self._reranker

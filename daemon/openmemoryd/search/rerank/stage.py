@@ -1,0 +1,135 @@
+"""The rerank stage of a search: score the best candidates, blend, re-order.
+
+Where it sits: after fusion and ``min_score`` (and the honest-empty rules),
+before decay, MMR and the limit (`pipeline`). So:
+
+* only candidates that already count as evidence are sent: a reranker can
+  re-order hits but never hide one or surface one below the bar, and a
+  search that finds nothing costs no rerank call at all;
+* the first ``top_n`` of them (in fused order) are sent, which bounds the
+  cost of a search whatever its limit.
+
+The blended score, which becomes the hit's ``score`` and orders the hits, is
+``weight · r + (1 − weight) · f``, where
+
+* ``r`` is the reranker's score, taken as is when every score of the answer
+  is within [0, 1] (Cohere, Jina, Voyage, TEI answer probabilities) and
+  passed through the logistic function otherwise (llama.cpp answers raw
+  logits), so one weight means the same whatever the service;
+* ``f`` is the fused score min-max scaled over the candidates (1 for the
+  best, 0 for the worst), because the fusions' scales differ wildly (RRF
+  scores are about 0.03, calibrated ones up to 1).
+
+A candidate beyond ``top_n`` was not scored; it counts the lowest ``r`` of
+the ones that were, so (its ``f`` being no higher than theirs) it stays
+below every scored one and keeps its fused order among the rest.
+
+Failure never fails the search: a timeout, an HTTP error, an answer that is
+not JSON or not the expected shape leaves the fused order unchanged, logs a
+warning, and the `RerankNote` says why (the engine shows the last one in
+status).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from openmemoryd.config import RerankSettings
+from openmemoryd.search.candidate import Candidate
+from openmemoryd.search.rerank.base import Reranker, RerankError, logger
+
+
+@dataclass(frozen=True, slots=True)
+class RerankNote:
+    """What the rerank stage did for one search (for logs, status, explain)."""
+
+    provider: str
+    model: str
+    sent: int
+    weight: float
+    took_ms: float = 0.0
+    error: str | None = None
+
+    @property
+    def applied(self) -> bool:
+        return self.error is None
+
+    def __str__(self) -> str:
+        who = f"{self.provider} {self.model}".strip()
+        if self.error is not None:
+            return f"reranking skipped ({who}): {self.error}"
+        return f"reranked {self.sent} candidates with {who} in {self.took_ms:.0f} ms"
+
+
+async def rerank_candidates(
+    reranker: Reranker, query: str, candidates: Sequence[Candidate], settings: RerankSettings
+) -> tuple[list[Candidate], RerankNote]:
+    """*candidates* (in fused order) re-ordered by the blended score, and a note.
+
+    On any failure the candidates come back unchanged, with the reason in
+    the note and a warning in the log.
+    """
+    window = list(candidates[: settings.top_n])
+    started = time.perf_counter()
+
+    def note(error: str | None = None) -> RerankNote:
+        took = round((time.perf_counter() - started) * 1000, 3)
+        return RerankNote(reranker.name, reranker.model, len(window), settings.weight, took, error)
+
+    if not window:
+        return list(candidates), note()
+    try:
+        scores = await reranker.rerank(query, [c.text for c in window])
+        if len(scores) != len(window):
+            raise RerankError(f"{len(scores)} scores for {len(window)} documents", retryable=False)
+    except RerankError as exc:
+        logger.warning("%s; keeping the fused order", exc)
+        return list(candidates), note(str(exc))
+    except Exception as exc:  # a bug here must not fail the search either
+        logger.warning("reranking failed; keeping the fused order", exc_info=True)
+        return list(candidates), note(f"{type(exc).__name__}: {exc}")
+    done = note()
+    logger.debug("%s", done)
+    return blend(candidates, scores, settings.weight), done
+
+
+def blend(
+    candidates: Sequence[Candidate], scores: Sequence[float], weight: float
+) -> list[Candidate]:
+    """Candidates re-ordered by ``weight·r + (1−weight)·f`` (module docstring).
+
+    *scores* belong to the first ``len(scores)`` candidates; each candidate
+    keeps its normalised rerank score in `Candidate.rerank_score` (None when
+    it was not sent).
+    """
+    if not candidates:
+        return []
+    normalised = normalise(scores)
+    fused = [c.score for c in candidates]
+    low, high = min(fused), max(fused)
+    floor = min(normalised, default=0.0)
+    blended: list[Candidate] = []
+    for position, candidate in enumerate(candidates):
+        f = (candidate.score - low) / (high - low) if high > low else 1.0
+        r = normalised[position] if position < len(normalised) else None
+        score = weight * (floor if r is None else r) + (1.0 - weight) * f
+        blended.append(replace(candidate, score=score, rerank_score=r))
+    blended.sort(key=lambda c: -c.score)  # stable: ties keep the fused order
+    return blended
+
+
+def normalise(scores: Sequence[float]) -> list[float]:
+    """Scores in [0, 1]: as they are if all already are, else each logistic-squashed."""
+    if all(0.0 <= s <= 1.0 for s in scores):
+        return list(scores)
+    return [_logistic(s) for s in scores]
+
+
+def _logistic(x: float) -> float:
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    z = math.exp(x)  # no overflow for very negative logits
+    return z / (1.0 + z)

@@ -1,0 +1,140 @@
+"""Reranking through the real daemon and client, against fake services.
+
+The daemon embeds with the fake OpenAI-style service (`fake_embedding_servers`)
+and reranks with the fake Cohere one (`fake_rerank_servers`), whose key comes
+from the variable named by ``search.rerank.api_key_env``. What must hold: a
+failing reranker leaves the fused order and status says so; a working one
+reorders the hits (never their set), with the key and the configured model
+on the wire; turning it off by SIGHUP brings the fused order back.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterator
+
+import pytest
+
+from conftest import Daemon, Env
+from fake_embedding_servers import FakeEmbeddingServer
+from fake_rerank_servers import FakeRerankServer, status
+from omem_client import Client
+from reliability_support import wait_until
+from test_reload import wait_for_log
+
+pytestmark = pytest.mark.e2e
+
+KEY = "co-test-Very-Secret-Key-789"
+NOTES = {
+    "memory/a.md": "Wei drinks tea every morning, mostly green tea",
+    "memory/b.md": "The tea shop on Main Street closed; tea prices went up",
+    "memory/c.md": "Wei's favourite tea is oolong from Taiwan",
+}
+
+
+def config(embedder: FakeEmbeddingServer, reranker: FakeRerankServer | None) -> str:
+    text = f'[embedding]\nprovider = "openai"\n[embedding.openai]\nbase_url = "{embedder.url}/v1"\n'
+    if reranker is not None:
+        text += (
+            "[search.rerank]\n"
+            'provider = "cohere"\n'
+            'model = "rerank-test"\n'
+            f'base_url = "{reranker.base_url()}"\n'
+            'api_key_env = "OMEM_TEST_RERANK_KEY"\n'
+            "top_n = 10\n"
+            "weight = 0.9\n"
+            "timeout_s = 2\n"
+        )
+    return text
+
+
+@pytest.fixture
+def services() -> Iterator[tuple[FakeEmbeddingServer, FakeRerankServer]]:
+    with FakeEmbeddingServer() as embedder, FakeRerankServer("cohere") as reranker:
+        yield embedder, reranker
+
+
+@pytest.fixture
+def daemon_with_reranker(
+    env: Env,
+    services: tuple[FakeEmbeddingServer, FakeRerankServer],
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[Daemon]:
+    monkeypatch.setenv("OMEM_TEST_RERANK_KEY", KEY)
+    env.write_config(config(*services))
+    (env.workspace / "memory").mkdir(parents=True)
+    for path, text in NOTES.items():
+        (env.workspace / path).write_text(text + "\n")
+    daemon = Daemon(env).start()
+    try:
+        yield daemon
+    finally:
+        daemon.stop()
+
+
+def paths(client: Client, query: str) -> list[str]:
+    return [hit.path for hit in client.search(query).results]
+
+
+def rerank_issues(client: Client) -> list[str]:
+    return [issue for issue in client.status().issues if "rerank" in issue]
+
+
+def test_a_reranker_reorders_hits_and_a_failing_one_changes_nothing(
+    daemon_with_reranker: Daemon,
+    services: tuple[FakeEmbeddingServer, FakeRerankServer],
+) -> None:
+    embedder, reranker = services
+    with daemon_with_reranker.client() as client:
+        client.sync()
+        wait_until(
+            lambda: (
+                (e := client.status().embedding) is not None
+                and e.state == "idle"
+                and e.total > 0
+                and e.embedded == e.total
+            ),
+            "the vectors are complete",
+        )
+
+        reranker.outage(status(500))
+        failed = client.search("tea")
+        assert failed.mode == "hybrid"
+        fused = [hit.path for hit in failed.results]
+        assert len(fused) == len(NOTES)
+        [issue] = rerank_issues(client)
+        assert "search reranking failed, results keep the fused order" in issue
+        assert "HTTP 500" in issue
+        assert KEY not in issue
+        log = daemon_with_reranker.log()
+        assert "(gave up after 1 attempts); keeping the fused order" in log
+        assert KEY not in log
+
+        # the reranker prefers what fusion ranked last
+        target = fused[-1]
+        reranker.boost = {NOTES[target]: 0.99}
+        reranker.recover()
+        reranked = client.search("tea")
+        assert reranked.results[0].path == target
+        assert sorted(hit.path for hit in reranked.results) == sorted(fused)
+        assert [h.score for h in reranked.results] == sorted(
+            (h.score for h in reranked.results), reverse=True
+        )
+        assert rerank_issues(client) == []
+
+        request = reranker.requests[-1]
+        assert request.path == "/v2/rerank"
+        assert request.headers["authorization"] == f"Bearer {KEY}"
+        assert request.body["model"] == "rerank-test"
+        assert request.body["query"] == "tea"
+        assert request.body["top_n"] == len(request.body["documents"]) == len(fused)
+        assert any(NOTES[target] in doc for doc in request.body["documents"])
+
+        # off again without a restart: the fused order, no more requests
+        daemon_with_reranker.env.write_config(config(embedder, None))
+        assert daemon_with_reranker.proc is not None
+        daemon_with_reranker.proc.send_signal(signal.SIGHUP)
+        wait_for_log(daemon_with_reranker, "search.rerank.provider 'cohere' -> 'none'")
+        served = len(reranker.requests)
+        assert paths(client, "tea") == fused
+        assert len(reranker.requests) == served

@@ -1,0 +1,286 @@
+"""The rerank stage: blending, squashing, failure handling, and its place in a search.
+
+Unit tests use stub rerankers; the engine tests use the fake rerank server
+(real HTTP on 127.0.0.1) and the in-process engine, keyword-only.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+
+import pytest
+
+from fake_rerank_servers import HANG, INVALID_JSON, FakeRerankServer, status
+from openmemoryd.config import RerankSettings, SearchSettings
+from openmemoryd.engine import Engine, workspace_status
+from openmemoryd.search import Candidate, SearchQuery
+from openmemoryd.search.rerank import RerankError, blend, normalise, rerank_candidates
+
+
+def candidate(i: int, score: float, text: str = "") -> Candidate:
+    return Candidate(
+        id=i,
+        path=f"memory/{i}.md",
+        source="memory",
+        start_line=1,
+        end_line=1,
+        heading="",
+        text=text or f"note {i}",
+        text_score=score,
+        vector_score=None,
+        score=score,
+    )
+
+
+class Stub:
+    """A reranker answering fixed scores, or raising."""
+
+    def __init__(self, scores: Sequence[float] = (), error: BaseException | None = None) -> None:
+        self.scores = list(scores)
+        self.error = error
+        self.calls: list[tuple[str, list[str]]] = []
+
+    @property
+    def name(self) -> str:
+        return "stub"
+
+    @property
+    def model(self) -> str:
+        return "stub-1"
+
+    async def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
+        self.calls.append((query, list(documents)))
+        if self.error is not None:
+            raise self.error
+        return self.scores[: len(documents)] if len(self.scores) >= len(documents) else self.scores
+
+    def close(self) -> None:
+        pass
+
+
+def ids(candidates: Sequence[Candidate]) -> list[int]:
+    return [c.id for c in candidates]
+
+
+# ---------------------------------------------------------------- blending
+
+
+def test_probabilities_are_kept_and_logits_squashed() -> None:
+    assert normalise([0.0, 0.4, 1.0]) == [0.0, 0.4, 1.0]
+    squashed = normalise([-9.0, 0.0, 3.0])
+    assert squashed[1] == pytest.approx(0.5)
+    assert 0.0 < squashed[0] < 0.001 < 0.95 < squashed[2] < 1.0
+    assert normalise([-1000.0, 1000.0]) == [0.0, 1.0]  # no overflow
+
+
+def test_weight_one_orders_by_the_reranker_alone() -> None:
+    fused = [candidate(1, 0.9), candidate(2, 0.8), candidate(3, 0.7)]
+    out = blend(fused, [0.1, 0.2, 0.9], 1.0)
+    assert ids(out) == [3, 2, 1]
+    assert [c.rerank_score for c in out] == [0.9, 0.2, 0.1]
+    assert out[0].score == pytest.approx(0.9)
+
+
+def test_weight_zero_keeps_the_fused_order() -> None:
+    fused = [candidate(1, 0.9), candidate(2, 0.8), candidate(3, 0.7)]
+    assert ids(blend(fused, [0.1, 0.2, 0.9], 0.0)) == [1, 2, 3]
+
+
+def test_the_blend_is_weight_r_plus_the_rest_scaled_fused() -> None:
+    fused = [candidate(1, 0.03), candidate(2, 0.02), candidate(3, 0.01)]  # RRF-sized scores
+    out = {c.id: c.score for c in blend(fused, [0.2, 0.6, 0.4], 0.5)}
+    # f = 1, 0.5, 0 (min-max over the candidates)
+    assert out == pytest.approx({1: 0.5 * 0.2 + 0.5, 2: 0.5 * 0.6 + 0.25, 3: 0.5 * 0.4})
+
+
+def test_candidates_beyond_the_window_stay_below_it_in_fused_order() -> None:
+    fused = [candidate(i, 1.0 - i / 10) for i in range(6)]
+    out = blend(fused, [0.0, 0.0, 0.0], 0.7)  # the reranker dislikes all it saw
+    assert ids(out)[3:] == [3, 4, 5]
+    assert all(c.rerank_score is None for c in out[3:])
+    assert min(c.score for c in out[:3]) >= max(c.score for c in out[3:])
+
+
+# ---------------------------------------------------------------- the stage
+
+
+async def test_only_the_top_n_texts_are_sent() -> None:
+    stub = Stub([0.1, 0.9])
+    fused = [candidate(i, 1.0 - i / 10, text=f"text {i}") for i in range(5)]
+    out, note = await rerank_candidates(stub, "q", fused, RerankSettings(top_n=2, weight=1.0))
+    assert stub.calls == [("q", ["text 0", "text 1"])]
+    assert ids(out) == [1, 0, 2, 3, 4]
+    assert note.applied
+    assert note.sent == 2
+    assert "reranked 2 candidates with stub stub-1" in str(note)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        RerankError("rerank stub: HTTP 500", retryable=True),
+        RerankError("rerank stub: no answer within 5 s", retryable=True),
+        RuntimeError("a bug"),
+    ],
+    ids=["5xx", "timeout", "bug"],
+)
+async def test_a_failure_keeps_the_fused_order_with_a_warning_and_a_note(
+    error: BaseException, caplog: pytest.LogCaptureFixture
+) -> None:
+    fused = [candidate(1, 0.9), candidate(2, 0.8)]
+    with caplog.at_level(logging.WARNING, logger="openmemoryd.rerank"):
+        out, note = await rerank_candidates(Stub(error=error), "q", fused, RerankSettings())
+    assert out == fused
+    assert not note.applied
+    assert str(error) in (note.error or "")
+    assert "reranking skipped (stub stub-1)" in str(note)
+    assert "keeping the fused order" in caplog.text
+
+
+async def test_a_wrong_number_of_scores_is_a_failure() -> None:
+    fused = [candidate(1, 0.9), candidate(2, 0.8)]
+    out, note = await rerank_candidates(Stub([0.5]), "q", fused, RerankSettings())
+    assert out == fused
+    assert note.error == "1 scores for 2 documents"
+
+
+# ---------------------------------------------------------------- in a search
+
+NOTES = {
+    "memory/a.md": "Wei drinks tea every morning, mostly green tea",
+    "memory/b.md": "The tea shop on Main Street closed; tea prices went up",
+    "memory/c.md": "Wei's favourite tea is oolong from Taiwan",
+}
+
+
+@pytest.fixture
+def tei() -> Iterator[FakeRerankServer]:
+    with FakeRerankServer("tei") as fake:
+        fake.boost = {"oolong": 0.99}
+        yield fake
+
+
+def with_rerank(engine: Engine, **fields: object) -> None:
+    rerank = RerankSettings(**fields)  # type: ignore[arg-type]
+    engine.config = replace(engine.config, search=SearchSettings(rerank=rerank))
+
+
+async def filled(engine: Engine) -> Engine:
+    for path, text in NOTES.items():
+        await engine.append(text, path)
+    return engine
+
+
+async def rerank_issues(engine: Engine) -> list[str]:
+    return [i for i in (await workspace_status(engine)).issues if "rerank" in i]
+
+
+async def paths(engine: Engine, text: str, **query: object) -> list[str]:
+    result = await engine.search(SearchQuery(text, **query))  # type: ignore[arg-type]
+    return [hit.path for hit in result.results]
+
+
+async def test_a_reranker_reorders_the_hits_but_not_their_set(
+    engine: Engine, tei: FakeRerankServer
+) -> None:
+    await filled(engine)
+    before = await paths(engine, "tea")
+    assert before[0] != "memory/c.md"
+
+    with_rerank(engine, provider="tei", base_url=tei.url, weight=0.9)
+    after = await paths(engine, "tea")
+    assert after[0] == "memory/c.md"
+    assert sorted(after) == sorted(before)
+    [sent] = tei.documents()
+    assert len(sent) == len(before)
+    assert any("oolong" in text for text in sent)
+    assert await rerank_issues(engine) == []
+
+
+async def test_nothing_past_min_score_means_no_rerank_call(
+    engine: Engine, tei: FakeRerankServer
+) -> None:
+    await filled(engine)
+    with_rerank(engine, provider="tei", base_url=tei.url)
+    result = await engine.search(SearchQuery("lattice chromodynamics"))
+    assert result.results == ()
+    assert result.empty_reason == "no_match"
+    result = await engine.search(SearchQuery("tea", min_score=1.0))
+    assert result.results == ()
+    assert result.empty_reason == "below_min_score"
+    assert tei.requests == []
+
+
+@pytest.mark.parametrize("fault", [status(500), INVALID_JSON, HANG], ids=["500", "json", "hang"])
+async def test_a_failing_reranker_leaves_the_fused_order_and_says_so_in_status(
+    engine: Engine, tei: FakeRerankServer, fault: object
+) -> None:
+    await filled(engine)
+    before = await paths(engine, "tea")
+    with_rerank(engine, provider="tei", base_url=tei.url, timeout_s=0.2)
+    tei.outage(fault)  # type: ignore[arg-type]
+    assert await paths(engine, "tea") == before
+    [issue] = await rerank_issues(engine)
+    assert issue.startswith("search reranking failed, results keep the fused order: rerank tei")
+
+    tei.recover()
+    assert (await paths(engine, "tea"))[0] == "memory/c.md"
+    assert await rerank_issues(engine) == []
+
+
+async def test_a_hosted_reranker_without_a_key_does_not_fail_searches(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("COHERE_API_KEY", raising=False)
+    monkeypatch.delenv("CO_API_KEY", raising=False)
+    await filled(engine)
+    before = await paths(engine, "tea")
+    with_rerank(engine, provider="cohere")
+    assert await paths(engine, "tea") == before
+    [issue] = await rerank_issues(engine)
+    assert "no API key for api.cohere.com" in issue
+
+
+async def test_turning_reranking_off_again_takes_effect_at_once(
+    engine: Engine, tei: FakeRerankServer
+) -> None:
+    await filled(engine)
+    before = await paths(engine, "tea")
+    with_rerank(engine, provider="tei", base_url=tei.url, weight=1.0)
+    assert (await paths(engine, "tea"))[0] == "memory/c.md"
+    with_rerank(engine)
+    assert await paths(engine, "tea") == before
+    assert len(tei.requests) == 1
+
+
+async def test_the_daemons_own_look_ups_are_not_reranked(
+    engine: Engine, tei: FakeRerankServer
+) -> None:
+    from openmemoryd.engine.similar import nearby_lines
+
+    await filled(engine)
+    with_rerank(engine, provider="tei", base_url=tei.url)
+    assert await paths(engine, "tea", rerank=False)
+    assert await nearby_lines(engine, "Wei likes tea")
+    assert tei.requests == []
+    assert await paths(engine, "tea")
+    assert len(tei.requests) == 1
+
+
+async def test_reranking_comes_before_decay_and_mmr(engine: Engine, tei: FakeRerankServer) -> None:
+    from openmemoryd.config import DecaySettings, MmrSettings
+
+    await filled(engine)
+    rerank = RerankSettings(provider="tei", base_url=tei.url, weight=1.0)
+    engine.config = replace(
+        engine.config,
+        search=SearchSettings(
+            rerank=rerank, decay=DecaySettings(enabled=True), mmr=MmrSettings(enabled=True)
+        ),
+    )
+    result = await engine.search(SearchQuery("tea"))
+    assert result.results[0].path == "memory/c.md"  # undated notes: decay leaves them
+    assert result.results[0].mmr_rank == 1
+    assert len(tei.requests) == 1
