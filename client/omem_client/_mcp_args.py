@@ -81,6 +81,18 @@ class SearchArgs(_Args, frozen=True):
             "indexed; set it right after editing memory files yourself."
         ),
     ] = False
+    max_tokens: (
+        Annotated[
+            int,
+            Meta(
+                ge=1,
+                le=100_000,
+                description="Token budget for the answer: hits are kept, best first, while "
+                "their snippets fit.",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
 class GetArgs(_Args, frozen=True):

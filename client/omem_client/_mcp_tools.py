@@ -36,7 +36,7 @@ from omem_client._mcp_args import (
     UpdateTasksArgs,
     given,
 )
-from omem_protocol import CaptureMessage, Method, Msg
+from omem_protocol import CaptureMessage, GetResult, Method, Msg, SearchResult
 from omem_protocol import methods as m
 
 __all__ = ["TOOLS", "TOOLS_BY_NAME", "Answer", "Tool", "input_schema"]
@@ -62,14 +62,24 @@ async def _search(client: AsyncClient, a: SearchArgs) -> Answer:
         sources=given(a.sources),
         agent=given(a.agent),
         fresh=a.fresh,
+        max_tokens=given(a.max_tokens),
     )
+    return search_answer(result)
+
+
+async def _get(client: AsyncClient, a: GetArgs) -> Answer:
+    return get_answer(await client.get(a.path, from_line=given(a.from_line), lines=given(a.lines)))
+
+
+def search_answer(result: SearchResult) -> Answer:
+    """A search's hits as the model reads them, then the remarks on them."""
     lines = _render.search_lines(result) or ["No matches."]
     notes = _render.search_notes(result)
     return "\n".join([*lines, *([""] if notes else []), *notes]), result
 
 
-async def _get(client: AsyncClient, a: GetArgs) -> Answer:
-    result = await client.get(a.path, from_line=given(a.from_line), lines=given(a.lines))
+def get_answer(result: GetResult) -> Answer:
+    """Lines of a memory file, said with where they come from."""
     if not result.to_line:
         return f"{result.path}: no lines there ({result.total_lines} lines in all)", result
     where = f"{result.path} lines {result.from_line}-{result.to_line} of {result.total_lines}"

@@ -105,6 +105,10 @@ def search_notes(result: SearchResult) -> list[str]:
         notes.append(f"(degraded: {result.degraded_reason or 'vector search unavailable'})")
     if result.stale:
         notes.append("(the index is being updated; results may lag the files)")
+    if result.budget_omitted:
+        notes.append(
+            f"({result.budget_omitted} more result(s) left out to stay within the token budget)"
+        )
     return notes
 
 

@@ -79,13 +79,16 @@ def search(
     agent: str | None = None,
     fresh: bool = False,
     explain: bool = False,
+    max_tokens: int | None = None,
 ) -> Call[SearchResult]:
     """Search memory; `limit` and `min_score` default to the daemon's config.
 
     `sources` (``memory``, ``sessions``) and `agent` narrow the search.
     With `fresh`, every change made to the files before the call is
     indexed first (the reply says ``stale`` if that took too long). With
-    `explain`, the result carries how scores were combined.
+    `explain`, the result carries how scores were combined. `max_tokens`
+    bounds the answer: hits are kept in rank order while their snippets fit
+    (``result.budget_omitted`` counts the rest).
     """
     params = SearchParams(
         query=query,
@@ -95,6 +98,7 @@ def search(
         agent=agent,
         fresh=fresh,
         explain=explain,
+        max_tokens=max_tokens,
     )
     return Call(m.SEARCH, params)
 

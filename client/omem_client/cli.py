@@ -77,6 +77,15 @@ def search(
         bool,
         typer.Option("--explain", help="Show each result's vector, text, decay and MMR parts."),
     ] = False,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--max-tokens",
+            min=1,
+            max=1_000_000,
+            help="Keep results, best first, while their snippets fit in this many tokens.",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Search memory; prints `score path:start-end` and the snippet for each result."""
@@ -91,6 +100,7 @@ def search(
             agent=agent,
             fresh=fresh,
             explain=explain,
+            max_tokens=max_tokens,
         ),
     )
     if as_json:
@@ -181,10 +191,30 @@ def restore(
     _output(result, as_json, _render.restore_lines)
 
 
+# The tool profiles of `_mcp_profiles`, named here so that a wrong name is
+# refused without importing the MCP SDK (tests check that the two agree).
+MCP_PROFILES = ("openmemory", "openclaw", "workany", "memory-mcp")
+
+
 @app.command()
-def mcp(ctx: typer.Context) -> None:
+def mcp(
+    ctx: typer.Context,
+    profile: Annotated[
+        str,
+        typer.Option(
+            "--profile",
+            help="Which tools to offer: openmemory (ours), openclaw (memory_search, "
+            "memory_get, memory_store, memory_recall, memory_forget), workany "
+            "(memory_search, memory_save, memory_read) or memory-mcp (memory_primer, "
+            "memory_search with max_tokens, memory_log, memory_session_end, "
+            "memory_update_tasks, memory_read).",
+        ),
+    ] = "openmemory",
+) -> None:
     """Serve the memory tools to an MCP host (Claude Code, Cursor, …) over stdin/stdout."""
     options: Options = ctx.obj
+    if profile not in MCP_PROFILES:
+        _fail(f"unknown profile {profile!r}; choose one of: {', '.join(MCP_PROFILES)}", 2)
     try:
         # Imported here: the MCP SDK is an optional extra and slow to import.
         from omem_client import mcp_bridge
@@ -192,7 +222,7 @@ def mcp(ctx: typer.Context) -> None:
         if exc.name is None or exc.name.split(".")[0] != "mcp":
             raise
         _fail("install the MCP extra: pip install -e '.[mcp]' in your openmemoryd clone", 2)
-    mcp_bridge.run(options.socket, options.timeout, options.workspace)
+    mcp_bridge.run(options.socket, options.timeout, options.workspace, profile)
 
 
 @app.command()

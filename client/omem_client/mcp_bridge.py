@@ -39,7 +39,7 @@ from mcp.shared.exceptions import MCPError
 
 from omem_client._async import AsyncClient
 from omem_client._errors import ConnectError, DaemonError, DaemonNotRunning, OmemError
-from omem_client._mcp_tools import TOOLS, TOOLS_BY_NAME
+from omem_client._mcp_profiles import DEFAULT_PROFILE, PROFILES, Profile
 from omem_protocol import __version__
 
 __all__ = ["Bridge", "build_server", "run", "serve_stdio"]
@@ -62,7 +62,10 @@ class Bridge:
         socket_path: str | os.PathLike[str] | None,
         timeout: float | None,
         workspace: str | None = None,
+        profile: Profile = PROFILES[DEFAULT_PROFILE],
     ) -> None:
+        self.profile = profile
+        self._tools = profile.by_name
         self._socket_path = socket_path
         self._timeout = timeout
         self._workspace = workspace
@@ -72,9 +75,9 @@ class Bridge:
         self, name: str, arguments: Mapping[str, Any] | None
     ) -> types.CallToolResult:
         """Run tool *name*; every failure but an unknown tool is a result the model reads."""
-        tool = TOOLS_BY_NAME.get(name)
+        tool = self._tools.get(name)
         if tool is None:
-            known = ", ".join(TOOLS_BY_NAME)
+            known = ", ".join(self._tools)
             raise MCPError(types.INVALID_PARAMS, f"unknown tool {name!r} (known: {known})")
         try:
             args = tool.parse(arguments or {})
@@ -133,8 +136,8 @@ def _error(message: str) -> types.CallToolResult:
 
 
 def build_server(bridge: Bridge) -> Server[Any]:
-    """An MCP server offering `TOOLS`, each call going through *bridge*."""
-    definitions = [tool.definition() for tool in TOOLS]
+    """An MCP server offering the bridge's profile of tools, each call going through *bridge*."""
+    definitions = [tool.definition() for tool in bridge.profile.tools]
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -150,7 +153,7 @@ def build_server(bridge: Bridge) -> Server[Any]:
         "openmemory",
         version=__version__,
         title="openmemory",
-        instructions=INSTRUCTIONS,
+        instructions=bridge.profile.instructions or INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
@@ -171,6 +174,7 @@ def run(
     socket_path: str | os.PathLike[str] | None,
     timeout: float | None,
     workspace: str | None = None,
+    profile: str = DEFAULT_PROFILE,
 ) -> None:
     """Blocking entry point for ``omem-client mcp``."""
-    anyio.run(serve_stdio, Bridge(socket_path, timeout, workspace))
+    anyio.run(serve_stdio, Bridge(socket_path, timeout, workspace, PROFILES[profile]))

@@ -44,6 +44,8 @@ class SearchParams(Msg, tag="search", frozen=True):
     A `min_score` given explicitly is honoured strictly; the configured default
     never leaves a search empty when something matches (see
     `SearchResult.threshold_relaxed`). `explain` adds how scores combined.
+    `max_tokens` bounds the answer's size: hits are kept in rank order while
+    their snippets fit (the first is cut to fit when it alone does not).
     """
 
     query: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_QUERY_CHARS)]
@@ -53,6 +55,7 @@ class SearchParams(Msg, tag="search", frozen=True):
     explain: bool = False
     agent: AgentName | None = None
     fresh: bool = False
+    max_tokens: Annotated[int, msgspec.Meta(ge=1, le=1_000_000)] | None = None
 
 
 class GetParams(Msg, tag="get", frozen=True):

@@ -50,7 +50,8 @@ class SearchResult(Msg, tag="search_result", frozen=True):
     `threshold_relaxed` is true when nothing cleared the default `min_score`
     and the closest matches were returned anyway. `min_score` applies to a
     hit's strongest evidence (``max(vector_score, text_score)``); `score`,
-    which orders the results, is the fused score.
+    which orders the results, is the fused score. `budget_omitted` counts the
+    hits left out to stay within the request's `max_tokens`.
     """
 
     results: tuple[SearchHit, ...]
@@ -67,6 +68,7 @@ class SearchResult(Msg, tag="search_result", frozen=True):
     threshold_relaxed: bool
     took_ms: float
     explain: SearchExplain | None = None
+    budget_omitted: int = 0
 
 
 class GetResult(Msg, tag="get_result", frozen=True):

@@ -78,6 +78,7 @@ from openmemoryd.engine.compact_ops import compact
 from openmemoryd.engine.journal_keeper import restore
 from openmemoryd.errors import NotFound
 from openmemoryd.search import SearchQuery
+from openmemoryd.search.budget import within_budget
 
 P = TypeVar("P", bound=Msg)
 R = TypeVar("R", bound=Msg)
@@ -213,7 +214,10 @@ async def _search(ctx: Context, params: SearchParams) -> SearchResult:
         explain=params.explain,
         agent=params.agent,
     )
-    return await ctx.engine.search(query, fresh=params.fresh)
+    result = await ctx.engine.search(query, fresh=params.fresh)
+    if params.max_tokens is not None:
+        result = within_budget(result, params.max_tokens)
+    return result
 
 
 @handles(m.GET)
