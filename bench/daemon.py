@@ -225,6 +225,15 @@ class BenchDaemon:
         config.parent.mkdir(parents=True, exist_ok=True)
         config.write_text(text, encoding="utf-8")
 
+    def reload_config(self, text: str) -> None:
+        """Replace the running daemon's config file and make it reload (SIGHUP),
+        as a user editing the config of a live daemon does."""
+        if self._proc is None or not self.running:
+            raise RuntimeError("the daemon is not running")
+        self.config_path.parent.mkdir(parents=True, exist_ok=True)
+        self.config_path.write_text(text, encoding="utf-8")
+        self._proc.send_signal(signal.SIGHUP)
+
     def use_workspace(self, path: Path | None) -> None:
         """Point the next start at another workspace (``OPENMEMORY_WORKSPACE``); None: ``ws/``.
 

@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import random
-import signal
 import statistics
 import threading
 import time
@@ -28,6 +27,8 @@ from bench.daemon import BenchDaemon, embedder_toml
 from bench.procstat import rss_kb
 
 KEYWORD_ONLY = embedder_toml("none")
+# Journalled appends are kept this long after the file is seen stable.
+SETTLE = "[sync]\njournal_settle_s = 30\n"
 WORDS = "alpha beta gamma delta memory trio sqlite vector keyword budget deadline".split()
 
 
@@ -123,8 +124,11 @@ class Soak:
                 last_rss = now
             if model is not None and now - last_switch >= switch_s:
                 with_model = not with_model
-                self.daemon.write_config(embedder_toml(model) if with_model else KEYWORD_ONLY)
-                os.kill(pid, signal.SIGHUP)
+                embedder = embedder_toml(model) if with_model else KEYWORD_ONLY
+                try:
+                    self.daemon.reload_config(embedder + SETTLE)
+                except Exception as exc:
+                    self.error("model switch", exc)
                 last_switch = now
             if now - last_rebuild >= rebuild_s:
                 try:
@@ -204,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rebuild-every", type=float, default=7.0, help="minutes")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    with BenchDaemon(config_toml=KEYWORD_ONLY + "[sync]\njournal_settle_s = 30\n") as daemon:
+    with BenchDaemon(config_toml=KEYWORD_ONLY + SETTLE) as daemon:
         daemon.start()
         soak = Soak(daemon, args.minutes)
         threads = [

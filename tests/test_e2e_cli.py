@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from datetime import date
 
 import pytest
 
-from conftest import Daemon
+from conftest import KEYWORD_ONLY, Daemon, Env
 
 pytestmark = pytest.mark.e2e
 
@@ -47,7 +48,20 @@ def test_append_then_search_then_get(daemon: Daemon) -> None:
     )
 
 
-def test_edit_sync_and_delete_keep_the_index_true_to_the_files(daemon: Daemon) -> None:
+@pytest.fixture
+def unwatched(env: Env) -> Iterator[Daemon]:
+    """A daemon that changes its index only when told (`sync`): no watcher
+    races the explicit sync to report a change, however slow the machine."""
+    env.write_config(KEYWORD_ONLY + '[sync]\nwatch = "off"\n')
+    handle = Daemon(env).start()
+    try:
+        yield handle
+    finally:
+        handle.stop()
+
+
+def test_edit_sync_and_delete_keep_the_index_true_to_the_files(unwatched: Daemon) -> None:
+    daemon = unwatched
     note = daemon.env.workspace / "memory" / "projects.md"
     note.write_text("# Projects\n\nThe kestrel migration ships in March.\n")
     synced = daemon.cli("sync")

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from omem_client.cli import main
+from omem_client._entry import main
 
 main()

@@ -4,22 +4,27 @@ small parsers several commands use."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Annotated, NoReturn, TypeVar
+from typing import Annotated, TypeVar
 
 import msgspec
 import typer
 
+from omem_client._cli_io import (
+    Options,
+    fail,
+    json_errors,
+    output,
+    print_error,
+    print_json,
+    print_lines,
+    run_call,
+    text_or_stdin,
+)
 from omem_client._client import DEFAULT_TIMEOUT, Client
-from omem_client._errors import ConnectError, DaemonError, OmemError, ProtocolViolation
 from omem_protocol import KNOWN_SOURCES, Msg, __version__
-
-EXIT_UNREACHABLE = 3
-EXIT_DAEMON_ERROR = 4
 
 T = TypeVar("T")
 R = TypeVar("R", bound=Msg)
@@ -33,13 +38,6 @@ app = typer.Typer(
     # -h as well as --help, on every command (typer only knows --help).
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Options:
-    socket: Path | None
-    timeout: float
-    workspace: str | None = None
 
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the reply as JSON.")]
@@ -82,70 +80,17 @@ def _main(
 
 def _call(ctx: typer.Context, action: Callable[[Client], T]) -> T:
     options: Options = ctx.obj
-    try:
-        with Client(options.socket, timeout=options.timeout, workspace=options.workspace) as client:
-            return action(client)
-    except DaemonError as exc:
-        _fail(f"error ({exc.code}): {exc}", EXIT_DAEMON_ERROR, error=exc.code, plain=str(exc))
-    except ConnectError as exc:
-        _fail(str(exc), EXIT_UNREACHABLE, error="unreachable", hint=START_HINT)
-    except ProtocolViolation as exc:
-        _fail(str(exc), EXIT_DAEMON_ERROR, error="protocol")
-    except OmemError as exc:
-        _fail(str(exc), EXIT_DAEMON_ERROR, error="client")
+    return run_call(options, action)
 
 
-START_HINT = "start the daemon: openmemoryd run (or systemctl --user start openmemoryd)"
-
-
-def _json_errors() -> bool:
-    """Whether this run asked for JSON (then errors are JSON too, on stdout).
-
-    Read from the command line because errors are raised before, or outside,
-    the command that parsed ``--json``; no option takes a value that could
-    be the literal ``--json``.
-    """
-    return "--json" in sys.argv[1:]
-
-
-def _print_error(code: str, message: str, hint: str | None) -> None:
-    error = {"error": {"code": code, "message": message, "hint": hint}}
-    sys.stdout.write(msgspec.json.encode(error).decode("utf-8") + "\n")
-
-
-def _fail(
-    message: str,
-    code: int,
-    *,
-    error: str | None = None,
-    hint: str | None = None,
-    plain: str | None = None,
-) -> NoReturn:
-    """Exit with *code*: *message* on stderr, or under ``--json`` an object
-    ``{"error": {"code", "message", "hint"}}`` on stdout (*plain* is the
-    message without the code already in it)."""
-    if _json_errors():
-        _print_error(error or ("usage" if code == 2 else "error"), plain or message, hint)
-    else:
-        typer.echo(f"omem-client: {message}", err=True)
-    raise typer.Exit(code)
-
-
-def _print_json(result: Msg) -> None:
-    sys.stdout.write(msgspec.json.encode(result).decode("utf-8") + "\n")
-
-
-def _output(result: R, as_json: bool, render: Callable[[R], list[str]]) -> None:
-    """The reply as JSON, or as the lines *render* makes of it."""
-    if as_json:
-        _print_json(result)
-    else:
-        _print_lines(render(result))
-
-
-def _print_lines(lines: list[str], *, err: bool = False) -> None:
-    for line in lines:
-        typer.echo(line, err=err)
+# The typer-free helpers under the names the commands use.
+_fail = fail
+_print_json = print_json
+_print_lines = print_lines
+_output = output
+_json_errors = json_errors
+_print_error = print_error
+_text_or_stdin = text_or_stdin
 
 
 def _known_sources(values: list[str] | None) -> list[str] | None:
@@ -154,15 +99,6 @@ def _known_sources(values: list[str] | None) -> list[str] | None:
         if value not in KNOWN_SOURCES:
             raise typer.BadParameter(f"{value!r} is not one of {', '.join(KNOWN_SOURCES)}")
     return values
-
-
-def _text_or_stdin(text: str | None, verb: str) -> str:
-    """The argument, or stdin when it is ``-`` or missing (not from a terminal)."""
-    if text is not None and text != "-":
-        return text
-    if sys.stdin.isatty():
-        _fail(f"nothing to {verb}: give the text as an argument or on stdin", 2)
-    return sys.stdin.read()
 
 
 def _parse_date(raw: str | None) -> date | None:

@@ -10,7 +10,6 @@ reports it loudly; the client just falls back to the default path).
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -30,6 +29,10 @@ def discover_socket(
 
 
 def _configured_socket(config_path: Path) -> Path | None:
+    if not config_path.is_file():
+        return None
+    import tomllib  # only when there is a config file to read
+
     try:
         with config_path.open("rb") as handle:
             value = tomllib.load(handle).get("socket")

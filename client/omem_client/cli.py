@@ -26,10 +26,7 @@ import typer
 
 from omem_client import _render
 from omem_client._cli_base import (
-    EXIT_DAEMON_ERROR,
-    EXIT_UNREACHABLE,
     JsonOpt,
-    Options,
     _call,
     _fail,
     _json_errors,
@@ -37,9 +34,16 @@ from omem_client._cli_base import (
     _output,
     _print_error,
     _print_json,
-    _print_lines,
-    _text_or_stdin,
     app,
+)
+from omem_client._cli_io import (
+    EXIT_DAEMON_ERROR,
+    EXIT_UNREACHABLE,
+    Options,
+    append_command,
+    get_command,
+    search_command,
+    status_command,
 )
 from omem_protocol import KNOWN_SOURCES, MAX_LIMIT
 
@@ -89,26 +93,18 @@ def search(
     as_json: JsonOpt = False,
 ) -> None:
     """Search memory; prints `score path:start-end` and the snippet for each result."""
-    text = " ".join(query)
-    result = _call(
-        ctx,
-        lambda c: c.search(
-            text,
-            limit=limit,
-            min_score=min_score,
-            sources=source or None,
-            agent=agent,
-            fresh=fresh,
-            explain=explain,
-            max_tokens=max_tokens,
-        ),
+    search_command(
+        ctx.obj,
+        " ".join(query),
+        limit=limit,
+        min_score=min_score,
+        sources=source,
+        agent=agent,
+        fresh=fresh,
+        explain=explain,
+        max_tokens=max_tokens,
+        as_json=as_json,
     )
-    if as_json:
-        _print_json(result)
-        return
-    lines = _render.search_lines(result, explain=explain)
-    _print_lines(lines or ["No matches."])
-    _print_lines(_render.search_notes(result), err=True)
 
 
 @app.command()
@@ -124,12 +120,7 @@ def get(
     as_json: JsonOpt = False,
 ) -> None:
     """Print a memory file, or some of its lines."""
-    result = _call(ctx, lambda c: c.get(path, from_line=from_line, lines=lines))
-    if as_json:
-        _print_json(result)
-        return
-    if result.text:
-        sys.stdout.write(result.text if result.text.endswith("\n") else result.text + "\n")
+    get_command(ctx.obj, path, from_line=from_line, lines=lines, as_json=as_json)
 
 
 @app.command()
@@ -145,19 +136,13 @@ def append(
     as_json: JsonOpt = False,
 ) -> None:
     """Append a note to memory; it is searchable as soon as this returns."""
-    body = _text_or_stdin(text, "append")
-    result = _call(ctx, lambda c: c.append(body, path=path))
-    if as_json:
-        _print_json(result)
-        return
-    typer.echo(_render.append_line(result))
+    append_command(ctx.obj, text, path=path, as_json=as_json)
 
 
 @app.command()
 def status(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """Show the daemon, the workspace, the index and any problems."""
-    result = _call(ctx, lambda c: c.status())
-    _output(result, as_json, _render.status_lines)
+    status_command(ctx.obj, as_json=as_json)
 
 
 @app.command()

@@ -9,6 +9,7 @@ dropping the connection.
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated
 
 import msgspec
@@ -30,11 +31,24 @@ class RawRequest(msgspec.Struct, tag_field="type", tag="request", kw_only=True, 
 
 
 _encoder = msgspec.msgpack.Encoder()
-_client_frame_decoder: msgspec.msgpack.Decoder[Hello | RawRequest] = msgspec.msgpack.Decoder(
-    Hello | RawRequest
-)
-_request_body_decoder: msgspec.msgpack.Decoder[RequestBody] = msgspec.msgpack.Decoder(RequestBody)
-_daemon_frame_decoder: msgspec.msgpack.Decoder[DaemonFrame] = msgspec.msgpack.Decoder(DaemonFrame)
+
+
+# Decoders are built on first use: building one walks every struct of its
+# union, and a client only ever needs the daemon-frame decoder (the daemon
+# only the other two), so neither side pays for the other's at import.
+@functools.cache
+def _client_frame_decoder() -> msgspec.msgpack.Decoder[Hello | RawRequest]:
+    return msgspec.msgpack.Decoder(Hello | RawRequest)
+
+
+@functools.cache
+def _request_body_decoder() -> msgspec.msgpack.Decoder[RequestBody]:
+    return msgspec.msgpack.Decoder(RequestBody)
+
+
+@functools.cache
+def _daemon_frame_decoder() -> msgspec.msgpack.Decoder[DaemonFrame]:
+    return msgspec.msgpack.Decoder(DaemonFrame)
 
 
 def encode_message(msg: Msg, max_frame: int = DEFAULT_MAX_FRAME) -> bytes:
@@ -45,7 +59,7 @@ def encode_message(msg: Msg, max_frame: int = DEFAULT_MAX_FRAME) -> bytes:
 def decode_client_frame(body: bytes) -> Hello | RawRequest:
     """Daemon side: decode a frame a client sent."""
     try:
-        return _client_frame_decoder.decode(body)
+        return _client_frame_decoder().decode(body)
     except msgspec.DecodeError as exc:
         raise MessageDecodeError(str(exc)) from None
     except RecursionError:  # msgspec's answer to absurdly deep nesting
@@ -55,7 +69,7 @@ def decode_client_frame(body: bytes) -> Hello | RawRequest:
 def decode_request_body(raw: msgspec.Raw) -> RequestBody:
     """Daemon side: decode the body of a `RawRequest`."""
     try:
-        return _request_body_decoder.decode(raw)
+        return _request_body_decoder().decode(raw)
     except msgspec.DecodeError as exc:
         raise MessageDecodeError(str(exc)) from None
     except RecursionError:  # msgspec's answer to absurdly deep nesting
@@ -65,7 +79,7 @@ def decode_request_body(raw: msgspec.Raw) -> RequestBody:
 def decode_daemon_frame(body: bytes) -> DaemonFrame:
     """Client side: decode a frame the daemon sent."""
     try:
-        return _daemon_frame_decoder.decode(body)
+        return _daemon_frame_decoder().decode(body)
     except msgspec.DecodeError as exc:
         raise MessageDecodeError(str(exc)) from None
     except RecursionError:  # msgspec's answer to absurdly deep nesting
