@@ -98,7 +98,11 @@ def test_a_reranker_reorders_hits_and_a_failing_one_changes_nothing(
         )
 
         reranker.outage(status(500))
-        failed = client.search("tea")
+        failed = client.search("tea", explain=True)
+        assert failed.explain is not None
+        assert failed.explain.rerank is not None
+        assert failed.explain.rerank.error is not None
+        assert all(hit.rerank_score is None for hit in failed.results)
         assert failed.mode == "hybrid"
         fused = [hit.path for hit in failed.results]
         assert len(fused) == len(NOTES)
@@ -121,6 +125,16 @@ def test_a_reranker_reorders_hits_and_a_failing_one_changes_nothing(
             (h.score for h in reranked.results), reverse=True
         )
         assert rerank_issues(client) == []
+        assert all(hit.rerank_score is not None for hit in reranked.results)
+        explained = client.search("tea", explain=True)
+        assert explained.explain is not None
+        rerank = explained.explain.rerank
+        assert rerank is not None
+        assert (rerank.provider, rerank.model, rerank.error) == ("cohere", "rerank-test", None)
+        assert rerank.sent == len(fused)
+        shown = daemon_with_reranker.cli("search", "tea", "--explain")
+        assert "# reranked by cohere rerank-test: the best" in shown.stdout
+        assert " · rerank 0.990 · " in shown.stdout
 
         request = reranker.requests[-1]
         assert request.path == "/v2/rerank"

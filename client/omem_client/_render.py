@@ -70,12 +70,23 @@ def _explain_header(result: SearchResult) -> list[str]:
     decay = f"half-life {ex.half_life_days:g} d, floor {ex.decay_floor:g}" if ex.decay else "off"
     mmr = f"λ {ex.mmr_lambda:g}" if ex.mmr else "off"
     via = result.provider + (f" ({result.model})" if result.model else "")
-    return [
+    lines = [
         f"# {result.mode} search via {via}: score = {formula}; decay {decay}; MMR {mmr}",
         f"# terms: {' '.join(ex.query_terms) or '(none)'}; candidates: "
         f"{ex.lexical_candidates} keyword, {ex.vector_candidates} vector; "
         f"min score {result.min_score:.2f}; {result.took_ms:.1f} ms",
     ]
+    rr = ex.rerank
+    if rr is not None:
+        who = f"{rr.provider} {rr.model}".strip()
+        if rr.error is None:
+            lines.append(
+                f"# reranked by {who}: the best {rr.sent} scored {rr.weight:g}·rerank + "
+                f"{1 - rr.weight:g}·fused; {rr.took_ms:.1f} ms"
+            )
+        else:
+            lines.append(f"# rerank by {who} failed ({rr.error}); fused order kept")
+    return lines
 
 
 def _parts(hit: SearchHit) -> str:
@@ -83,8 +94,9 @@ def _parts(hit: SearchHit) -> str:
         return "-" if value is None else f"{value:.3f}"
 
     mmr = f" · mmr #{hit.mmr_rank}" if hit.mmr_rank is not None else ""
+    rerank = f" · rerank {hit.rerank_score:.3f}" if hit.rerank_score is not None else ""
     return (
-        f"vector {part(hit.vector_score)} · text {part(hit.text_score)} · "
+        f"vector {part(hit.vector_score)} · text {part(hit.text_score)}{rerank} · "
         f"decay {hit.decay:.3f}{mmr}"
     )
 

@@ -23,6 +23,20 @@ class SearchHit(Msg, tag="hit", frozen=True):
     decay: float = 1.0
     mmr_rank: int | None = None
     agent: str | None = None
+    rerank_score: float | None = None  # the reranker's own score, when one ran
+
+
+class RerankExplain(Msg, tag="rerank_explain", frozen=True):
+    """What the rerank stage did: the first `sent` candidates went to the
+    provider, and each hit's score became ``weight·rerank + (1−weight)·fused``;
+    with `error`, it failed and the fused order stands."""
+
+    provider: str
+    model: str
+    sent: int
+    weight: float
+    took_ms: float
+    error: str | None = None
 
 
 class SearchExplain(Msg, tag="search_explain", frozen=True):
@@ -39,6 +53,7 @@ class SearchExplain(Msg, tag="search_explain", frozen=True):
     lexical_candidates: int
     vector_candidates: int
     query_terms: tuple[str, ...]
+    rerank: RerankExplain | None = None
 
 
 class SearchResult(Msg, tag="search_result", frozen=True):

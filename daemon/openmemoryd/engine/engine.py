@@ -44,6 +44,7 @@ from omem_protocol import (
     AppendResult,
     GetResult,
     LogTurnsResult,
+    RerankExplain,
     SearchResult,
     SessionStartResult,
     SyncResult,
@@ -260,12 +261,23 @@ class Engine:
             # The index part on a reader, the service awaited with no reader
             # held, the rest in a thread (snippets tokenise).
             ranked = await self.read(rank_candidates, query, settings, vector, now)
-            chosen = None
+            chosen = note = None
             if ranked.chosen:
-                chosen, _ = await self.rerank.rerank(settings.rerank, query.text, ranked.chosen)
+                chosen, note = await self.rerank.rerank(settings.rerank, query.text, ranked.chosen)
             result = await trio.to_thread.run_sync(
                 finish_search, ranked, query, settings, context, now, chosen
             )
+            if note is not None and result.explain is not None:
+                explained = RerankExplain(
+                    provider=note.provider,
+                    model=note.model,
+                    sent=note.sent,
+                    weight=note.weight,
+                    took_ms=round(note.took_ms, 3),
+                    error=note.error,
+                )
+                explain = msgspec.structs.replace(result.explain, rerank=explained)
+                result = msgspec.structs.replace(result, explain=explain)
         took = round((time.perf_counter() - started) * 1000, 3)
         return msgspec.structs.replace(result, took_ms=took)
 

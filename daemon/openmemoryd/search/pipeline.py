@@ -370,6 +370,7 @@ def _to_hits(
                 decay=round(candidate.decay, 6),
                 mmr_rank=candidate.mmr_rank,
                 agent=candidate.agent,
+                rerank_score=_round(candidate.rerank_score),
             )
         )
         if len(hits) == limit:
