@@ -242,3 +242,27 @@ def test_forget_right_after_a_stale_rewrite_keeps_the_dropped_append(env: Env) -
         assert "to be forgotten" not in text
     finally:
         daemon.stop()
+
+
+def test_session_end_and_log_appends_are_journalled_too(env: Env) -> None:
+    daemon = start(env)
+    try:
+        with daemon.client() as client:
+            first = client.append("a line typed before the session")
+            path = env.workspace / first.path
+            before = path.read_text("utf-8")
+            ended = client.session_end(learned="the heron count is forty-one")
+            logged = client.log("The harbour crane is serviced every March.", type="note")
+        assert ended.path == first.path
+        assert logged.path == first.path, logged  # a note goes to the daily file, appended
+        # An editor saves the copy it read before both writes, plus its own line.
+        editor_rewrite(path, lambda _: before + "typed in the editor\n")
+
+        def both_back() -> bool:
+            text = path.read_text("utf-8")
+            return "heron count is forty-one" in text and "crane is serviced" in text
+
+        assert wait_for(both_back, RESTORED_WITHIN_S), daemon.log()[-3000:]
+        assert "typed in the editor" in path.read_text("utf-8")
+    finally:
+        daemon.stop()

@@ -71,6 +71,7 @@ from openmemoryd.engine.vectors import VectorIndexer
 from openmemoryd.errors import Unavailable
 from openmemoryd.index.indexer import index_file
 from openmemoryd.memory import append_block, append_turns, read_lines, target_path
+from openmemoryd.memory.append import Appended
 from openmemoryd.memory.append_journal import AppendJournal
 from openmemoryd.memory.flush_state import FlushTracker
 from openmemoryd.search import (
@@ -347,15 +348,7 @@ class Engine:
         appended, indexed = await self.edit_markdown(
             append_block, mp, text, self.config.index.max_file_bytes, paths=[mp], reason="append"
         )
-        # Journalled before the reply: an acknowledged append is never lost
-        # to a whole-file rewrite (`engine.journal_keeper`).
-        try:
-            await trio.to_thread.run_sync(self.journal.record, appended, time.time())
-        except OSError as exc:
-            # The append itself is on disk; a full or failing state dir only
-            # costs the protection against a later stale rewrite, so say so
-            # rather than fail a write that happened (a retry would double it).
-            logger.warning("append to %s not journalled: %s", mp.key, exc)
+        await self.journal_append(appended)
         return AppendResult(
             path=mp.key,
             start_line=appended.start_line,
@@ -364,6 +357,22 @@ class Engine:
             indexed=indexed,
             citation=citation(mp.key, appended.start_line, appended.end_line),
         )
+
+    async def journal_append(self, appended: Appended) -> None:
+        """Journal an acknowledged append (before the reply), so a whole-file
+        rewrite based on an older copy cannot lose it (`engine.journal_keeper`).
+
+        Every write that appends a block to a memory file calls this: append,
+        capture (through append), session_end's journal block, and log when it
+        appends rather than inserts under a heading.
+        """
+        try:
+            await trio.to_thread.run_sync(self.journal.record, appended, time.time())
+        except OSError as exc:
+            # The append itself is on disk; a full or failing state dir only
+            # costs the protection against a later stale rewrite, so say so
+            # rather than fail a write that happened (a retry would double it).
+            logger.warning("append to %s not journalled: %s", appended.path.key, exc)
 
     async def edit_markdown(
         self,

@@ -40,7 +40,7 @@ import trio
 from omem_protocol import MAX_LOG_CHARS, LogParams, LogResult, LogSimilar
 from openmemoryd.engine.similar import BULLET, Scored, nearby_lines, score_lines
 from openmemoryd.errors import BadRequest, Conflict
-from openmemoryd.memory.append import append_block, target_path
+from openmemoryd.memory.append import Appended, append_block, target_path
 from openmemoryd.memory.capture_rules import contains_secret
 from openmemoryd.memory.edit import edit_file
 from openmemoryd.memory.log_gate import Rejected, check_quality, check_safety, one_line
@@ -263,14 +263,19 @@ def _target(engine: Engine, where: Route) -> MemoryPath:
 # ---------------------------------------------------------------- the writer lane
 
 
-async def _write(engine: Engine, mp: MemoryPath, op: Callable[[], int], reasons: list[str]) -> int:
+async def _write(
+    engine: Engine, mp: MemoryPath, op: Callable[[], int | Appended], reasons: list[str]
+) -> int:
     """Run *op* (a file edit returning the memory's line) in the writer
     lane and re-index the file there: searchable when this returns, unless
     the index failed (the reasons then say so; the memory is written)."""
-    line, indexed = await engine.edit_markdown(op, paths=[mp], reason="log")
+    done, indexed = await engine.edit_markdown(op, paths=[mp], reason="log")
     if not indexed:
         reasons.append("index: not updated now (see status); the file is indexed once it can be")
-    return line
+    if isinstance(done, Appended):  # appended, not inserted under a heading: journal it
+        await engine.journal_append(done)
+        return done.start_line
+    return done
 
 
 async def _swap_in(engine: Engine, match: Scored, new: str, reasons: list[str]) -> None:
@@ -278,11 +283,11 @@ async def _swap_in(engine: Engine, match: Scored, new: str, reasons: list[str]) 
     await _write(engine, mp, partial(_swap, engine, mp, match, new), reasons)
 
 
-def _insert(engine: Engine, mp: MemoryPath, where: Route, text: str) -> int:
+def _insert(engine: Engine, mp: MemoryPath, where: Route, text: str) -> int | Appended:
     bullet = f"- {text}"
     limit = engine.config.index.max_file_bytes
     if where.section is None:
-        return append_block(mp, bullet, limit).start_line
+        return append_block(mp, bullet, limit)
     titles = (where.section, *where.aliases)
 
     def edit(current: str) -> tuple[str, int]:

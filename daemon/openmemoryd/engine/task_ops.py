@@ -34,7 +34,7 @@ from omem_protocol import (
     TasksResult,
 )
 from openmemoryd.errors import BadRequest, Forbidden, NotFound, TooLarge
-from openmemoryd.memory.append import append_block, open_locked, target_path
+from openmemoryd.memory.append import Appended, append_block, open_locked, target_path
 from openmemoryd.memory.durable import lock_shared, read_all, replace_file
 from openmemoryd.memory.journal import SessionNotes, render_journal
 from openmemoryd.memory.tasks_file import (
@@ -78,6 +78,8 @@ async def session_end(engine: Engine, params: SessionEndParams) -> SessionEndRes
         paths=[daily, tasks_mp],
         reason="session-end",
     )
+    if done.appended is not None:
+        await engine.journal_append(done.appended)
     return SessionEndResult(
         path=daily.key,
         start_line=done.start_line,
@@ -96,6 +98,7 @@ async def session_end(engine: Engine, params: SessionEndParams) -> SessionEndRes
 class _Ended:
     start_line: int = 0
     end_line: int = 0
+    appended: Appended | None = None  # the journal block, for the append journal
     added: list[Task] = field(default_factory=list)
     existing: list[Task] = field(default_factory=list)
     closed: list[Task] = field(default_factory=list)
@@ -112,8 +115,8 @@ def _end_session(
     limit = engine.config.index.max_file_bytes
     ended = _Ended()
     if not notes.next_steps and (not notes.completed or not _exists(tasks_mp)):
-        appended = append_block(daily, block, limit)
-        ended.start_line, ended.end_line = appended.start_line, appended.end_line
+        ended.appended = append_block(daily, block, limit)
+        ended.start_line, ended.end_line = ended.appended.start_line, ended.appended.end_line
         return ended
     fd = open_locked(tasks_mp)
     try:
@@ -139,6 +142,7 @@ def _end_session(
     finally:
         os.close(fd)
     final = {t.id: t for t in TasksFile(after.decode("utf-8")).tasks()}
+    ended.appended = appended
     ended.start_line, ended.end_line = appended.start_line, appended.end_line
     ended.added = [final[i] for i in added_ids if i in final]
     ended.closed = [final[i] for i in closed_ids if i in final]
