@@ -23,12 +23,14 @@ def _config(
     mmr: bool = False,
     decay: bool = False,
     date_aware: bool = False,
+    snippet_chars: int = 700,
 ) -> str:
     """A complete ranking config, so a method means the same whatever the defaults become."""
     return (
         f'[embedding]\nprovider = "{provider}"\n\n'
         f"[search]\nvector_weight = {vector_weight}\ntext_weight = {text_weight}\n"
-        f'fusion = "{fusion}"\ndate_aware = {str(date_aware).lower()}\n\n'
+        f'fusion = "{fusion}"\ndate_aware = {str(date_aware).lower()}\n'
+        f"snippet_chars = {snippet_chars}\n\n"
         f"[search.mmr]\nenabled = {str(mmr).lower()}\nlambda = 0.7\n\n"
         f"[search.decay]\nenabled = {str(decay).lower()}\nhalf_life_days = 30.0\nfloor = 0.5\n"
     )
@@ -60,6 +62,12 @@ METHODS: Final[Mapping[str, Method]] = {
             _config("local", fusion="calibrated", date_aware=True),
             vectors=True,
             default_layouts=LAYOUTS,
+        ),
+        Method(
+            "calibrated-snippets-400",
+            "the default with 400-character snippets (more hits in a budget)",
+            _config("local", fusion="calibrated", date_aware=True, snippet_chars=400),
+            vectors=True,
         ),
         Method(
             "calibrated-nodates",
