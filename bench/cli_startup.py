@@ -32,7 +32,7 @@ from bench.search_latency import _wall_ns, cli_command, machine_info
 WARMUP = 3
 COMMANDS: dict[str, list[str]] = {
     "search": ["search", "ferry", "timetable"],
-    "search --json": ["search", "ferry", "timetable", "--json"],
+    "search (JSON reply)": ["search", "ferry", "timetable", "--json"],
     "get": ["get", "MEMORY.md", "--from", "1", "--lines", "5"],
     "append": ["append", "--path", "memory/startup.md", "a line from the start-up bench"],
     "status": ["status"],
@@ -82,14 +82,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=30, help="timed rounds (default 30)")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args(argv)
-    report = measure(args.runs)
-    report["machine"] = machine_info()
+    results = measure(args.runs)
     command = f"python -m bench.cli_startup --runs {args.runs}"
+    report = {"command": command, "machine": machine_info(), "results": results}
     print(f"`{command}`\n")
-    print(f"`python -c pass` p50: {report['python_c_pass_p50_ms']} ms (same run, alternating)\n")
+    print(f"`python -c pass` p50: {results['python_c_pass_p50_ms']} ms (same run, alternating)\n")
     print("| command | p50 ms | / `python -c pass` |")
     print("|---|---:|---:|")
-    commands = report["commands"]
+    commands = results["commands"]
     assert isinstance(commands, dict)
     for name, figures in commands.items():
         print(f"| `omem-client {name}` | {figures['p50_ms']} | {figures['over_python_p50']}x |")

@@ -18,10 +18,14 @@ import argparse
 import json
 import os
 import random
+import shlex
 import statistics
+import sys
 import threading
 import time
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from bench.daemon import BenchDaemon, embedder_toml
 from bench.procstat import rss_kb
@@ -199,6 +203,35 @@ def summarise(soak: Soak) -> dict[str, object]:
     }
 
 
+def markdown(command: str, report: dict[str, Any]) -> str:
+    """The report as the Markdown a results page shows."""
+    rss = report["rss_kb"]
+    lines = [
+        f"`{command}`",
+        "",
+        "| figure | value |",
+        "|---|---:|",
+        f"| minutes | {report['minutes']:g} |",
+        f"| acknowledged appends | {report['acknowledged']} |",
+        f"| lost | {report['lost_count']} |",
+        f"| restored after stale rewrites (log lines) | {report['restored_log_lines']} |",
+        f"| forgotten | {report['forgotten']} |",
+        f"| errors | {report['error_count']} |",
+        f"| index equals a full rebuild | {report['index_equals_rebuild']} |",
+        f"| daemon RSS first / last (MB) | {rss[0]['kb'] / 1024:.0f} / "
+        f"{rss[-1]['kb'] / 1024:.0f} |",
+        f"| RSS growth, last 10 min | {report['rss_growth_last_10_min_pct']} % |",
+        "",
+        "| minutes | searches | p50 ms | p99 ms |",
+        "|---|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {w['window_min']} | {w['searches']} | {w['p50_ms']} | {w['p99_ms']} |"
+        for w in report["latency"]
+    ]
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.soak", description=__doc__)
     parser.add_argument("--minutes", type=float, default=30.0)
@@ -206,8 +239,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", default=None, help="embedding provider to switch to (local)")
     parser.add_argument("--switch-minutes", type=float, default=5.0)
     parser.add_argument("--rebuild-every", type=float, default=7.0, help="minutes")
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--json", type=Path, default=None, help="also write the report here")
     args = parser.parse_args(argv)
+    command = shlex.join(["python", "-m", "bench.soak", *(argv or sys.argv[1:])])
     with BenchDaemon(config_toml=KEYWORD_ONLY + SETTLE) as daemon:
         daemon.start()
         soak = Soak(daemon, args.minutes)
@@ -228,7 +262,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             thread.join()
         report = {"minutes": args.minutes, **summarise(soak), **consistency(soak)}
         report["restored_log_lines"] = daemon.log().count("restored ")
-    print(json.dumps(report, indent=None if args.json else 2))
+    if args.json is not None:
+        document = {"command": command, "results": report}
+        args.json.write_text(json.dumps(document, indent=2) + "\n")
+    print(markdown(command, report))
     ok = (
         report["error_count"] == 0
         and report["lost_count"] == 0

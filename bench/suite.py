@@ -48,13 +48,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from bench import freshness, indexing, load, locomo, search_latency
+from bench import cli_startup, freshness, indexing, load, locomo, search_latency, soak
 from bench.locomo import to_json
 from bench.plots import matplotlib_available, plot_report
 from bench.report import load_average
 from bench.search_latency import machine_info
 
-__all__ = ["FULL", "PARTS", "QUICK", "Part", "main", "run_suite"]
+__all__ = ["FULL", "OPT_IN", "PARTS", "QUICK", "Part", "main", "run_suite"]
 
 REPO: Final = Path(__file__).resolve().parents[1]
 RESULTS_DIR: Final = REPO / "bench" / "results"
@@ -77,7 +77,11 @@ PARTS: Final[tuple[Part, ...]] = (
     Part("load", "Throughput under load (keyword search)", "bench.load", load.main),
     Part("load-hybrid", "Throughput under load (hybrid search)", "bench.load", load.main),
     Part("indexing", "Indexing", "bench.indexing", indexing.main),
+    Part("cli-startup", "CLI start-up", "bench.cli_startup", cli_startup.main),
+    Part("soak", "Soak under mixed load", "bench.soak", soak.main),
 )
+# Parts that run only when --only names them (the soak takes half an hour).
+OPT_IN: Final = frozenset({"soak"})
 
 # Arguments per part, split on spaces; "{nice}" becomes --embed-nice. A part
 # missing from a table does not run in that mode.
@@ -88,6 +92,8 @@ FULL: Final[Mapping[str, str]] = {
     "load": "--sections 10000 --clients 32 --ops 3200",
     "load-hybrid": ("--provider local --sections 500 --clients 32 --ops 1600 --embed-nice {nice}"),
     "indexing": "--keyword-sections 10000 --vector-sections 1000 --embed-nice {nice}",
+    "cli-startup": "--runs 30",
+    "soak": "--minutes 30 --model local",
 }
 QUICK: Final[Mapping[str, str]] = {
     "locomo": "--methods bm25 --layouts dated --conversations 0",
@@ -95,6 +101,8 @@ QUICK: Final[Mapping[str, str]] = {
     "freshness": "--sections 20 --edits 2 --queries 6 --debounce-ms 100",
     "load": "--sections 60 --clients 4 --ops 40",
     "indexing": "--keyword-sections 60 --skip-vectors",
+    "cli-startup": "--runs 2",
+    "soak": "--minutes 0.5 --rebuild-every 0.2",
 }
 
 
@@ -173,7 +181,7 @@ def run_suite(
     started_at = datetime.now(UTC)
     stem = started_at.date().isoformat()
     selected = [p.name for p in PARTS if p.name in only and p.name in (QUICK if quick else FULL)]
-    if not quick and len(selected) < len(FULL):
+    if not quick and len(selected) < len(FULL) - len(OPT_IN):
         # A partial run is named after its parts, so it never replaces a full run's files.
         stem += "-" + "-".join(selected)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -307,8 +315,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--only",
         type=_parts,
-        default=[p.name for p in PARTS],
-        help=f"comma-separated parts, default all: {','.join(p.name for p in PARTS)}",
+        default=[p.name for p in PARTS if p.name not in OPT_IN],
+        help=f"comma-separated parts, default all but {','.join(sorted(OPT_IN))}: "
+        f"{','.join(p.name for p in PARTS)}",
     )
     parser.add_argument(
         "--embed-nice",
