@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from openmemoryd.engine.engine import Engine, ProgressFn, open_engine
+from openmemoryd.engine.engine import Engine, open_engine
+from openmemoryd.engine.hosts import ProgressFn
 from openmemoryd.engine.status_report import EngineStatus, workspace_status
 
 __all__ = ["Engine", "EngineStatus", "ProgressFn", "open_engine", "workspace_status"]

@@ -52,7 +52,8 @@ from openmemoryd.engine.agent_ops import capture
 from openmemoryd.errors import BadRequest, ConfigError
 
 if TYPE_CHECKING:
-    from openmemoryd.engine.engine import Engine, ProgressFn
+    from openmemoryd.engine.engine import Engine
+    from openmemoryd.engine.hosts import ProgressFn
 
 HEARTBEAT_S: Final = 10.0
 CHAT_THREADS: Final = 4

@@ -30,7 +30,7 @@ import logging
 import os
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import date
 from pathlib import Path
@@ -54,6 +54,7 @@ from openmemoryd.config import Config
 from openmemoryd.embed import Embedder, EmbeddingError, Vectors, is_zero, to_blob
 from openmemoryd.embed.local import LocalEmbedder
 from openmemoryd.embed.registry import Choice, choose_embedder, choose_fallback
+from openmemoryd.engine.hosts import ProgressFn
 from openmemoryd.engine.indexing import FileSync
 from openmemoryd.engine.journal_keeper import keep_journal
 from openmemoryd.engine.rebuild import needs_rebuild, rebuild_index, swap_files
@@ -96,7 +97,6 @@ from openmemoryd.workspace import (
 logger = logging.getLogger("openmemoryd.engine")
 
 T = TypeVar("T")
-ProgressFn = Callable[[int, int, str], Awaitable[None]]
 
 READERS: Final = 4
 QUERY_CACHE_SIZE: Final = 256

@@ -19,12 +19,13 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import apsw
 import trio
 
 from omem_protocol import LastSync, SyncResult
+from openmemoryd.engine.hosts import IndexHost, ProgressFn
 from openmemoryd.engine.recovery import index_fault
 from openmemoryd.errors import OmemdError
 from openmemoryd.index.indexer import FileOutcome, index_file
@@ -38,9 +39,6 @@ from openmemoryd.workspace import (
     scan_memory_files,
 )
 
-if TYPE_CHECKING:
-    from openmemoryd.engine.engine import Engine, ProgressFn
-
 logger = logging.getLogger("openmemoryd.engine")
 
 BATCH: Final = 32
@@ -49,7 +47,7 @@ BATCH: Final = 32
 class FileSync:
     """Memory files and transcripts → index, for one engine."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: IndexHost) -> None:
         self._engine = engine
         self._lock = trio.Lock()
         self._next: _SyncJob | None = None  # the pass that new sync requests join

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Final
 import trio
 
 from omem_protocol import RestoredBlock, RestoreParams, RestoreResult
+from openmemoryd.engine.hosts import JournalHost
 from openmemoryd.memory.append import append_block
 from openmemoryd.memory.append_journal import Entry, judge
 from openmemoryd.search import citation
 
 if TYPE_CHECKING:
-    from openmemoryd.engine.engine import Engine
     from openmemoryd.workspace import MemoryPath
 
 __all__ = [
@@ -48,7 +48,7 @@ def _read(mp: MemoryPath) -> bytes:
         return b""
 
 
-async def keep_journal(engine: Engine) -> None:
+async def keep_journal(engine: JournalHost) -> None:
     """Run until cancelled; a failure on one pass is logged, not fatal."""
     while True:
         await trio.sleep(_INTERVAL_S)
@@ -59,7 +59,7 @@ async def keep_journal(engine: Engine) -> None:
                 logger.exception("append journal: checking %s failed; will retry", key)
 
 
-async def check_file(engine: Engine, key: str) -> list[Entry]:
+async def check_file(engine: JournalHost, key: str) -> list[Entry]:
     """Judge *key*'s entries against the file now; return those still missing."""
     mp = engine.policy.resolve(key)
     content = await trio.to_thread.run_sync(_read, mp)
@@ -85,7 +85,7 @@ async def check_file(engine: Engine, key: str) -> list[Entry]:
     return verdict.missing
 
 
-async def restore_entries(engine: Engine, mp: MemoryPath, entries: list[Entry]) -> list[str]:
+async def restore_entries(engine: JournalHost, mp: MemoryPath, entries: list[Entry]) -> list[str]:
     """Append *entries* again, in order; each is journalled anew as it lands.
     Returns where each now is, as citations."""
     citations = []
@@ -104,7 +104,7 @@ async def restore_entries(engine: Engine, mp: MemoryPath, entries: list[Entry]) 
     return citations
 
 
-async def restore(engine: Engine, params: RestoreParams) -> RestoreResult:
+async def restore(engine: JournalHost, params: RestoreParams) -> RestoreResult:
     """The ``restore`` call: put back (or list) the missing appends of one
     file or of every journalled file. Stale rewrites found on the way are
     repaired as the keeper would, and are not listed."""
@@ -128,7 +128,7 @@ async def restore(engine: Engine, params: RestoreParams) -> RestoreResult:
     return RestoreResult(blocks=tuple(blocks), dry_run=params.dry_run)
 
 
-async def missing_entries(engine: Engine) -> list[Entry]:
+async def missing_entries(engine: JournalHost) -> list[Entry]:
     """Entries whose lines are gone from their files and not auto-restorable."""
     missing: list[Entry] = []
     for key in sorted(engine.journal.keys()):
@@ -136,7 +136,7 @@ async def missing_entries(engine: Engine) -> list[Entry]:
     return missing
 
 
-def missing_report(engine: Engine) -> list[str]:
+def missing_report(engine: JournalHost) -> list[str]:
     """One line per file with appended lines an external rewrite removed."""
     report = []
     for key, entries in sorted(engine.journal.missing.items()):
@@ -150,7 +150,7 @@ def missing_report(engine: Engine) -> list[str]:
     return report
 
 
-def forget_absent(engine: Engine, mp: MemoryPath, removed: Sequence[str]) -> None:
+def forget_absent(engine: JournalHost, mp: MemoryPath, removed: Sequence[str]) -> None:
     """After `forget` removed *removed* from *mp*: entries holding that text
     were removed on purpose and leave the journal (restoring them would undo
     the forget, and keeping them would keep the text). Other entries stay,

@@ -32,7 +32,7 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
 import apsw
 import trio
@@ -42,12 +42,28 @@ from openmemoryd.engine.vectors import VectorIndexer
 from openmemoryd.index.chunker import CHUNKER_VERSION
 from openmemoryd.store import get_meta, open_index
 from openmemoryd.store.db import move_aside, set_meta
-from openmemoryd.workspace import scan_memory_files
+from openmemoryd.workspace import PathPolicy, scan_memory_files
 
 if TYPE_CHECKING:
-    from openmemoryd.engine.engine import Engine
+    from openmemoryd.engine.indexing import FileSync
 
 logger = logging.getLogger("openmemoryd.rebuild")
+
+
+class RebuildHost(Protocol):
+    """What a rebuild (new chunking, or repair from the Markdown) uses."""
+
+    config: Config
+    policy: PathPolicy
+    vectors: VectorIndexer | None
+    files: FileSync
+    rebuild_lock: trio.Lock
+    rebuild_progress: str | None  # what `status` shows while it runs
+
+    async def replace_index(
+        self, build: Path, build_conn: apsw.Connection, *, keep_old: bool = False
+    ) -> None: ...
+
 
 T = TypeVar("T")
 
@@ -86,14 +102,14 @@ class _BuildLanes:
         return await trio.to_thread.run_sync(fn, self._conn, *args, limiter=self._limiter)
 
 
-async def rebuild_index(engine: Engine, *, recovering: bool = False) -> None:
+async def rebuild_index(engine: RebuildHost, *, recovering: bool = False) -> None:
     """Build a fresh index with the current chunking and swap it in;
     *recovering* from damage, take nothing from the live index and keep it."""
     async with engine.rebuild_lock:
         await _rebuild(engine, recovering)
 
 
-async def _rebuild(engine: Engine, recovering: bool) -> None:
+async def _rebuild(engine: RebuildHost, recovering: bool) -> None:
     live = engine.config.index_path
     build = live.with_name(live.name + ".rebuild")
     await trio.to_thread.run_sync(remove_index_files, build)
@@ -129,7 +145,7 @@ async def _rebuild(engine: Engine, recovering: bool) -> None:
             await trio.to_thread.run_sync(remove_index_files, build)
 
 
-async def _index_everything(engine: Engine, lanes: _BuildLanes) -> None:
+async def _index_everything(engine: RebuildHost, lanes: _BuildLanes) -> None:
     scan = await trio.to_thread.run_sync(scan_memory_files, engine.policy)
     keys = sorted(scan.files)
     for offset in range(0, len(keys), BATCH):

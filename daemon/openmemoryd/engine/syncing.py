@@ -27,16 +27,14 @@ import logging
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import trio
 
+from openmemoryd.engine.hosts import SyncHost
 from openmemoryd.engine.sync_queue import RECONCILE, SyncQueue
 from openmemoryd.engine.watcher import Watcher, WatchRoot
 from openmemoryd.workspace import MEMORY_DIR, SESSION_SUFFIX
-
-if TYPE_CHECKING:
-    from openmemoryd.engine.engine import Engine
 
 logger = logging.getLogger("openmemoryd.sync")
 
@@ -60,7 +58,7 @@ class SyncerStatistics:
 class Syncer:
     """The sync queue, its producers and its consumer for one engine."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: SyncHost) -> None:
         self._engine = engine
         config = engine.config
         self._settings = config.sync
