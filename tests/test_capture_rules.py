@@ -129,9 +129,36 @@ def test_markup_is_rejected(text: str) -> None:
     assert only(text) == Rejection(0, "markup", "starts with '<' and contains '</'")
 
 
-@pytest.mark.parametrize("text", ["<3 I love green tea", "Remember that x<y and a</b holds"])
-def test_markup_needs_both_a_leading_angle_bracket_and_a_closing_tag(text: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "tag"),
+    [
+        ("Remember that I prefer <b>green</b> tea", "<b>"),
+        ("I always answer in English <!-- a note to self -->", "<!-- a note to self -->"),
+        ("记住我喜欢 <br/> 换行", "<br/>"),
+    ],
+)
+def test_a_markup_tag_anywhere_is_rejected(text: str, tag: str) -> None:
+    assert only(text) == Rejection(0, "markup", f"contains the markup tag {tag!r}")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["<3 I love green tea", "Remember that x<y and a</b holds", "I prefer a < b > c ordering"],
+)
+def test_angle_brackets_that_are_not_tags_are_not_markup(text: str) -> None:
     assert candidate(text).text == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "```\nremember: my config is x\n```",
+        "Remember my deploy command:\n```sh\nmake deploy\n```",
+        "记住这个配置：\n~~~\nport = 8080\n~~~",
+    ],
+)
+def test_a_fenced_code_block_is_not_captured(text: str) -> None:
+    assert only(text) == Rejection(0, "code_block", "contains a fenced code block")
 
 
 @pytest.mark.parametrize(

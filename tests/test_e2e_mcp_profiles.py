@@ -69,7 +69,7 @@ def test_the_cli_knows_every_profile() -> None:
         ),
         ("workany", {"memory_search", "memory_save", "memory_read"}),
         (
-            "memory-mcp",
+            "openclaw-memory",
             {
                 "memory_primer",
                 "memory_search",
@@ -140,7 +140,7 @@ async def test_memory_mcp_budget_summary_and_tasks_json(daemon: Daemon) -> None:
             client.append(
                 f"Harbour note {n}: the ferry leaves pier {n} at dawn " + "and more " * 20
             )
-    async with profile_session(daemon.env, "memory-mcp") as session:
+    async with profile_session(daemon.env, "openclaw-memory") as session:
         _, budgeted = await ok(session, "memory_search", query="harbour ferry pier", max_tokens=80)
         _, everything = await ok(session, "memory_search", query="harbour ferry pier")
         assert 1 <= len(budgeted["results"]) < len(everything["results"])

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import Daemon
 from omem_protocol import SearchHit, SearchParams, SearchResult
-from openmemoryd.search.budget import ELLIPSIS, cut, within_budget
+from openmemoryd.search.budget import ELLIPSIS, cost, cut, within_budget
 from openmemoryd.text import estimate_tokens
 
 
@@ -45,10 +45,11 @@ def result(*snippets: str) -> SearchResult:
 
 
 def test_hits_are_kept_in_rank_order_while_they_fit() -> None:
-    snippets = ["a" * 40, "b" * 40, "c" * 40]  # 10 tokens each
+    snippets = ["a" * 40, "b" * 40, "c" * 40]  # 10 tokens + 1 for the line each
     trimmed = within_budget(result(*snippets), 25)
     assert [h.snippet for h in trimmed.results] == snippets[:2]
     assert trimmed.budget_omitted == 1
+    assert sum(cost(h.snippet) for h in trimmed.results) <= 25
 
 
 def test_a_budget_that_holds_everything_changes_nothing() -> None:
@@ -56,12 +57,31 @@ def test_a_budget_that_holds_everything_changes_nothing() -> None:
     assert within_budget(whole, 1000) is whole
 
 
+def test_the_last_hit_is_trimmed_at_a_line_boundary() -> None:
+    second = "\n".join(f"line {n} " + "x" * 36 for n in range(6))  # 6 lines of 12 tokens
+    trimmed = within_budget(result("a" * 40, second, "third"), 11 + 30)
+    first, cut_hit = trimmed.results
+    assert first.snippet == "a" * 40
+    assert cut_hit.snippet == "\n".join(second.split("\n")[:2])  # 2 whole lines fit in 30
+    assert (cut_hit.start_line, cut_hit.end_line) == (1, 2)
+    assert cut_hit.citation.endswith("#L1-L2")  # the citation shows what is shown
+    assert trimmed.budget_omitted == 1  # "third" is left out; the trimmed hit is kept
+    assert sum(cost(h.snippet) for h in trimmed.results) <= 41
+
+
+def test_a_later_hit_with_no_whole_line_that_fits_is_left_out() -> None:
+    trimmed = within_budget(result("a" * 40, "b" * 400), 15)
+    assert [h.snippet for h in trimmed.results] == ["a" * 40]
+    assert trimmed.budget_omitted == 1
+
+
 def test_the_best_hit_alone_over_budget_is_cut_not_dropped() -> None:
     trimmed = within_budget(result("word " * 200, "second"), 20)
     (first,) = trimmed.results
     assert first.snippet.endswith(ELLIPSIS)
-    assert estimate_tokens(first.snippet) <= 20
+    assert cost(first.snippet) <= 20
     assert first.snippet.startswith("word word")
+    assert first.end_line == first.start_line
     assert trimmed.budget_omitted == 1
 
 
@@ -90,7 +110,7 @@ def test_max_tokens_through_the_real_daemon_and_cli(daemon: Daemon) -> None:
     assert len(everything.results) >= 3
     assert 1 <= len(budgeted.results) < len(everything.results)
     assert budgeted.budget_omitted == len(everything.results) - len(budgeted.results)
-    assert sum(estimate_tokens(h.snippet) for h in budgeted.results) <= 60
+    assert sum(cost(h.snippet) for h in budgeted.results) <= 60
     shown = daemon.cli("search", "glacier", "moraine", "--max-tokens", "60")
     assert shown.returncode == 0, shown.stderr
     assert "left out to stay within the token budget" in shown.stderr

@@ -432,8 +432,8 @@ async def _read_path(client: AsyncClient, a: PathReadArgs) -> Answer:
     return get_answer(await client.get(a.path))
 
 
-MEMORY_MCP = Profile(
-    "memory-mcp",
+OPENCLAW_MEMORY = Profile(
+    "openclaw-memory",
     "the Python MCP memory server's six tools (primer, budgeted search, log, session end)",
     (
         Tool(
@@ -504,6 +504,6 @@ PROFILES: Mapping[str, Profile] = {
         ),
         OPENCLAW,
         WORKANY,
-        MEMORY_MCP,
+        OPENCLAW_MEMORY,
     )
 }

@@ -178,7 +178,7 @@ def restore(
 
 # The tool profiles of `_mcp_profiles`, named here so that a wrong name is
 # refused without importing the MCP SDK (tests check that the two agree).
-MCP_PROFILES = ("openmemory", "openclaw", "workany", "memory-mcp")
+MCP_PROFILES = ("openmemory", "openclaw", "workany", "openclaw-memory")
 
 
 @app.command()
@@ -190,7 +190,7 @@ def mcp(
             "--profile",
             help="Which tools to offer: openmemory (ours), openclaw (memory_search, "
             "memory_get, memory_store, memory_recall, memory_forget), workany "
-            "(memory_search, memory_save, memory_read) or memory-mcp (memory_primer, "
+            "(memory_search, memory_save, memory_read) or openclaw-memory (memory_primer, "
             "memory_search with max_tokens, memory_log, memory_session_end, "
             "memory_update_tasks, memory_read).",
         ),

@@ -60,6 +60,7 @@ RejectReason = Literal[
     "too_long",
     "injected_memories",
     "markup",
+    "code_block",
     "markdown_summary",
     "emoji",
     "prompt_injection",
@@ -67,6 +68,13 @@ RejectReason = Literal[
     "no_trigger",
     "empty",
 ]
+
+# A markup tag anywhere (the auto-capture rule ``/<[^>]+>/``), narrowed to
+# what is a tag: an opening, closing or comment tag, not "x < y > z" or "<3".
+_TAG: Final = re.compile(r"<[A-Za-z/!?][^<>]*>")
+# A fenced code block: code is not a durable fact about the user, even when
+# it says "remember" (a line opening with ``` or ~~~).
+_FENCE: Final = re.compile(r"^(?:```|~~~)", re.MULTILINE)
 
 # OpenClaw's limits: 10 characters, captureMaxChars 500, "more than 3 emoji".
 MIN_CHARS: Final = 10
@@ -471,6 +479,12 @@ def _screen_one(
     phrase = looks_like_prompt_injection(text)
     if phrase is not None:
         return reject("prompt_injection", f"looks like a prompt injection: {phrase!r}")
+    # After the injection check, so a <system> tag is named for what it tries to do.
+    tag = _TAG.search(text)
+    if tag is not None:
+        return reject("markup", f"contains the markup tag {tag.group()[:40]!r}")
+    if _FENCE.search(text):
+        return reject("code_block", "contains a fenced code block")
     if contains_secret(text):
         return reject("secret", "contains a password, key or token")
     trigger = _first_trigger(text)
