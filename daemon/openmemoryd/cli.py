@@ -138,6 +138,49 @@ def run(
 
 
 @app.command()
+def serve(
+    port: Annotated[
+        int,
+        typer.Option("--port", min=1, max=65535, help="Serve the HTTP API on 127.0.0.1:PORT."),
+    ] = 8787,
+    config: ConfigOpt = None,
+    workspace: WorkspaceOpt = None,
+    state_dir: StateDirOpt = None,
+    socket: SocketOpt = None,
+    log_level: LogLevelOpt = None,
+) -> None:
+    """Run the daemon in the foreground with the HTTP API on 127.0.0.1:PORT (default 8787).
+
+    The same as ``run --http 127.0.0.1:PORT``; needs the http extra. The
+    socket is served as always.
+    """
+    run(config, workspace, state_dir, socket, log_level, http=f"127.0.0.1:{port}")
+
+
+@app.command()
+def index(
+    full: Annotated[
+        bool, typer.Option("--full", help="Re-chunk every file, even unchanged ones.")
+    ] = False,
+    config: ConfigOpt = None,
+    workspace: WorkspaceOpt = None,
+    state_dir: StateDirOpt = None,
+    socket: SocketOpt = None,
+) -> None:
+    """Bring the index up to date with the Markdown now, then exit.
+
+    When a daemon answers on the socket it does the work; otherwise the index
+    is opened here, synced, and every chunk embedded before this returns.
+    """
+    from openmemoryd.one_shot import index_now
+
+    code, lines = index_now(_load(config, workspace, state_dir, socket), full=full)
+    for line in lines:
+        typer.echo(line, err=code != 0)
+    raise typer.Exit(code)
+
+
+@app.command()
 def start(
     config: ConfigOpt = None,
     workspace: WorkspaceOpt = None,
