@@ -134,7 +134,7 @@ async def test_workany_saves_reads_and_searches(daemon: Daemon) -> None:
         assert found["results"][0]["path"] == "MEMORY.md"
 
 
-async def test_memory_mcp_budget_summary_and_tasks_json(daemon: Daemon) -> None:
+async def test_openclaw_memory_budget_summary_and_tasks_json(daemon: Daemon) -> None:
     with daemon.client() as client:
         for n in range(8):
             client.append(
