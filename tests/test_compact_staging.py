@@ -17,6 +17,7 @@ from openmemoryd.chat import (
     summarize_in_stages,
 )
 from openmemoryd.chat.staging import MESSAGE_OVERHEAD
+from openmemoryd.engine.compact_ops import compact_check
 from openmemoryd.text.tokens import estimate_tokens
 
 # ---------------------------------------------------------------- tokens
@@ -194,3 +195,24 @@ def test_clean_summary_strips_reasoning_masks_secrets_and_demotes_headings() -> 
 def test_an_empty_reply_is_an_error_not_an_empty_summary() -> None:
     with pytest.raises(ChatError, match="empty summary"):
         clean_summary("<think>hmm</think>\n  ")
+
+
+@pytest.mark.parametrize(
+    ("tokens", "action", "excess"),
+    [
+        (0, "within_budget", 0),
+        (59_999, "within_budget", 0),  # below 60 % of the window: nothing to do
+        (60_000, "compact", 20_000),  # at the threshold: down to the 40 % budget
+        (95_000, "compact", 55_000),
+    ],
+)
+def test_compact_check_says_when_and_how_much(tokens: int, action: str, excess: int) -> None:
+    result = compact_check(tokens, 100_000, 0.6, 0.4)
+    assert (result.action, result.excess_tokens) == (action, excess)
+    assert (result.threshold_tokens, result.budget_tokens) == (60_000, 40_000)
+
+
+def test_compact_check_budget_never_above_the_threshold() -> None:
+    # a budget configured above the threshold is read as the threshold itself
+    result = compact_check(50, 100, 0.5, 0.9)
+    assert (result.action, result.budget_tokens, result.excess_tokens) == ("compact", 50, 0)

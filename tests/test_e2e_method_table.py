@@ -69,6 +69,7 @@ def samples(out: Path) -> dict[str, tuple[tuple[Any, ...], dict[str, Any]]]:
         "tasks": (("add", "Count the herons"), {}),
         "log": (("I prefer green tea to coffee in the morning.",), {}),
         "compact": (("s1", MESSAGES), {"keep_last": 1}),
+        "compact_check": ((70_000,), {"context_window": 100_000}),
     }
 
 
@@ -87,6 +88,7 @@ TOOL_ARGUMENTS: dict[str, dict[str, Any]] = {
     "memory_update_tasks": {"action": "add", "tasks": ["Ring the heron chicks"]},
     "memory_log": {"content": "The heron survey uses the blue boat."},
     "memory_compact": {"session": "s3", "messages": MESSAGES, "keep_last": 1},
+    "memory_compact_check": {"tokens": 30_000, "context_window": 100_000},
 }
 
 
@@ -255,3 +257,17 @@ def test_http_api_conforms_to_its_openapi_document(walker: tuple[Daemon, str]) -
         conforms()
         fuzzed.add(operation.path)
     assert fuzzed >= {method_path(method) for method in METHODS} - {"/export"}
+
+
+def test_a_method_added_through_the_table_works_from_the_cli(walker: tuple[Daemon, str]) -> None:
+    """compact_check was added as one table entry, one handler, one builder and
+    one CLI command; every other surface (both clients, HTTP, MCP) came from
+    the table and is walked above."""
+    daemon, _ = walker
+    due = daemon.cli("compact-check", "--tokens", "70000", "--context-window", "100000")
+    assert due.returncode == 0, due.stderr
+    assert "Compact now: 70,000 of 100,000 tokens" in due.stdout
+    assert "bring it to 40,000 (30,000 tokens to go)" in due.stdout
+    fine = daemon.cli("compact-check", "--tokens", "30000", "--context-window", "100000")
+    assert fine.returncode == 1
+    assert fine.stdout.startswith("Within budget: 30,000 of 100,000 tokens")

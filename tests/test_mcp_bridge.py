@@ -41,6 +41,7 @@ TOOLS = {
     "memory_log": ["content"],
     "memory_compact": ["session", "messages"],
     "memory_status": [],
+    "memory_compact_check": ["tokens", "context_window"],
 }
 
 

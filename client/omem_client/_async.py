@@ -168,6 +168,7 @@ class AsyncClient:
     tasks = awaitable(_requests.tasks)
     log = awaitable(_requests.log)
     compact = awaitable(_requests.compact)
+    compact_check = awaitable(_requests.compact_check)
 
     # ------------------------------------------------------------ plumbing
 

@@ -209,6 +209,24 @@ def flush_check(
         raise typer.Exit(1)
 
 
+@app.command("compact-check")
+def compact_check(
+    ctx: typer.Context,
+    tokens: Annotated[
+        int, typer.Option("--tokens", min=0, help="Tokens the conversation holds now.")
+    ],
+    context_window: Annotated[
+        int, typer.Option("--context-window", min=1, help="The model's context window.")
+    ],
+    as_json: JsonOpt = False,
+) -> None:
+    """Say whether to compact the conversation now (exit 0) or not (exit 1), and by how much."""
+    result = _call(ctx, lambda c: c.compact_check(tokens, context_window=context_window))
+    _output(result, as_json, _render.compact_check_lines)
+    if result.action != "compact":
+        raise typer.Exit(1)
+
+
 # ---------------------------------------------------------------- session end and tasks
 
 

@@ -135,6 +135,7 @@ class Client:
     tasks = blocking(_requests.tasks)
     log = blocking(_requests.log)
     compact = blocking(_requests.compact)
+    compact_check = blocking(_requests.compact_check)
 
     # ------------------------------------------------------------ plumbing
 

@@ -361,3 +361,8 @@ class CompactArgs(_Args, frozen=True):
 def given(value: T | UnsetType) -> T | None:
     """An argument's value, or None (the daemon's default) when the model left it out."""
     return None if isinstance(value, UnsetType) else value
+
+
+class CompactCheckArgs(_Args, frozen=True):
+    tokens: Annotated[int, Meta(ge=0, description="Tokens the conversation holds now.")]
+    context_window: Annotated[int, Meta(ge=1, description="Your model's context window.")]

@@ -23,6 +23,7 @@ from omem_client._mcp_args import (
     AppendArgs,
     CaptureArgs,
     CompactArgs,
+    CompactCheckArgs,
     FlushCheckArgs,
     ForgetArgs,
     GetArgs,
@@ -47,6 +48,11 @@ T = TypeVar("T")
 Answer = tuple[str, Msg]
 
 # ---------------------------------------------------------------- the calls
+
+
+async def _compact_check(client: AsyncClient, a: CompactCheckArgs) -> Answer:
+    result = await client.compact_check(a.tokens, context_window=a.context_window)
+    return "\n".join(_render.compact_check_lines(result)), result
 
 
 async def _status(client: AsyncClient, _: StatusArgs) -> Answer:
@@ -395,6 +401,17 @@ TOOLS: tuple[Tool[Any], ...] = (
         StatusArgs,
         _status,
         m.STATUS,
+    ),
+    Tool(
+        "memory_compact_check",
+        "Check whether to compact",
+        "Call with the tokens your conversation holds and your context window, e.g. after "
+        "each turn: says whether it is time to compact (from 60% of the window) and how many "
+        "tokens must go to bring it down to the budget (40%). When it says compact, call "
+        "memory_compact with the messages; below the threshold nothing needs doing.",
+        CompactCheckArgs,
+        _compact_check,
+        m.COMPACT_CHECK,
     ),
 )
 

@@ -9,6 +9,7 @@ from collections import Counter
 from omem_protocol import (
     AppendResult,
     CaptureResult,
+    CompactCheckResult,
     CompactResult,
     DoctorResult,
     FlushCheckResult,
@@ -457,3 +458,13 @@ def compact_lines(result: CompactResult) -> list[str]:
     ]
     lines += [f"Captured {c.citation} [{c.category}] {c.text}" for c in result.captured]
     return [*lines, "", result.summary]
+
+
+def compact_check_lines(result: CompactCheckResult) -> list[str]:
+    share = f"{result.tokens:,} of {result.context_window:,} tokens"
+    if result.action == "compact":
+        return [
+            f"Compact now: {share} (the threshold is {result.threshold_tokens:,}); bring it "
+            f"to {result.budget_tokens:,} ({result.excess_tokens:,} tokens to go)."
+        ]
+    return [f"Within budget: {share} (compaction starts at {result.threshold_tokens:,})."]

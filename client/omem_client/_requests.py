@@ -23,6 +23,8 @@ from omem_protocol import (
     CaptureMessage,
     CaptureParams,
     CaptureResult,
+    CompactCheckParams,
+    CompactCheckResult,
     CompactParams,
     CompactResult,
     DoctorParams,
@@ -333,6 +335,14 @@ def compact(
         session=session, messages=wire, keep_last=keep_last, agent=agent, flush=flush
     )
     return Call(m.COMPACT, params, on_progress)
+
+
+def compact_check(tokens: int, *, context_window: int) -> Call[CompactCheckResult]:
+    """Whether a conversation of *tokens* in a *context_window* should be
+    compacted now (``result.action == "compact"``, from 60 % of the window by
+    default) and how many tokens must go to bring it to the budget (40 %);
+    below the threshold ``action`` is ``"within_budget"``."""
+    return Call(m.COMPACT_CHECK, CompactCheckParams(tokens=tokens, context_window=context_window))
 
 
 # ---------------------------------------------------------------- conversions

@@ -33,6 +33,7 @@ from omem_protocol._base import Msg, NonNegInt, WorkspaceName
 from omem_protocol._params import (
     AppendParams,
     CaptureParams,
+    CompactCheckParams,
     CompactParams,
     DoctorParams,
     ExportParams,
@@ -54,6 +55,7 @@ from omem_protocol._params import (
 from omem_protocol._results import (
     AppendResult,
     CaptureResult,
+    CompactCheckResult,
     CompactResult,
     DoctorResult,
     ExportResult,
@@ -114,6 +116,7 @@ RequestBody = (
     | LogParams
     | CompactParams
     | RestoreParams
+    | CompactCheckParams
 )
 
 
@@ -157,6 +160,7 @@ ReplyBody = (
     | LogResult
     | CompactResult
     | RestoreResult
+    | CompactCheckResult
     | Error
 )
 

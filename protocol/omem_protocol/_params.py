@@ -196,6 +196,16 @@ class FlushCheckParams(Msg, tag="flush_check", frozen=True):
     date: IsoDate | None = None
 
 
+class CompactCheckParams(Msg, tag="compact_check", frozen=True):
+    """Is it time to compact? `tokens` is what the conversation holds now,
+    `context_window` the model's; the answer says whether it passed the
+    threshold (``chat.compact_threshold``, 60 %) and how much must go to fit
+    the budget (``chat.compact_budget``, 40 %)."""
+
+    tokens: NonNegInt
+    context_window: Annotated[int, msgspec.Meta(ge=1)]
+
+
 class DoctorParams(Msg, tag="doctor", frozen=True):
     """Run the health checks inside the daemon, against what it really uses:
     its configuration, open index, embedder, watcher and socket."""

@@ -436,6 +436,19 @@ class LogResult(Msg, tag="log_result", frozen=True):
     took_ms: float = 0.0
 
 
+class CompactCheckResult(Msg, tag="compact_check_result", frozen=True):
+    """`action` is ``compact`` once `tokens` reached `threshold_tokens`, else
+    ``within_budget``; compacting should bring the context down to
+    `budget_tokens`, so `excess_tokens` (never negative) must go."""
+
+    action: str
+    tokens: int
+    context_window: int
+    threshold_tokens: int
+    budget_tokens: int
+    excess_tokens: int
+
+
 class CompactResult(Msg, tag="compact_result", frozen=True):
     """The summary that replaces the first `messages_summarised` messages,
     where it was appended (searchable on return), what the memory flush

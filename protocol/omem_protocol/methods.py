@@ -19,6 +19,7 @@ from omem_protocol._base import Msg
 from omem_protocol._params import (
     AppendParams,
     CaptureParams,
+    CompactCheckParams,
     CompactParams,
     DoctorParams,
     ExportParams,
@@ -40,6 +41,7 @@ from omem_protocol._params import (
 from omem_protocol._results import (
     AppendResult,
     CaptureResult,
+    CompactCheckResult,
     CompactResult,
     DoctorResult,
     ExportResult,
@@ -200,6 +202,11 @@ COMPACT: Final = Method(
     writes=True,
     progress=True,
 )
+COMPACT_CHECK: Final = Method(
+    params=CompactCheckParams,
+    result=CompactCheckResult,
+    summary="Whether the context passed the compaction threshold, and what must go",
+)
 
 METHODS: Final[tuple[Method[Any, Any], ...]] = (
     STATUS,
@@ -221,6 +228,7 @@ METHODS: Final[tuple[Method[Any, Any], ...]] = (
     TASKS,
     LOG,
     COMPACT,
+    COMPACT_CHECK,
 )
 METHODS_BY_NAME: Final[dict[str, Method[Any, Any]]] = {m.name: m for m in METHODS}
 METHODS_BY_PARAMS: Final[dict[type[Msg], Method[Any, Any]]] = {m.params: m for m in METHODS}

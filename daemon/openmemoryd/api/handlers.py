@@ -20,6 +20,8 @@ from omem_protocol import (
     AppendResult,
     CaptureParams,
     CaptureResult,
+    CompactCheckParams,
+    CompactCheckResult,
     CompactParams,
     CompactResult,
     DoctorParams,
@@ -74,7 +76,7 @@ from openmemoryd.engine import (
     task_ops,
     workspace_status,
 )
-from openmemoryd.engine.compact_ops import compact
+from openmemoryd.engine.compact_ops import compact, compact_check
 from openmemoryd.engine.journal_keeper import restore
 from openmemoryd.errors import NotFound
 from openmemoryd.search import SearchQuery
@@ -309,6 +311,14 @@ async def _tasks(ctx: Context, params: TasksParams) -> TasksResult:
 @handles(m.LOG)
 async def _log(ctx: Context, params: LogParams) -> LogResult:
     return await log_ops.log(ctx.engine, params)
+
+
+@handles(m.COMPACT_CHECK)
+async def _compact_check(ctx: Context, params: CompactCheckParams) -> CompactCheckResult:
+    chat = ctx.engine.config.chat
+    return compact_check(
+        params.tokens, params.context_window, chat.compact_threshold, chat.compact_budget
+    )
 
 
 @handles(m.COMPACT)

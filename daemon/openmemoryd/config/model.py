@@ -454,6 +454,22 @@ class ChatSettings(_Section, frozen=True):
     flush_before: Annotated[
         bool, doc("Capture durable memories from the messages before summarising them.")
     ] = True
+    compact_threshold: Annotated[
+        float,
+        doc(
+            "compact_check says to compact once the context holds this share of the window.",
+            gt=0.0,
+            le=1.0,
+        ),
+    ] = 0.6
+    compact_budget: Annotated[
+        float,
+        doc(
+            "What compacting aims for: this share of the window (below compact_threshold).",
+            gt=0.0,
+            lt=1.0,
+        ),
+    ] = 0.4
     prompt: Annotated[
         str,
         doc("Instructions for summarising one stage; empty for the built-in.", max_length=10_000),

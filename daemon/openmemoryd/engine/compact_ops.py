@@ -26,6 +26,7 @@ after (`chat.staging`), so ``tokens_after < tokens_before`` is meaningful.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import time
 from collections.abc import Sequence
@@ -34,7 +35,7 @@ from typing import TYPE_CHECKING, Final
 
 import trio
 
-from omem_protocol import CaptureMessage, CompactParams, CompactResult
+from omem_protocol import CaptureMessage, CompactCheckResult, CompactParams, CompactResult
 from openmemoryd.chat import (
     DEFAULT_MERGE_PROMPT,
     DEFAULT_SUMMARY_PROMPT,
@@ -195,3 +196,25 @@ def _limiter() -> trio.CapacityLimiter:
         limiter = trio.CapacityLimiter(CHAT_THREADS)
         _CHAT_LIMITER.set(limiter)
         return limiter
+
+
+def compact_check(
+    tokens: int, context_window: int, threshold: float, budget: float
+) -> CompactCheckResult:
+    """Whether a context of *tokens* in *context_window* passed the compaction
+    *threshold* (a share of the window), and how much must go to fit *budget*.
+
+    The seed's rule: compact once the conversation holds 60 % of the window,
+    down to 40 %; below the threshold it is "within budget" and nothing is done.
+    """
+    threshold_tokens = math.floor(context_window * threshold)
+    budget_tokens = math.floor(context_window * min(budget, threshold))
+    action = "compact" if tokens >= threshold_tokens else "within_budget"
+    return CompactCheckResult(
+        action=action,
+        tokens=tokens,
+        context_window=context_window,
+        threshold_tokens=threshold_tokens,
+        budget_tokens=budget_tokens,
+        excess_tokens=max(0, tokens - budget_tokens) if action == "compact" else 0,
+    )
