@@ -133,3 +133,25 @@ def test_the_seed_curl_examples_work_as_written_against_serve(served: tuple[Env,
     got = curl(f"{base}/get?path=MEMORY.md")
     assert str(got["text"]).startswith("# MEMORY.md")
     assert (env.workspace / "memory" / "2026-02-03.md").is_file()
+
+
+def test_sync_wait_returns_once_every_chunk_is_embedded(env: Env) -> None:
+    env.write_config('[embedding]\nprovider = "local"\n')
+    daemon = Daemon(env).start()
+    try:
+        write_note(env, "The ferry timetable changes in spring. 渡轮时刻表春天会变。")
+        done = daemon.cli("sync", "--wait")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip().endswith("Vectors: every chunk embedded.")
+        with daemon.client() as client:
+            emb = client.status().embedding
+        assert emb is not None
+        assert emb.embedded == emb.total > 0
+    finally:
+        daemon.stop()
+
+
+def test_sync_wait_without_vectors_says_so(daemon: Daemon) -> None:
+    done = daemon.cli("sync", "--wait")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("Vectors: off (keyword search only).")

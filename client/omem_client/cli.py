@@ -18,6 +18,7 @@ import shlex
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -45,7 +46,7 @@ from omem_client._cli_io import (
     search_command,
     status_command,
 )
-from omem_protocol import KNOWN_SOURCES, MAX_LIMIT
+from omem_protocol import KNOWN_SOURCES, MAX_LIMIT, Progress
 
 
 @app.command()
@@ -151,6 +152,12 @@ def sync(
     full: Annotated[
         bool, typer.Option("--full", help="Re-chunk every file, even unchanged ones.")
     ] = False,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait", help="Then wait until every chunk has its vector (progress on a terminal)."
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Bring the index up to date with the Markdown files now."""
@@ -158,6 +165,30 @@ def sync(
     result = _call(ctx, lambda c: c.sync(full=full, on_progress=bar.update))
     bar.finish()
     _output(result, as_json, _render.sync_lines)
+    if wait:
+        _wait_for_vectors(ctx, quiet=as_json)
+
+
+def _wait_for_vectors(ctx: typer.Context, *, quiet: bool) -> None:
+    """Poll status until the embedder has every chunk (exit 1 if it is failing)."""
+    bar = _render.ProgressBar(enabled=sys.stderr.isatty() and not quiet)
+    while True:
+        emb = _call(ctx, lambda c: c.status()).embedding
+        if emb is None or emb.state == "off":
+            break
+        bar.update(Progress(id=0, done=emb.embedded, total=emb.total, phase="embedded"))
+        if emb.state == "failing":
+            bar.finish()
+            _fail(f"the embedder is failing: {emb.last_error or 'unknown error'}", 1)
+        if emb.state == "idle" and emb.embedded >= emb.total:
+            break
+        time.sleep(0.5)
+    bar.finish()
+    if not quiet:
+        on = emb is not None and emb.state != "off"
+        typer.echo(
+            "Vectors: every chunk embedded." if on else "Vectors: off (keyword search only)."
+        )
 
 
 @app.command()
