@@ -26,6 +26,13 @@ from omem_client._cli_base import (
 from omem_client._requests import TaskAction, TaskStatus
 from omem_protocol import MAX_LIMIT, TasksResult
 
+TokensOpt = Annotated[
+    int, typer.Option("--tokens", min=0, help="Tokens the conversation holds now.")
+]
+WindowOpt = Annotated[
+    int, typer.Option("--context-window", min=1, help="The model's context window.")
+]
+
 
 @app.command("log-turns")
 def log_turns(
@@ -171,10 +178,8 @@ def primer(
 def flush_check(
     ctx: typer.Context,
     session: Annotated[str, typer.Option("--session", help="The agent's session id.")],
-    tokens: Annotated[int, typer.Option("--tokens", min=0, help="Tokens the session uses now.")],
-    context_window: Annotated[
-        int, typer.Option("--context-window", min=1, help="The model's context window.")
-    ],
+    tokens: TokensOpt,
+    context_window: WindowOpt,
     compaction_count: Annotated[
         int | None,
         typer.Option(
@@ -212,12 +217,8 @@ def flush_check(
 @app.command("compact-check")
 def compact_check(
     ctx: typer.Context,
-    tokens: Annotated[
-        int, typer.Option("--tokens", min=0, help="Tokens the conversation holds now.")
-    ],
-    context_window: Annotated[
-        int, typer.Option("--context-window", min=1, help="The model's context window.")
-    ],
+    tokens: TokensOpt,
+    context_window: WindowOpt,
     as_json: JsonOpt = False,
 ) -> None:
     """Say whether to compact the conversation now (exit 0) or not (exit 1), and by how much."""

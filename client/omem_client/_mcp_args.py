@@ -36,6 +36,17 @@ Day = Annotated[
 ]
 
 
+TokenBudget = Annotated[
+    int,
+    Meta(
+        ge=1,
+        le=100_000,
+        description="Token budget for the answer: hits are kept, best first, while their "
+        "snippets fit (the last one trimmed to whole lines).",
+    ),
+]
+
+
 class _Args(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
     """Base of the tools' arguments: a misspelt argument is an error the model can see,
     not a silently ignored wish."""
@@ -81,18 +92,7 @@ class SearchArgs(_Args, frozen=True):
             "indexed; set it right after editing memory files yourself."
         ),
     ] = False
-    max_tokens: (
-        Annotated[
-            int,
-            Meta(
-                ge=1,
-                le=100_000,
-                description="Token budget for the answer: hits are kept, best first, while "
-                "their snippets fit.",
-            ),
-        ]
-        | UnsetType
-    ) = UNSET
+    max_tokens: TokenBudget | UnsetType = UNSET
 
 
 class GetArgs(_Args, frozen=True):

@@ -21,7 +21,7 @@ from msgspec import UNSET, Meta, UnsetType
 from omem_client import _render
 from omem_client._async import AsyncClient
 from omem_client._errors import BadRequestError
-from omem_client._mcp_args import Limit, Query, Score, _Args, given
+from omem_client._mcp_args import Limit, Query, Score, TokenBudget, _Args, given
 from omem_client._mcp_tools import TOOLS, Answer, Tool, get_answer, search_answer
 from omem_protocol import MAX_LOG_CHARS, MAX_QUERY_CHARS, TasksResult
 from omem_protocol import methods as m
@@ -306,18 +306,7 @@ WORKANY = Profile(
 
 class BudgetSearchArgs(_Args, frozen=True):
     query: Query
-    max_tokens: (
-        Annotated[
-            int,
-            Meta(
-                ge=1,
-                le=100_000,
-                description="Token budget for the results: hits are returned in rank order "
-                "while they fit (default: the usual number of hits).",
-            ),
-        ]
-        | UnsetType
-    ) = UNSET
+    max_tokens: TokenBudget | UnsetType = UNSET
 
 
 class LogContentArgs(_Args, frozen=True):
