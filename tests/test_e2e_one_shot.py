@@ -65,6 +65,15 @@ def test_index_without_a_daemon_embeds_every_chunk(env: Env) -> None:
         daemon.stop()
 
 
+def test_index_without_a_workspace_says_how_to_make_one(env: Env) -> None:
+    done = run_openmemoryd(env, "index")
+    assert done.returncode == 1
+    assert f"there is no workspace at {env.workspace}; openmemoryd init creates one" in (
+        done.stderr
+    )
+    assert not env.workspace.exists()
+
+
 def test_index_with_a_daemon_running_asks_the_daemon(daemon: Daemon) -> None:
     write_note(daemon.env, "The crane is serviced every March.")
     done = run_openmemoryd(daemon.env, "index")

@@ -35,6 +35,11 @@ def index_now(config: Config, *, full: bool) -> tuple[int, list[str]]:
         pass
     except OmemError as exc:
         return 1, [f"openmemoryd index: {exc}"]
+    if not config.workspace.is_dir():
+        return 1, [
+            f"openmemoryd index: there is no workspace at {config.workspace}; "
+            "openmemoryd init creates one (or openmemoryd start, on first start)"
+        ]
     try:
         result, vectors = trio.run(_index_alone, config, full, _reporter())
     except OmemdError as exc:
