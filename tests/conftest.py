@@ -148,14 +148,25 @@ def _replace(config: Config, changes: dict[str, object]) -> Config:
     return replace(config, **changes)  # type: ignore[arg-type]
 
 
-@pytest.fixture
-def env(tmp_path: Path) -> Iterator[Env]:
+def _isolated_env(root: Path) -> Iterator[Env]:
     socket_dir = Path(tempfile.mkdtemp(prefix="om-", dir="/tmp"))
     os.chmod(socket_dir, 0o700)
     try:
-        yield Env(root=tmp_path, socket_dir=socket_dir)
+        yield Env(root=root, socket_dir=socket_dir)
     finally:
         shutil.rmtree(socket_dir, ignore_errors=True)
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Iterator[Env]:
+    yield from _isolated_env(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def module_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
+    """One `Env` for all the tests of a module, for a daemon they share
+    (starting one, and embedding its notes, is most of an e2e test's time)."""
+    yield from _isolated_env(tmp_path_factory.mktemp("module"))
 
 
 class Daemon:
