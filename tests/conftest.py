@@ -1,5 +1,14 @@
 """Shared fixtures: isolated environments, a real daemon, an in-process engine.
 
+Test kinds (markers, applied here by `pytest_collection_modifyitems`):
+
+* ``reliability``: tests/test_reliability_*.py (kill loops, fuzzing, load);
+* ``e2e``: starts the real daemon and drives it with the real client
+  (tests/test_e2e_*.py, a test marked so in its file, a test of the reliability
+  files, any test using the ``daemon`` fixture);
+* ``unit``: everything else. A unit test that starts ``openmemoryd run`` or
+  ``start`` fails (see `_no_daemon_in_unit_tests`): mark it e2e instead.
+
 Every test runs with its own workspace, state dir, socket and config home, so
 nothing touches the user's real memory and tests never see each other's
 daemons. Socket paths live in short /tmp directories because pytest's
@@ -9,13 +18,14 @@ tmp_path can exceed the 107-byte limit of Unix socket addresses.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +37,64 @@ from openmemoryd.engine import Engine, open_engine
 
 START_TIMEOUT_S = 20.0
 KEYWORD_ONLY = '[embedding]\nprovider = "none"\n'
+
+# Fixtures that start a real daemon: a test using one is end-to-end.
+DAEMON_FIXTURES = frozenset({"daemon"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test with its kind: reliability, e2e or unit."""
+    for item in items:
+        name = item.path.name
+        if name.startswith("test_reliability_"):
+            item.add_marker(pytest.mark.reliability)
+            item.add_marker(pytest.mark.e2e)
+        elif name.startswith("test_e2e_") or DAEMON_FIXTURES.intersection(
+            getattr(item, "fixturenames", ())
+        ):
+            item.add_marker(pytest.mark.e2e)
+        if item.get_closest_marker("e2e") is None:
+            item.add_marker(pytest.mark.unit)
+
+
+def _starts_daemon(args: object) -> bool:
+    """Whether a command line runs `openmemoryd run` or `openmemoryd start`."""
+    if isinstance(args, (str, bytes, os.PathLike)):
+        argv = shlex.split(os.fsdecode(args))
+    elif isinstance(args, Sequence):
+        argv = [os.fsdecode(a) if isinstance(a, (str, bytes, os.PathLike)) else "" for a in args]
+    else:
+        return False
+    for i, arg in enumerate(argv[:-1]):
+        if os.path.basename(arg) == "openmemoryd" and argv[i + 1] in ("run", "start"):
+            return not {"-h", "--help"}.intersection(argv[i + 2 :])
+    return False
+
+
+_daemon_starts: list[str] = []
+_popen_init = subprocess.Popen.__init__
+
+
+def _watching_popen_init(
+    self: subprocess.Popen[bytes], args: object, *a: object, **kw: object
+) -> None:
+    if _starts_daemon(args):
+        _daemon_starts.append(str(args))
+    _popen_init(self, args, *a, **kw)  # type: ignore[arg-type]
+
+
+subprocess.Popen.__init__ = _watching_popen_init  # type: ignore[assignment,method-assign]
+
+
+@pytest.fixture(autouse=True)
+def _no_daemon_in_unit_tests(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test marked unit must not start the daemon (it would be e2e). Its
+    starts are those since the last test ended, module fixtures' included."""
+    yield
+    started = _daemon_starts[:]
+    _daemon_starts.clear()
+    if started and request.node.get_closest_marker("unit") is not None:
+        pytest.fail(f"a unit test started openmemoryd (mark it e2e): {started}")
 
 
 @dataclass
@@ -80,14 +148,25 @@ def _replace(config: Config, changes: dict[str, object]) -> Config:
     return replace(config, **changes)  # type: ignore[arg-type]
 
 
-@pytest.fixture
-def env(tmp_path: Path) -> Iterator[Env]:
+def _isolated_env(root: Path) -> Iterator[Env]:
     socket_dir = Path(tempfile.mkdtemp(prefix="om-", dir="/tmp"))
     os.chmod(socket_dir, 0o700)
     try:
-        yield Env(root=tmp_path, socket_dir=socket_dir)
+        yield Env(root=root, socket_dir=socket_dir)
     finally:
         shutil.rmtree(socket_dir, ignore_errors=True)
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Iterator[Env]:
+    yield from _isolated_env(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def module_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
+    """One `Env` for all the tests of a module, for a daemon they share
+    (starting one, and embedding its notes, is most of an e2e test's time)."""
+    yield from _isolated_env(tmp_path_factory.mktemp("module"))
 
 
 class Daemon:

@@ -358,9 +358,12 @@ def test_a_silent_daemon_times_out_like_the_blocking_client(env: Env, run: Run) 
 
 
 def test_progress_keeps_a_long_call_within_its_timeout(env: Env, run: Run) -> None:
+    # The call takes twice the timeout, its frames come every third of
+    # it. (Timeout 0.3 s with frames every 0.1 s failed to connect within
+    # 0.3 s on a machine at load 8.)
     def slow_sync(conn: socket.socket, request: RawRequest) -> None:
-        for done in range(6):  # 0.6 s in all, 0.1 s between frames
-            time.sleep(0.1)
+        for done in range(6):  # 1.5 s in all, 0.25 s between frames
+            time.sleep(0.25)
             conn.sendall(encode_message(Progress(id=request.id, done=done, total=6)))
         conn.sendall(encode_message(Reply(id=request.id, body=SYNCED)))
 
@@ -368,7 +371,7 @@ def test_progress_keeps_a_long_call_within_its_timeout(env: Env, run: Run) -> No
     with fake_daemon(path, slow_sync):
 
         async def scenario() -> None:
-            async with AsyncClient(path, timeout=0.3) as client:
+            async with AsyncClient(path, timeout=0.75) as client:
                 seen: list[int] = []
                 result = await client.sync(on_progress=lambda p: seen.append(p.done))
                 assert result == SYNCED

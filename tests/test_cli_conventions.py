@@ -70,6 +70,7 @@ def test_init_and_configure_work_without_click(env: Env) -> None:
 WITHOUT_HYPERCORN = WITHOUT_CLICK.replace("'click'", "'hypercorn'")
 
 
+@pytest.mark.e2e  # the real `openmemoryd run`, refusing at start-up
 def test_http_without_its_extra_says_how_to_install_it(env: Env) -> None:
     result = _run(env, "-c", WITHOUT_HYPERCORN, "openmemoryd", "run", "--http", "127.0.0.1:0")
     assert result.returncode != 0

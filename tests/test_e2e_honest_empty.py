@@ -56,8 +56,10 @@ def _filled(name: str, marker: str, addition: str) -> str:
     return "\n".join([*lines[: at + 1], addition, *lines[at + 1 :]]) + "\n"
 
 
-@pytest.fixture
-def used_workspace(env: Env) -> Iterator[Daemon]:
+@pytest.fixture(scope="module")
+def used_workspace(module_env: Env) -> Iterator[Daemon]:
+    """One daemon for the module: the tests only search and recall."""
+    env = module_env
     env.write_config("")  # the defaults, with the bundled local model
     ws = env.workspace
     (ws / "memory").mkdir(parents=True)

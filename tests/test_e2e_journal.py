@@ -42,8 +42,8 @@ for k in range(30):
 """
 
 
-def start(env: Env) -> Daemon:
-    env.write_config(KEYWORD_ONLY + f"[sync]\njournal_settle_s = {SETTLE_S}\n")
+def start(env: Env, settle_s: float = SETTLE_S) -> Daemon:
+    env.write_config(KEYWORD_ONLY + f"[sync]\njournal_settle_s = {settle_s}\n")
     return Daemon(env).start()
 
 
@@ -67,7 +67,11 @@ def editor_rewrite(path: Path, change: object) -> None:
 
 @pytest.mark.parametrize("run", range(3))
 def test_appends_survive_concurrent_stale_rewrites(env: Env, run: int) -> None:
-    daemon = start(env)
+    # The default settle time: the race must end before the first appends
+    # settle (their deletion then counts as on purpose). With SETTLE_S it
+    # took longer than 3 s on a loaded machine (two test workers, load 7) and
+    # lines the rewriter dropped late stayed dropped.
+    daemon = start(env, settle_s=30.0)
     try:
         with daemon.client() as client:
             first = client.append("agent line 000")

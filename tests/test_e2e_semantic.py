@@ -36,8 +36,11 @@ def wait_for_vectors(daemon: Daemon, timeout: float = 120.0) -> dict[str, object
     pytest.fail(f"vectors not complete after {timeout} s:\n{daemon.log()[-3000:]}")
 
 
-@pytest.fixture
-def semantic(env: Env) -> Iterator[Daemon]:
+@pytest.fixture(scope="module")
+def semantic(module_env: Env) -> Iterator[Daemon]:
+    """One daemon for the module: every test only reads, but the last, which
+    restarts it."""
+    env = module_env
     env.write_config("")  # defaults: embedding provider "auto" -> the local model
     handle = Daemon(env).start()
     try:

@@ -40,9 +40,27 @@ def start(env: Env, sync: str = "", sessions: str = "") -> Daemon:
     return Daemon(env).start()
 
 
+# Tests that wait until a change is visible, whatever the debounce, use a
+# short one: the default (1.5 s) is what test_a_saved_note_is_found_without_sync
+# measures, and everywhere else it would only add its length to every wait.
+QUICK = "debounce_ms = 100"
+
+
 @pytest.fixture
 def watched(env: Env) -> Iterator[Daemon]:
+    """A fresh daemon with the default debounce."""
     daemon = start(env)
+    try:
+        yield daemon
+    finally:
+        daemon.stop()
+
+
+@pytest.fixture(scope="module")
+def shared(module_env: Env) -> Iterator[Daemon]:
+    """One daemon, debounce 100 ms, for the module's tests that each use files
+    and words of their own and wait until what they changed is visible."""
+    daemon = start(module_env, sync=QUICK)
     try:
         yield daemon
     finally:
@@ -90,20 +108,20 @@ def test_a_saved_note_is_found_without_sync(watched: Daemon) -> None:
     assert took >= 1.0
 
 
-def test_a_note_in_a_new_subdirectory_is_found(watched: Daemon) -> None:
-    deep = watched.env.workspace / "memory" / "projects" / "atlas"
+def test_a_note_in_a_new_subdirectory_is_found(shared: Daemon) -> None:
+    deep = shared.env.workspace / "memory" / "projects" / "atlas"
     deep.mkdir(parents=True)
     (deep / "plan.md").write_text("Atlas ships the quarterly ledger export.\n")
-    with watched.client() as client:
+    with shared.client() as client:
         wait_until(
             finds(client, "ledger", "memory/projects/atlas/plan.md"), "a note in a new directory"
         )
 
 
-def test_vim_write_rename_replaces_the_indexed_text(watched: Daemon) -> None:
-    note = watched.env.workspace / "memory" / "vim.md"
+def test_vim_write_rename_replaces_the_indexed_text(shared: Daemon) -> None:
+    note = shared.env.workspace / "memory" / "vim.md"
     note.write_text("alpha version of the note\n")
-    with watched.client() as client:
+    with shared.client() as client:
         wait_until(finds(client, "alpha", "memory/vim.md"), "the first version")
         # vim with backupcopy=no: rename the original to a backup, write a
         # new file under the name, remove the backup (and its 4913 probe)
@@ -118,10 +136,10 @@ def test_vim_write_rename_replaces_the_indexed_text(watched: Daemon) -> None:
         assert "memory/vim.md" not in paths_of(client.search("alpha"))
 
 
-def test_atomic_replace_replaces_the_indexed_text(watched: Daemon) -> None:
-    note = watched.env.workspace / "memory" / "atomic.md"
+def test_atomic_replace_replaces_the_indexed_text(shared: Daemon) -> None:
+    note = shared.env.workspace / "memory" / "atomic.md"
     note.write_text("charlie draft\n")
-    with watched.client() as client:
+    with shared.client() as client:
         wait_until(finds(client, "charlie", "memory/atomic.md"), "the first version")
         temp = note.with_name(".atomic.md.tmp")
         temp.write_text("delta final\n")
@@ -132,34 +150,34 @@ def test_atomic_replace_replaces_the_indexed_text(watched: Daemon) -> None:
         assert client.status().files_indexed == client.status().files_on_disk
 
 
-def test_a_deleted_note_disappears(watched: Daemon) -> None:
-    note = watched.env.workspace / "memory" / "gone.md"
+def test_a_deleted_note_disappears(shared: Daemon) -> None:
+    note = shared.env.workspace / "memory" / "gone.md"
     note.write_text("the zeppelin hangar closes in March\n")
-    with watched.client() as client:
+    with shared.client() as client:
         wait_until(finds(client, "zeppelin", "memory/gone.md"), "the note")
         note.unlink()
         wait_until(misses(client, "zeppelin", "memory/gone.md"), "the deleted note leaves")
 
 
-def test_moving_a_directory_away_takes_its_notes_out(watched: Daemon) -> None:
-    project = watched.env.workspace / "memory" / "kestrel"
+def test_moving_a_directory_away_takes_its_notes_out(shared: Daemon) -> None:
+    project = shared.env.workspace / "memory" / "kestrel"
     project.mkdir()
     (project / "a.md").write_text("kestrel telemetry budget\n")
     (project / "b.md").write_text("kestrel launch window\n")
-    with watched.client() as client:
+    with shared.client() as client:
         wait_until(finds(client, "kestrel", "memory/kestrel/b.md"), "the project notes")
-        shutil.move(project, watched.env.root / "archived-kestrel")
+        shutil.move(project, shared.env.root / "archived-kestrel")
         wait_until(lambda: not client.search("kestrel").results, "notes of a moved directory leave")
 
 
-def test_tool_directories_and_other_files_are_never_indexed(watched: Daemon) -> None:
-    memory = watched.env.workspace / "memory"
+def test_tool_directories_and_other_files_are_never_indexed(shared: Daemon) -> None:
+    memory = shared.env.workspace / "memory"
     for rel in ("node_modules/pkg/README.md", ".git/notes.md", ".venv/lib/x.md", "notes.txt"):
         target = memory / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text("the ocelot sentinel\n")
     (memory / "real.md").write_text("the ocelot sentinel, for real\n")
-    with watched.client() as client:
+    with shared.client() as client:
         result = client.search("ocelot", fresh=True)
         assert paths_of(result) == ["memory/real.md"]
         assert client.status().files_indexed == client.status().files_on_disk
@@ -248,7 +266,7 @@ def transcript_dir(env: Env, agent: str) -> Path:
 
 
 def test_transcript_lines_wait_for_a_threshold_then_cite_jsonl_lines(env: Env) -> None:
-    daemon = start(env, sessions="delta_messages = 3\nidle_s = 600")
+    daemon = start(env, sync=QUICK, sessions="delta_messages = 3\nidle_s = 600")
     try:
         log = transcript_dir(env, "coder") / "s1.jsonl"
         key = "sessions/coder/s1.jsonl"
@@ -281,7 +299,7 @@ def test_transcript_lines_wait_for_a_threshold_then_cite_jsonl_lines(env: Env) -
 
 
 def test_a_quiet_short_transcript_is_indexed_after_idle(env: Env) -> None:
-    daemon = start(env, sessions="idle_s = 1")
+    daemon = start(env, sync=QUICK, sessions="idle_s = 1")
     try:
         log = transcript_dir(env, "helper") / "short.jsonl"
         log.write_text(record("user", "remember the pelican password hint"))
@@ -295,7 +313,7 @@ def test_a_quiet_short_transcript_is_indexed_after_idle(env: Env) -> None:
 
 
 def test_truncated_and_rotated_transcripts_are_reread(env: Env) -> None:
-    daemon = start(env, sessions="idle_s = 0.5")
+    daemon = start(env, sync=QUICK, sessions="idle_s = 0.5")
     try:
         log = transcript_dir(env, "ops") / "run.jsonl"
         key = "sessions/ops/run.jsonl"
@@ -317,7 +335,7 @@ def test_truncated_and_rotated_transcripts_are_reread(env: Env) -> None:
 
 
 def test_session_start_indexes_pending_lines_and_agent_filters(env: Env) -> None:
-    daemon = start(env, sessions="delta_messages = 100\nidle_s = 600")
+    daemon = start(env, sync=QUICK, sessions="delta_messages = 100\nidle_s = 600")
     try:
         (transcript_dir(env, "alice") / "a1.jsonl").write_text(record("user", "ibis migration"))
         (transcript_dir(env, "alice") / "a2.jsonl").write_text(record("user", "ibis feeding"))
@@ -367,7 +385,7 @@ def test_log_turns_makes_a_conversation_searchable_at_once(env: Env, tmp_path: P
 def test_configured_session_paths_are_searched(env: Env, tmp_path: Path) -> None:
     other = tmp_path / "agent-logs"
     (other / "claude").mkdir(parents=True)
-    daemon = start(env, sessions=f'paths = ["{other}"]\nidle_s = 0.5')
+    daemon = start(env, sync=QUICK, sessions=f'paths = ["{other}"]\nidle_s = 0.5')
     try:
         log = other / "claude" / "x.jsonl"
         log.write_text(

@@ -238,11 +238,18 @@ def test_same_input_gives_identical_bytes(model: E5Model) -> None:
     )
 
 
+BATCHED = ["魏喜欢喝乌龙茶", LONG_ENGLISH, "ok", LONG_CHINESE, "Привет, мир"]
+
+
+@pytest.fixture(scope="module")
+def alone(model: E5Model) -> Vectors:
+    """`BATCHED` embedded one text at a time (once for every budget below)."""
+    return np.concatenate([model.encode([text], is_query=False) for text in BATCHED])
+
+
 @pytest.mark.parametrize("budget", [8192, 600, 1])
-def test_batching_does_not_change_vectors(model: E5Model, budget: int) -> None:
-    texts = ["魏喜欢喝乌龙茶", LONG_ENGLISH, "ok", LONG_CHINESE, "Привет, мир"]
-    alone = np.concatenate([model.encode([text], is_query=False) for text in texts])
-    together = model.encode(texts, is_query=False, max_batch_tokens=budget)
+def test_batching_does_not_change_vectors(model: E5Model, alone: Vectors, budget: int) -> None:
+    together = model.encode(BATCHED, is_query=False, max_batch_tokens=budget)
     assert cosines(alone, together).min() > 0.9999
 
 

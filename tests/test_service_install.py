@@ -12,6 +12,7 @@ import plistlib
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -219,25 +220,28 @@ needs_systemd_analyze = pytest.mark.skipif(
 
 def systemd_verify(home: Path, *units: Path) -> subprocess.CompletedProcess[str]:
     """`systemd-analyze verify --user`, which needs no running systemd, only a
-    runtime directory; HOME and XDG_* keep it away from the real user's units."""
-    runtime = home / "runtime"
-    runtime.mkdir(mode=0o700, exist_ok=True)
-    environ = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_RUNTIME_DIR": str(runtime),
-        "SYSTEMD_LOG_LEVEL": "notice",
-    }
+    runtime directory; HOME and XDG_* keep it away from the real user's units.
+
+    The runtime directory is a short one in /tmp: the system's user units put
+    sockets in it (gnupg's), whose paths must fit a socket address's 107
+    bytes, which a tmp_path under pytest-xdist (``popen-gw0/``) can exceed."""
     assert SYSTEMD_ANALYZE is not None
-    return subprocess.run(
-        [SYSTEMD_ANALYZE, "verify", "--user", *map(str, units)],
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    with tempfile.TemporaryDirectory(prefix="omr-", dir="/tmp") as runtime:
+        environ = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_RUNTIME_DIR": runtime,
+            "SYSTEMD_LOG_LEVEL": "notice",
+        }
+        return subprocess.run(
+            [SYSTEMD_ANALYZE, "verify", "--user", *map(str, units)],
+            env=environ,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
 
 
 @needs_systemd_analyze

@@ -154,12 +154,12 @@ class Syncer:
         elif QUICK_CHECK in keys:
             changed = await engine.changed_keys()
             if changed:
-                await engine.apply_keys(changed, reason=reason)
+                # a transcript the check found still being written is looked
+                # at again once idle, as if the watcher had named it
+                engine.recheck_later(await engine.apply_keys(changed, reason=reason))
         files = keys - {RECONCILE, QUICK_CHECK}
         if files:
-            waiting = await engine.apply_keys(files, reason=reason)
-            for key, delay in waiting.items():
-                self.queue.notice([key], "session-idle", delay=delay)
+            engine.recheck_later(await engine.apply_keys(files, reason=reason))
 
     def statistics(self) -> SyncerStatistics:
         queue = self.queue.statistics()
