@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -156,10 +157,15 @@ class Syncer:
             if changed:
                 # a transcript the check found still being written is looked
                 # at again once idle, as if the watcher had named it
-                engine.recheck_later(await engine.apply_keys(changed, reason=reason))
+                self._recheck(await engine.apply_keys(changed, reason=reason))
         files = keys - {RECONCILE, QUICK_CHECK}
         if files:
-            engine.recheck_later(await engine.apply_keys(files, reason=reason))
+            self._recheck(await engine.apply_keys(files, reason=reason))
+
+    def _recheck(self, waiting: Mapping[str, float]) -> None:
+        """Look at these transcripts again after their delays (still being written)."""
+        for key, delay in waiting.items():
+            self.queue.notice([key], "session-idle", delay=delay)
 
     def statistics(self) -> SyncerStatistics:
         queue = self.queue.statistics()
