@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 
 from conftest import Daemon, Env
-from omem_client import _lean
+from omem_client import _lean, _lean_args
+from omem_client._lean_args import parse
+from omem_protocol import KNOWN_SOURCES, MAX_LIMIT
 
 
 def steady(stdout: str) -> object:
@@ -72,24 +74,24 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple[Any, ...], d
         ["--install-completion"],
     ],
 )
-def test_anything_unusual_goes_to_the_full_cli(
-    argv: list[str], calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]]
-) -> None:
-    assert _lean.run(argv) is False
-    assert calls == []
+def test_anything_unusual_goes_to_the_full_cli(argv: list[str]) -> None:
+    assert parse(argv) is None
 
 
 def test_well_formed_command_lines_run_lean(
     calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]],
 ) -> None:
-    assert _lean.run(
+    for argv in (
         ["-w", "work", "--timeout", "5", "search", "tide", "-n", "3", "tables", "--source",
-         "memory", "--source", "sessions", "--fresh", "--max-tokens", "200", "--json"]
-    )  # fmt: skip
-    assert _lean.run(["get", "MEMORY.md", "--from", "2", "--lines", "5"])
-    assert _lean.run(["append", "--path", "PROJECT.md", "a note"])
-    assert _lean.run(["append"])  # stdin, as the full CLI reads it
-    assert _lean.run(["status", "--json"])
+         "memory", "--source", "sessions", "--fresh", "--max-tokens", "200", "--json"],
+        ["get", "MEMORY.md", "--from", "2", "--lines", "5"],
+        ["append", "--path", "PROJECT.md", "a note"],
+        ["append"],  # stdin, as the full CLI reads it
+        ["status", "--json"],
+    ):  # fmt: skip
+        plan = parse(argv)
+        assert plan is not None, argv
+        _lean.run(plan)
     (name, args, kwargs), *rest = calls
     assert name == "search_command"
     options, text = args
@@ -113,7 +115,8 @@ def test_well_formed_command_lines_run_lean(
 def test_the_lean_path_does_not_import_typer(env: Env) -> None:
     probe = (
         "import atexit, sys\n"
-        "atexit.register(lambda: print('typer' in sys.modules, file=sys.stderr))\n"
+        "atexit.register(lambda: print('typer' in sys.modules, 'typing_extensions' in sys.modules"
+        " and sys.modules['typing_extensions'] is not None, file=sys.stderr))\n"
         "sys.argv = ['omem-client', 'status']\n"
         "from omem_client._entry import main\n"
         "main()\n"
@@ -123,7 +126,20 @@ def test_the_lean_path_does_not_import_typer(env: Env) -> None:
     )
     assert done.returncode == 3, done.stderr  # no daemon: unreachable, as the full CLI says
     assert "openmemoryd is not running" in done.stderr
-    assert done.stderr.strip().splitlines()[-1] == "False"
+    assert done.stderr.strip().splitlines()[-1] == "False False"
+
+
+def test_the_lean_parser_knows_the_protocols_limits() -> None:
+    assert _lean_args.MAX_LIMIT == MAX_LIMIT
+    assert _lean_args.KNOWN_SOURCES == KNOWN_SOURCES
+
+
+def test_the_full_cli_still_has_typing_extensions() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", FULL_CLI, "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert "search" in done.stdout
 
 
 @pytest.mark.e2e

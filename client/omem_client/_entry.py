@@ -1,7 +1,11 @@
 """The ``omem-client`` console script: the lean path first, else the full CLI.
 
-Kept to the standard library so that deciding costs nothing; `_lean` runs
-the commands scripts call in loops without importing typer.
+The command line is read (`_lean_args`, standard library only) before
+anything else loads. On the lean path msgspec is kept from importing
+``typing_extensions`` (a third of msgspec's import time): msgspec only
+uses it for ``Required``/``NotRequired`` in TypedDicts and falls back to
+``typing`` without it, and no wire type uses either. The full CLI needs
+it (typer does), so there nothing is changed.
 """
 
 from __future__ import annotations
@@ -11,9 +15,16 @@ import sys
 
 def main() -> None:
     """Console-script entry point."""
-    from omem_client import _lean
+    from omem_client._lean_args import parse
 
-    if _lean.run(sys.argv[1:]):
+    plan = parse(sys.argv[1:])
+    if plan is not None:
+        # None in sys.modules makes `import typing_extensions` fail at once,
+        # which msgspec expects and handles (see the module docstring).
+        sys.modules.setdefault("typing_extensions", None)  # type: ignore[arg-type]
+        from omem_client import _lean
+
+        _lean.run(plan)
         return
     from omem_client.cli import main as full_cli
 
