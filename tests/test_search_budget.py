@@ -116,3 +116,19 @@ def test_max_tokens_through_the_real_daemon_and_cli(daemon: Daemon) -> None:
     assert "left out to stay within the token budget" in shown.stderr
     refused = daemon.cli("search", "glacier", "--max-tokens", "0")
     assert refused.returncode == 2
+
+
+def test_a_cut_never_splits_a_visible_character() -> None:
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"  # one emoji, five code points
+    line = "e\u0301" * 30 + family * 10
+    for budget in range(2, 40):
+        shown = cut(line, budget)
+        if shown == line:  # it fits whole
+            assert cost(line) <= budget
+            continue
+        assert shown.endswith(ELLIPSIS)
+        body = shown[: -len(ELLIPSIS)]
+        assert line.startswith(body)
+        assert not body.endswith("e"), budget  # the accent stays with its letter
+        assert not body.endswith("\u200d"), budget
+        assert cost(shown) <= budget or body == ""

@@ -33,7 +33,7 @@ from itertools import accumulate
 from typing import Final
 
 from openmemoryd.text.boundaries import safe_boundary
-from openmemoryd.text.tokens import estimate_tokens
+from openmemoryd.text.tokens import fitting_prefix, line_cost
 
 __all__ = ["CHUNKER_VERSION", "Chunk", "chunk_markdown"]
 
@@ -280,22 +280,12 @@ def _split_long_line(line: str, max_tokens: int) -> list[str]:
     pieces: list[str] = []
     start = 0
     while start < len(line):
-        end = start + _fitting_prefix(line[start : start + window], max_tokens)
+        end = start + fitting_prefix(line[start : start + window], max_tokens)
         if end < len(line):
             end = _piece_end(line, start, end)
         pieces.append(line[start:end])
         start = end
     return [piece for piece in pieces if piece.strip()]
-
-
-def _fitting_prefix(text: str, max_tokens: int) -> int:
-    """Length of the longest prefix of *text* that fits alone in a chunk.
-
-    Binary search works because a prefix never costs more than a longer one.
-    """
-    return bisect_right(
-        range(1, len(text) + 1), max_tokens, key=lambda size: estimate_tokens(text[:size]) + 1
-    )
 
 
 def _piece_end(line: str, start: int, end: int) -> int:
@@ -321,7 +311,7 @@ class _Packer:
     def __init__(self, lines: list[str], outline: _Outline, max_tokens: int, overlap: int) -> None:
         self._lines = lines
         self._blank = [not line.strip() for line in lines]
-        self._prefix = [0, *accumulate(estimate_tokens(line) + 1 for line in lines)]
+        self._prefix = [0, *accumulate(line_cost(line) for line in lines)]
         self._outline = outline
         self._max = max_tokens
         self._overlap = overlap

@@ -17,14 +17,14 @@ import msgspec
 
 from omem_protocol import SearchHit, SearchResult
 from openmemoryd.search.pipeline import citation
-from openmemoryd.text import estimate_tokens
+from openmemoryd.text import fitting_prefix, line_cost, safe_boundary
 
 ELLIPSIS = "…"
 
 
 def cost(text: str) -> int:
     """Tokens of *text* as the chunker counts them (each line, plus its break)."""
-    return sum(estimate_tokens(line) + 1 for line in text.split("\n"))
+    return sum(line_cost(line) for line in text.split("\n"))
 
 
 def within_budget(result: SearchResult, max_tokens: int) -> SearchResult:
@@ -55,7 +55,7 @@ def _trim(hit: SearchHit, budget: int, *, first: bool) -> SearchHit | None:
     shown: list[str] = []
     used = 0
     for line in lines:
-        tokens = estimate_tokens(line) + 1
+        tokens = line_cost(line)
         if used + tokens > budget:
             break
         shown.append(line)
@@ -74,21 +74,16 @@ def _trim(hit: SearchHit, budget: int, *, first: bool) -> SearchHit | None:
         return None
     return msgspec.structs.replace(
         hit,
-        snippet=cut(lines[0], max(budget - 1, 1)),
+        snippet=cut(lines[0], budget),
         end_line=hit.start_line,
         citation=citation(hit.path, hit.start_line, hit.start_line),
     )
 
 
-def cut(text: str, max_tokens: int) -> str:
-    """The longest prefix of *text* (ending in an ellipsis) within *max_tokens*."""
-    if estimate_tokens(text) <= max_tokens:
-        return text
-    low, high = 0, len(text)
-    while low < high:  # the longest prefix that fits, ellipsis included
-        middle = (low + high + 1) // 2
-        if estimate_tokens(text[:middle].rstrip() + ELLIPSIS) <= max_tokens:
-            low = middle
-        else:
-            high = middle - 1
-    return text[:low].rstrip() + ELLIPSIS if low else ELLIPSIS
+def cut(line: str, max_tokens: int) -> str:
+    """The longest start of *line*, ending in an ellipsis, that costs at most
+    *max_tokens* as a line; never inside a visible character."""
+    if line_cost(line) <= max_tokens:
+        return line
+    end = safe_boundary(line, fitting_prefix(line, max_tokens, suffix=ELLIPSIS))
+    return line[:end].rstrip() + ELLIPSIS

@@ -13,7 +13,7 @@ from openmemoryd.text.terms import (
     query_terms,
     token_set,
 )
-from openmemoryd.text.tokens import estimate_tokens
+from openmemoryd.text.tokens import estimate_tokens, fitting_prefix, line_cost
 
 __all__ = [
     "MAX_QUERY_TERMS",
@@ -21,9 +21,11 @@ __all__ = [
     "TERMS_VERSION",
     "count_cjk",
     "estimate_tokens",
+    "fitting_prefix",
     "fts_match_expression",
     "index_terms",
     "is_cjk",
+    "line_cost",
     "query_terms",
     "redact_secrets",
     "safe_boundary",

@@ -8,6 +8,8 @@ subword tokenizers (XLM-R, e5) closely enough for chunk sizing.
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from openmemoryd.text.scripts import count_cjk
 
 
@@ -18,3 +20,23 @@ def estimate_tokens(text: str) -> int:
     cjk = count_cjk(text)
     other = len(text) - cjk
     return cjk + (other + 3) // 4
+
+
+def line_cost(line: str) -> int:
+    """What one line costs in a chunk: its tokens, plus one for its break.
+
+    The chunker sizes chunks by it, and a search's token budget counts with
+    it, so "fits in N tokens" means the same in both.
+    """
+    return estimate_tokens(line) + 1
+
+
+def fitting_prefix(text: str, max_tokens: int, suffix: str = "") -> int:
+    """Length of the longest prefix of *text* that, followed by *suffix*,
+    costs at most *max_tokens* as a line (0 if none does).
+
+    Binary search works because a prefix never costs more than a longer one.
+    """
+    return bisect_right(
+        range(1, len(text) + 1), max_tokens, key=lambda size: line_cost(text[:size] + suffix)
+    )
