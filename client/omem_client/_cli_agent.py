@@ -14,15 +14,12 @@ from omem_client import _render
 from omem_client._cli_base import (
     JsonOpt,
     _call,
-    _fail,
-    _output,
     _parse_date,
     _parse_turns,
-    _print_json,
     _read_text,
-    _text_or_stdin,
     app,
 )
+from omem_client._cli_io import fail, output, print_json, text_or_stdin
 from omem_client._requests import TaskAction, TaskStatus
 from omem_protocol import MAX_LIMIT, TasksResult
 
@@ -50,7 +47,7 @@ def log_turns(
     turns = _parse_turns(raw)
     result = _call(ctx, lambda c: c.log_turns(agent, session, turns))
     if as_json:
-        _print_json(result)
+        print_json(result)
         return
     state = "indexed" if result.indexed else "not indexed yet"
     typer.echo(f"Logged {len(turns)} turn(s) to {result.citation} ({state})")
@@ -69,7 +66,7 @@ def session_start(
     """Index an agent's transcripts now, so its recent sessions are searchable."""
     result = _call(ctx, lambda c: c.session_start(agent, session))
     if as_json:
-        _print_json(result)
+        print_json(result)
         return
     typer.echo(f"{result.agent}: {result.transcripts} transcript(s), {result.chunks} new chunk(s)")
 
@@ -92,7 +89,7 @@ def recall(
     text = " ".join(query)
     result = _call(ctx, lambda c: c.recall(text, limit=limit, min_score=min_score))
     if as_json:
-        _print_json(result)
+        print_json(result)
         return
     if result.block:
         typer.echo(result.block)
@@ -116,7 +113,7 @@ def capture(
     raw = sys.stdin.read() if str(messages) == "-" else _read_text(messages)
     parsed = _parse_turns(raw)
     result = _call(ctx, lambda c: c.capture(parsed, max_captures=max_captures))
-    _output(result, as_json, _render.capture_lines)
+    output(result, as_json, _render.capture_lines)
 
 
 @app.command()
@@ -139,11 +136,11 @@ def forget(
 ) -> None:
     """Erase a memory from its Markdown file and from every part of the index."""
     if sum(v is not None for v in (citation, text, query)) != 1:
-        _fail("give exactly one of: a citation, --text or --query", 2)
+        fail("give exactly one of: a citation, --text or --query", 2)
     result = _call(
         ctx, lambda c: c.forget(citation=citation, text=text, query=query, all=all_matches)
     )
-    _output(result, as_json, _render.forget_lines)
+    output(result, as_json, _render.forget_lines)
     if not result.removed:
         raise typer.Exit(1)
 
@@ -168,7 +165,7 @@ def primer(
     day = _parse_date(today)
     result = _call(ctx, lambda c: c.primer(budget=budget, private=private, today=day))
     if as_json:
-        _print_json(result)
+        print_json(result)
         return
     if result.text:
         typer.echo(result.text)
@@ -209,7 +206,7 @@ def flush_check(
             today=day,
         ),
     )
-    _output(result, as_json, _render.flush_lines)
+    output(result, as_json, _render.flush_lines)
     if not result.should_flush:
         raise typer.Exit(1)
 
@@ -223,7 +220,7 @@ def compact_check(
 ) -> None:
     """Say whether to compact the conversation now (exit 0) or not (exit 1), and by how much."""
     result = _call(ctx, lambda c: c.compact_check(tokens, context_window=context_window))
-    _output(result, as_json, _render.compact_check_lines)
+    output(result, as_json, _render.compact_check_lines)
     if result.action != "compact":
         raise typer.Exit(1)
 
@@ -256,7 +253,7 @@ def session_end(
 ) -> None:
     """Journal the session in today's daily file; next steps become open tasks."""
     if request is None and not (learned or completed or next_steps):
-        _fail("nothing to record: give --request, --learned, --completed or --next", 2)
+        fail("nothing to record: give --request, --learned, --completed or --next", 2)
     result = _call(
         ctx,
         lambda c: c.session_end(
@@ -268,7 +265,7 @@ def session_end(
             session=session,
         ),
     )
-    _output(result, as_json, _render.session_end_lines)
+    output(result, as_json, _render.session_end_lines)
 
 
 tasks_app = typer.Typer(
@@ -293,14 +290,14 @@ def tasks_list(
         return
     status: TaskStatus = "all" if show_all else "done" if show_done else "open"
     result = _call(ctx, lambda c: c.tasks("list", status=status))
-    _output(result, as_json, lambda r: _render.tasks_lines(r, status))
+    output(result, as_json, lambda r: _render.tasks_lines(r, status))
 
 
 def _change_tasks(
     ctx: typer.Context, action: TaskAction, refs: list[str], as_json: bool
 ) -> TasksResult:
     result = _call(ctx, lambda c: c.tasks(action, refs))
-    _output(result, as_json, lambda r: _render.tasks_lines(r, "open"))
+    output(result, as_json, lambda r: _render.tasks_lines(r, "open"))
     return result
 
 
@@ -314,7 +311,7 @@ def tasks_add(
     if len(texts) > 1 and any(len(text.split()) < 2 for text in texts):
         # `tasks add Fix the login bug` would otherwise add four tasks.
         joined = shlex.quote(" ".join(texts))
-        _fail(
+        fail(
             f"ambiguous: {len(texts)} arguments, some of them single words. One task? "
             f"quote it: omem-client tasks add {joined}. Several? quote each one.",
             2,
@@ -375,7 +372,7 @@ def log_memory(
     replaced (or with --dry-run); 1 when rejected or a possible conflict
     left it unwritten.
     """
-    body = _text_or_stdin(text, "log")
+    body = text_or_stdin(text, "log")
     result = _call(
         ctx,
         lambda c: c.log(
@@ -387,7 +384,7 @@ def log_memory(
             agent=agent,
         ),
     )
-    _output(result, as_json, _render.log_lines)
+    output(result, as_json, _render.log_lines)
     if result.status in ("rejected", "conflict") and not dry_run:
         raise typer.Exit(1)
 
@@ -428,4 +425,4 @@ def compact(
     result = _call(
         ctx, lambda c: c.compact(session, parsed, keep_last=keep_last, agent=agent, flush=flush)
     )
-    _output(result, as_json, _render.compact_lines)
+    output(result, as_json, _render.compact_lines)

@@ -15,13 +15,7 @@ import typer
 from omem_client._cli_io import (
     Options,
     fail,
-    json_errors,
-    output,
-    print_error,
-    print_json,
-    print_lines,
     run_call,
-    text_or_stdin,
 )
 from omem_client._client import DEFAULT_TIMEOUT, Client
 from omem_protocol import KNOWN_SOURCES, Msg, __version__
@@ -83,16 +77,6 @@ def _call(ctx: typer.Context, action: Callable[[Client], T]) -> T:
     return run_call(options, action)
 
 
-# The typer-free helpers under the names the commands use.
-_fail = fail
-_print_json = print_json
-_print_lines = print_lines
-_output = output
-_json_errors = json_errors
-_print_error = print_error
-_text_or_stdin = text_or_stdin
-
-
 def _known_sources(values: list[str] | None) -> list[str] | None:
     """Reject a source the daemon does not have (exit 2, naming the valid ones)."""
     for value in values or ():
@@ -107,14 +91,14 @@ def _parse_date(raw: str | None) -> date | None:
     try:
         return date.fromisoformat(raw)
     except ValueError:
-        _fail(f"--date must be YYYY-MM-DD, not {raw!r}", 2)
+        fail(f"--date must be YYYY-MM-DD, not {raw!r}", 2)
 
 
 def _read_text(path: Path) -> str:
     try:
         return path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        _fail(f"cannot read {path}: {exc}", 2)
+        fail(f"cannot read {path}: {exc}", 2)
 
 
 def _parse_turns(raw: str) -> list[dict[str, object]]:
@@ -127,10 +111,10 @@ def _parse_turns(raw: str) -> list[dict[str, object]]:
         try:
             parsed = [msgspec.json.decode(line) for line in text.splitlines() if line.strip()]
         except msgspec.DecodeError as exc:
-            _fail(f"messages are not valid JSON: {exc}", 2)
+            fail(f"messages are not valid JSON: {exc}", 2)
     if isinstance(parsed, dict):
         found = parsed.get("messages")
         parsed = found if isinstance(found, list) else [parsed]
     if not isinstance(parsed, list) or not parsed or not all(isinstance(t, dict) for t in parsed):
-        _fail("messages must be a non-empty list of objects with role and content", 2)
+        fail("messages must be a non-empty list of objects with role and content", 2)
     return parsed

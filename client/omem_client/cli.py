@@ -29,12 +29,7 @@ from omem_client import _render
 from omem_client._cli_base import (
     JsonOpt,
     _call,
-    _fail,
-    _json_errors,
     _known_sources,
-    _output,
-    _print_error,
-    _print_json,
     app,
 )
 from omem_client._cli_io import (
@@ -42,7 +37,12 @@ from omem_client._cli_io import (
     EXIT_UNREACHABLE,
     Options,
     append_command,
+    fail,
     get_command,
+    json_errors,
+    output,
+    print_error,
+    print_json,
     search_command,
     status_command,
 )
@@ -164,7 +164,7 @@ def sync(
     bar = _render.ProgressBar(enabled=sys.stderr.isatty() and not as_json)
     result = _call(ctx, lambda c: c.sync(full=full, on_progress=bar.update))
     bar.finish()
-    _output(result, as_json, _render.sync_lines)
+    output(result, as_json, _render.sync_lines)
     if wait:
         _wait_for_vectors(ctx, quiet=as_json)
 
@@ -179,7 +179,7 @@ def _wait_for_vectors(ctx: typer.Context, *, quiet: bool) -> None:
         bar.update(Progress(id=0, done=emb.embedded, total=emb.total, phase="embedded"))
         if emb.state == "failing":
             bar.finish()
-            _fail(f"the embedder is failing: {emb.last_error or 'unknown error'}", 1)
+            fail(f"the embedder is failing: {emb.last_error or 'unknown error'}", 1)
         if emb.state == "idle" and emb.embedded >= emb.total:
             break
         time.sleep(0.5)
@@ -204,7 +204,7 @@ def restore(
 ) -> None:
     """Re-add acknowledged appends an external rewrite removed (see `status`)."""
     result = _call(ctx, lambda c: c.restore(path, dry_run=dry_run))
-    _output(result, as_json, _render.restore_lines)
+    output(result, as_json, _render.restore_lines)
 
 
 # The tool profiles of `_mcp_profiles`, named here so that a wrong name is
@@ -230,14 +230,14 @@ def mcp(
     """Serve the memory tools to an MCP host (Claude Code, Cursor, …) over stdin/stdout."""
     options: Options = ctx.obj
     if profile not in MCP_PROFILES:
-        _fail(f"unknown profile {profile!r}; choose one of: {', '.join(MCP_PROFILES)}", 2)
+        fail(f"unknown profile {profile!r}; choose one of: {', '.join(MCP_PROFILES)}", 2)
     try:
         # Imported here: the MCP SDK is an optional extra and slow to import.
         from omem_client import mcp_bridge
     except ModuleNotFoundError as exc:
         if exc.name is None or exc.name.split(".")[0] != "mcp":
             raise
-        _fail("install the MCP extra: pip install -e '.[mcp]' in your openmemoryd clone", 2)
+        fail("install the MCP extra: pip install -e '.[mcp]' in your openmemoryd clone", 2)
     mcp_bridge.run(options.socket, options.timeout, options.workspace, profile)
 
 
@@ -256,7 +256,7 @@ def export(
         return
     result = _call(ctx, lambda c: c.export(output))
     if as_json:
-        _print_json(result)
+        print_json(result)
         return
     typer.echo(f"Exported {result.files} files ({result.bytes} bytes) to {result.path}")
     for why in result.skipped:
@@ -269,7 +269,7 @@ def _export_to_stdout(ctx: typer.Context, as_json: bool) -> None:
     directory (it runs as this user), which is copied to stdout and removed;
     the summary goes to stderr, since stdout holds the archive."""
     if sys.stdout.isatty():
-        _fail("refusing to write a binary archive to a terminal; redirect stdout", 2)
+        fail("refusing to write a binary archive to a terminal; redirect stdout", 2)
     with tempfile.TemporaryDirectory(prefix="omem-export-") as tmp:
         target = Path(tmp) / "export.tar.gz"
         result = _call(ctx, lambda c: c.export(target))
@@ -292,7 +292,7 @@ def doctor(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     `openmemoryd doctor` then checks without one.
     """
     result = _call(ctx, lambda c: c.doctor())
-    _output(result, as_json, _render.doctor_lines)
+    output(result, as_json, _render.doctor_lines)
     if not result.ok:
         raise typer.Exit(1)
 
@@ -306,7 +306,7 @@ __all__ = ["EXIT_DAEMON_ERROR", "EXIT_UNREACHABLE", "app", "main"]
 
 def main() -> None:
     """Console-script entry point."""
-    if not _json_errors():
+    if not json_errors():
         app()
         return
     # Under --json, usage errors (a bad option, a missing argument) are JSON
@@ -315,9 +315,9 @@ def main() -> None:
         code = app(standalone_mode=False)
     except typer.TyperException as exc:
         exit_code = getattr(exc, "exit_code", 1)
-        _print_error("usage" if exit_code == 2 else "error", exc.format_message(), None)
+        print_error("usage" if exit_code == 2 else "error", exc.format_message(), None)
         sys.exit(exit_code)
     except typer.Abort:
-        _print_error("aborted", "aborted", None)
+        print_error("aborted", "aborted", None)
         sys.exit(1)
     sys.exit(code if isinstance(code, int) else 0)
