@@ -20,8 +20,8 @@ import trio
 
 from omem_protocol import RestoredBlock, RestoreParams, RestoreResult
 from openmemoryd.engine.hosts import JournalHost
-from openmemoryd.memory.append import append_block
-from openmemoryd.memory.append_journal import Entry, judge
+from openmemoryd.memory.append import Appended, append_block
+from openmemoryd.memory.append_journal import AppendJournal, Entry, holds, judge
 from openmemoryd.search import citation
 
 if TYPE_CHECKING:
@@ -75,33 +75,58 @@ async def check_file(engine: JournalHost, key: str) -> list[Entry]:
     if verdict.settled:
         await trio.to_thread.run_sync(engine.journal.drop, verdict.settled)
     if verdict.restore:
-        await restore_entries(engine, mp, verdict.restore)
-        logger.warning(
-            "restored %d appended line(s) to %s: an external rewrite based on an older "
-            "copy of the file had dropped them",
-            sum(e.block.count("\n") + 1 for e in verdict.restore),
-            key,
-        )
+        cited = await restore_entries(engine, mp, verdict.restore)
+        done = [e for e, where in zip(verdict.restore, cited, strict=True) if where]
+        if done:
+            logger.warning(
+                "restored %d appended line(s) to %s: an external rewrite based on an older "
+                "copy of the file had dropped them",
+                sum(e.block.count("\n") + 1 for e in done),
+                key,
+            )
     return verdict.missing
 
 
-async def restore_entries(engine: JournalHost, mp: MemoryPath, entries: list[Entry]) -> list[str]:
+async def restore_entries(
+    engine: JournalHost, mp: MemoryPath, entries: list[Entry]
+) -> list[str | None]:
     """Append *entries* again, in order; each is journalled anew as it lands.
-    Returns where each now is, as citations."""
-    citations = []
+    Returns where each now is, as a citation, or None for an entry that no
+    longer needs it.
+
+    *entries* were judged on a copy of the file read outside the writer
+    lane, so the decision is checked again inside it: an entry that has left
+    the journal meanwhile (a `forget` removed its text on purpose, between
+    that read and now) or whose block is back in the file is not appended.
+    """
+    citations: list[str | None] = []
     for entry in entries:
         appended, _ = await engine.edit_markdown(
-            append_block,
+            _append_if_still_missing,
+            engine.journal,
             mp,
-            entry.block,
+            entry,
             engine.config.index.max_file_bytes,
             paths=[mp],
             reason="restore",
         )
+        if appended is None:
+            citations.append(None)
+            continue
         await trio.to_thread.run_sync(engine.journal.record, appended, time.time())
         await trio.to_thread.run_sync(engine.journal.drop, [entry])
         citations.append(citation(mp.key, appended.start_line, appended.end_line))
     return citations
+
+
+def _append_if_still_missing(
+    journal: AppendJournal, mp: MemoryPath, entry: Entry, max_file_bytes: int
+) -> Appended | None:
+    """In the writer lane: append *entry*'s block unless it no longer
+    belongs there (see `restore_entries`)."""
+    if not journal.holds_entry(entry) or holds(_read(mp), entry.block):
+        return None
+    return append_block(mp, entry.block, max_file_bytes)
 
 
 async def restore(engine: JournalHost, params: RestoreParams) -> RestoreResult:
@@ -120,11 +145,14 @@ async def restore(engine: JournalHost, params: RestoreParams) -> RestoreResult:
             continue
         if missing:
             cited = await restore_entries(engine, engine.policy.resolve(key), missing)
-            blocks += [
+            restored = [
                 RestoredBlock(key, e.at, e.block, where)
                 for e, where in zip(missing, cited, strict=True)
+                if where is not None
             ]
-            logger.warning("restored %d missing append(s) to %s on request", len(missing), key)
+            blocks += restored
+            if restored:
+                logger.warning("restored %d missing append(s) to %s on request", len(restored), key)
     return RestoreResult(blocks=tuple(blocks), dry_run=params.dry_run)
 
 

@@ -172,6 +172,11 @@ class AppendJournal:
             if any(changed):
                 self._save()
 
+    def holds_entry(self, entry: Entry) -> bool:
+        """Whether *entry* is still journalled (not settled, dropped or forgotten)."""
+        with self._lock:
+            return entry.seq in self._entries
+
     def entries(self, key: str | None = None) -> list[Entry]:
         with self._lock:
             return [e for e in self._entries.values() if key is None or e.key == key]
