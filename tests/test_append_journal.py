@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from openmemoryd.memory.append import Appended, digest
-from openmemoryd.memory.append_journal import AppendJournal, Entry, judge
+from openmemoryd.memory.append_journal import AppendJournal, Entry, Verdict, judge
+from openmemoryd.memory.edit import insert_line
 from openmemoryd.workspace import MemoryPath
 
 SETTLE = 30.0
@@ -124,3 +125,94 @@ def test_a_block_counts_only_as_whole_lines() -> None:
     h.append("day")
     verdict = judge(b"# daybreak\nx\n", h.entries, 101.0, SETTLE, MAX_AGE)
     assert [e.block for e in verdict.restore] == ["day"]
+
+
+# ---------------------------------------------------------------- lines inserted under a heading
+
+MEMORY = "# Memory\n\n## Preferences\n\n- likes tea\n\n## Decisions\n\n- Postgres 16\n"
+PREFS = ("Preferences",)
+
+
+class Inserts:
+    """A MEMORY.md grown by `log`'s inserts under headings, journalled."""
+
+    def __init__(self, tmp_path: Path, text: str = MEMORY) -> None:
+        self.mp = MemoryPath(key="MEMORY.md", root=tmp_path, parts=("MEMORY.md",))
+        self.mp.absolute.write_text(text)
+        self.journal = AppendJournal(tmp_path / "journal.json")
+
+    def insert(self, line: str, titles: tuple[str, ...] = PREFS) -> bytes:
+        """Insert *line*, journal it; return the file as it was before."""
+        before = self.mp.absolute.read_bytes()
+        done = insert_line(self.mp, titles, line, max_file_bytes=1 << 20)
+        self.journal.record(done, 100.0)
+        return before
+
+    @property
+    def content(self) -> bytes:
+        return self.mp.absolute.read_bytes()
+
+    def judge(self, content: bytes) -> Verdict:
+        return judge(content, self.journal.entries(), 101.0, SETTLE, MAX_AGE)
+
+
+def test_an_inserted_line_lost_to_a_stale_rewrite_is_restored(tmp_path: Path) -> None:
+    f = Inserts(tmp_path)
+    before = f.insert("- prefers dark roast")
+    stale = before + b"- an editor's own line\n"  # based on the copy read before the insert
+    verdict = f.judge(stale)
+    assert [e.block for e in verdict.restore] == ["- prefers dark roast"]
+    assert verdict.missing == []
+
+
+def test_a_stale_rewrite_that_edited_before_the_line_is_reported_not_restored(
+    tmp_path: Path,
+) -> None:
+    f = Inserts(tmp_path)
+    before = f.insert("- prefers dark roast")
+    edited = before.replace(b"likes tea", b"likes green tea") + b"more\n"
+    verdict = f.judge(edited)
+    assert verdict.restore == []
+    assert [e.block for e in verdict.missing] == ["- prefers dark roast"]
+
+
+def test_an_inserted_line_deleted_with_nothing_added_is_reported_not_restored(
+    tmp_path: Path,
+) -> None:
+    f = Inserts(tmp_path)
+    before = f.insert("- prefers dark roast")
+    verdict = f.judge(before)  # exactly the file without it: a deletion as likely as a stale copy
+    assert verdict.restore == []
+    assert [e.block for e in verdict.missing] == ["- prefers dark roast"]
+
+
+def test_an_inserted_line_deleted_after_a_later_insert_is_not_restored(tmp_path: Path) -> None:
+    f = Inserts(tmp_path)
+    f.insert("- prefers dark roast")
+    f.insert("- use Redis for the cache", ("Decisions",))
+    # A person deletes the first in an editor: the file still holds the
+    # second, which was made to a version that held the first.
+    f.mp.absolute.write_bytes(f.content.replace(b"- prefers dark roast\n", b"") + b"\nnote\n")
+    verdict = f.judge(f.content)
+    assert [e.block for e in verdict.settled] == ["- prefers dark roast"]  # on purpose
+    assert verdict.restore == verdict.missing == []
+
+
+def test_a_later_insert_made_without_the_line_shows_the_rewrite_was_stale(tmp_path: Path) -> None:
+    f = Inserts(tmp_path)
+    before = f.insert("- prefers dark roast")
+    f.mp.absolute.write_bytes(before + b"\nnote\n")  # a stale rewrite, then another insert
+    f.insert("- use Redis for the cache", ("Decisions",))
+    verdict = f.judge(f.content)
+    assert [e.block for e in verdict.restore] == ["- prefers dark roast"]
+
+
+def test_a_new_section_counts_as_part_of_the_insert(tmp_path: Path) -> None:
+    f = Inserts(tmp_path)
+    before = f.insert("- ships on Fridays", ("Habits",))
+    assert b"## Habits" in f.content
+    (entry,) = f.journal.entries()
+    assert entry.block == "- ships on Fridays"
+    assert entry.titles == ("Habits",)
+    verdict = f.judge(before + b"tail\n")  # stale: lacks the heading and the line
+    assert [e.block for e in verdict.restore] == ["- ships on Fridays"]

@@ -270,3 +270,29 @@ def test_session_end_and_log_appends_are_journalled_too(env: Env) -> None:
         assert "typed in the editor" in path.read_text("utf-8")
     finally:
         daemon.stop()
+
+
+def test_a_line_logged_under_a_heading_survives_a_stale_editor_save(env: Env) -> None:
+    daemon = start(env)
+    try:
+        memory = env.workspace / "MEMORY.md"
+        with daemon.client() as client:
+            client.append("## Preferences\n\n- likes oolong tea", path="MEMORY.md")
+            before = memory.read_text("utf-8")
+            logged = client.log("I prefer dark mode in every editor", type="preference")
+        assert logged.path == "MEMORY.md", logged
+        assert logged.status == "written", logged
+        line = f"- {logged.text}"
+        assert line in memory.read_text("utf-8")
+        # A person's editor saves the copy it read before the log, plus a line.
+        editor_rewrite(memory, lambda _: before + "typed in the editor\n")
+
+        def back_under_its_heading() -> bool:
+            text = memory.read_text("utf-8")
+            return line in text and text.index(line) < text.index("typed in the editor")
+
+        assert wait_for(back_under_its_heading, RESTORED_WITHIN_S), daemon.log()[-3000:]
+        assert memory.read_text("utf-8").count(line) == 1
+        assert "restored 1 line(s) to MEMORY.md" in daemon.log()
+    finally:
+        daemon.stop()

@@ -362,9 +362,9 @@ class Engine:
         """Journal an acknowledged append (before the reply), so a whole-file
         rewrite based on an older copy cannot lose it (`engine.journal_keeper`).
 
-        Every write that appends a block to a memory file calls this: append,
-        capture (through append), session_end's journal block, and log when it
-        appends rather than inserts under a heading.
+        Every write that adds a block or a line to a memory file calls this:
+        append, capture (through append), session_end's journal block, and
+        log (appended to the daily file or inserted under a heading).
         """
         try:
             await trio.to_thread.run_sync(self.journal.record, appended, time.time())

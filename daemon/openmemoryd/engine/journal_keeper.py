@@ -22,6 +22,7 @@ from omem_protocol import RestoredBlock, RestoreParams, RestoreResult
 from openmemoryd.engine.hosts import JournalHost
 from openmemoryd.memory.append import Appended, append_block
 from openmemoryd.memory.append_journal import AppendJournal, Entry, holds, judge
+from openmemoryd.memory.edit import insert_line
 from openmemoryd.search import citation
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ async def check_file(engine: JournalHost, key: str) -> list[Entry]:
         done = [e for e, where in zip(verdict.restore, cited, strict=True) if where]
         if done:
             logger.warning(
-                "restored %d appended line(s) to %s: an external rewrite based on an older "
+                "restored %d line(s) to %s: an external rewrite based on an older "
                 "copy of the file had dropped them",
                 sum(e.block.count("\n") + 1 for e in done),
                 key,
@@ -102,7 +103,7 @@ async def restore_entries(
     citations: list[str | None] = []
     for entry in entries:
         appended, _ = await engine.edit_markdown(
-            _append_if_still_missing,
+            _put_back,
             engine.journal,
             mp,
             entry,
@@ -119,13 +120,16 @@ async def restore_entries(
     return citations
 
 
-def _append_if_still_missing(
+def _put_back(
     journal: AppendJournal, mp: MemoryPath, entry: Entry, max_file_bytes: int
 ) -> Appended | None:
-    """In the writer lane: append *entry*'s block unless it no longer
-    belongs there (see `restore_entries`)."""
+    """In the writer lane: append *entry*'s block again, or insert its line
+    under its heading again, unless it no longer belongs there (see
+    `restore_entries`)."""
     if not journal.holds_entry(entry) or holds(_read(mp), entry.block):
         return None
+    if entry.titles:
+        return insert_line(mp, entry.titles, entry.block, max_file_bytes=max_file_bytes)
     return append_block(mp, entry.block, max_file_bytes)
 
 

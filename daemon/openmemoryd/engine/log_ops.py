@@ -42,10 +42,10 @@ from openmemoryd.engine.similar import BULLET, Scored, nearby_lines, score_lines
 from openmemoryd.errors import BadRequest, Conflict
 from openmemoryd.memory.append import Appended, append_block, target_path
 from openmemoryd.memory.capture_rules import contains_secret
-from openmemoryd.memory.edit import edit_file
+from openmemoryd.memory.edit import edit_file, insert_line
 from openmemoryd.memory.log_gate import Rejected, check_quality, check_safety, one_line
 from openmemoryd.memory.log_routes import Route, Typed, classify, resolve_type, route
-from openmemoryd.memory.sections import insert_bullet, replace_line, split_count, with_count
+from openmemoryd.memory.sections import replace_line, split_count, with_count
 from openmemoryd.search.pipeline import citation
 from openmemoryd.workspace import MemoryPath, template_text
 
@@ -272,7 +272,7 @@ async def _write(
     done, indexed = await engine.edit_markdown(op, paths=[mp], reason="log")
     if not indexed:
         reasons.append("index: not updated now (see status); the file is indexed once it can be")
-    if isinstance(done, Appended):  # appended, not inserted under a heading: journal it
+    if isinstance(done, Appended):  # a new line, appended or inserted: journal it
         await engine.journal_append(done)
         return done.start_line
     return done
@@ -283,19 +283,14 @@ async def _swap_in(engine: Engine, match: Scored, new: str, reasons: list[str]) 
     await _write(engine, mp, partial(_swap, engine, mp, match, new), reasons)
 
 
-def _insert(engine: Engine, mp: MemoryPath, where: Route, text: str) -> int | Appended:
+def _insert(engine: Engine, mp: MemoryPath, where: Route, text: str) -> Appended:
     bullet = f"- {text}"
     limit = engine.config.index.max_file_bytes
     if where.section is None:
         return append_block(mp, bullet, limit)
-    titles = (where.section, *where.aliases)
-
-    def edit(current: str) -> tuple[str, int]:
-        inserted = insert_bullet(current, titles, bullet)
-        return inserted.text, inserted.line
-
     template = template_text(mp.key) if where.file else ""
-    return edit_file(mp, edit, max_file_bytes=limit, template=template)
+    titles = (where.section, *where.aliases)
+    return insert_line(mp, titles, bullet, max_file_bytes=limit, template=template)
 
 
 def _swap(engine: Engine, mp: MemoryPath, match: Scored, new: str) -> int:

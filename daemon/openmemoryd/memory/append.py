@@ -46,9 +46,16 @@ class Appended:
     created: bool
     # For the append journal: what was written and the file around it.
     block: str = ""
-    before_len: int = 0
+    before_len: int = 0  # bytes of the file before what was written
     before_hash: str = ""
     after_hash: str = ""
+    # A line inserted under a heading (`memory.edit.insert_line`) also has
+    # bytes after it: their length and hash, the file's length after the
+    # write, and the section it went to, so it can be put back there.
+    tail_len: int = 0
+    tail_hash: str = ""
+    after_len: int = 0
+    titles: tuple[str, ...] = ()
 
 
 def target_path(policy: PathPolicy, raw_path: str | None, today: date) -> MemoryPath:
@@ -94,7 +101,15 @@ def append_block(mp: MemoryPath, text: str, max_file_bytes: int) -> Appended:
     end_line = start_line + block.count("\n")
     before_hash, after_hash = digest(existing), digest(existing + payload)
     return Appended(
-        mp, start_line, end_line, created, block, len(existing), before_hash, after_hash
+        mp,
+        start_line,
+        end_line,
+        created,
+        block,
+        len(existing),
+        before_hash,
+        after_hash,
+        after_len=len(existing) + len(payload),
     )
 
 

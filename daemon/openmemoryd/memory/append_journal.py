@@ -25,6 +25,11 @@ the length and hash of the file before it and the hash after it.
   begin with the version the append was made to) stays in the journal,
   reported as missing, until someone restores it or it is ``max_age_s`` old.
 
+A line `log` inserted under a heading (MEMORY.md's sections) is journalled
+the same way, with the bytes before it *and* after it: a rewrite is stale for
+it when it holds exactly the bytes before the line, then exactly those that
+followed it, then more; it is put back under its heading.
+
 Within ``settle_s`` one case cannot be told apart: deleting the *last*
 appended block and adding a line of one's own looks exactly like a stale
 rewrite, and is undone. After ``settle_s`` the block has left the journal.
@@ -62,6 +67,13 @@ class Entry(msgspec.Struct, frozen=True):
     before_len: int  # the file's size just before the append
     before_hash: str  # sha256 of those bytes
     after_hash: str  # sha256 of the file right after the append
+    # A line inserted under a heading (log): the bytes after the inserted
+    # lines (length, sha256), the file's size after the write, and the
+    # section's titles to put it back under. An append has no tail.
+    tail_len: int = 0
+    tail_hash: str = ""
+    after_len: int = 0
+    titles: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,13 +125,29 @@ def holds(content: bytes, block: str) -> bool:
 
 
 def _extends(content: bytes, entry: Entry) -> bool:
-    """True if *content* is the file as it was before *entry*, plus more."""
-    return len(content) > entry.before_len and _appended_to_prefix(content, entry)
+    """True if *content* is the file as it was before *entry*, plus more
+    (for an inserted line: the bytes before it, then those after it)."""
+    end = entry.before_len + entry.tail_len
+    return (
+        len(content) > end
+        and digest(content[: entry.before_len]) == entry.before_hash
+        and _tail_at(content, entry, entry.before_len)
+    )
 
 
 def _appended_to_prefix(content: bytes, entry: Entry) -> bool:
-    """True if the file *entry* was appended to is the start of *content*."""
-    return digest(content[: entry.before_len]) == entry.before_hash
+    """True if *content* begins with the file *entry* was written to (for
+    an inserted line: the bytes before it, something in its place, then
+    the bytes that followed it)."""
+    if digest(content[: entry.before_len]) != entry.before_hash:
+        return False
+    return _tail_at(content, entry, entry.after_len - entry.tail_len)
+
+
+def _tail_at(content: bytes, entry: Entry, start: int) -> bool:
+    if not entry.tail_len:
+        return True
+    return digest(content[start : start + entry.tail_len]) == entry.tail_hash
 
 
 class AppendJournal:
@@ -157,7 +185,17 @@ class AppendJournal:
         with self._lock:
             a = appended
             entry = Entry(
-                self._next, a.path.key, a.block, at, a.before_len, a.before_hash, a.after_hash
+                self._next,
+                a.path.key,
+                a.block,
+                at,
+                a.before_len,
+                a.before_hash,
+                a.after_hash,
+                a.tail_len,
+                a.tail_hash,
+                a.after_len,
+                a.titles,
             )
             self._next += 1
             self._entries[entry.seq] = entry

@@ -17,11 +17,12 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from openmemoryd.errors import Forbidden, TooLarge
-from openmemoryd.memory.append import open_locked
+from openmemoryd.memory.append import Appended, digest, open_locked
 from openmemoryd.memory.durable import fsync_dir, read_all, replace_file
+from openmemoryd.memory.sections import insert_bullet
 from openmemoryd.workspace import MemoryPath
 
-__all__ = ["edit_file"]
+__all__ = ["edit_file", "insert_line"]
 
 T = TypeVar("T")
 
@@ -59,3 +60,52 @@ def edit_file(
     if created:
         fsync_dir(mp.root.joinpath(*mp.parts[:-1]))
     return result
+
+
+def insert_line(
+    mp: MemoryPath, titles: tuple[str, ...], line: str, *, max_file_bytes: int, template: str = ""
+) -> Appended:
+    """Insert *line* into the section ``titles[0]`` (or one of the other
+    *titles*; the section is created when none exists) and describe the
+    write for the append journal: the bytes before and after the inserted
+    lines, so a whole-file rewrite based on the file as it was without them
+    can be recognised, and the section, so the line can be put back there.
+    """
+
+    def edit(current: str) -> tuple[str, tuple[str, str, int]]:
+        inserted = insert_bullet(current, titles, line)
+        return inserted.text, (current, inserted.text, inserted.line)
+
+    # Judged on the texts the edit saw and wrote, not on a second read: an
+    # append may land as soon as the lock is released.
+    before, written, number = edit_file(mp, edit, max_file_bytes=max_file_bytes, template=template)
+    old = before.encode("utf-8", errors="surrogateescape").splitlines(keepends=True)
+    new = written.encode("utf-8", errors="surrogateescape").splitlines(keepends=True)
+    head = _common_prefix(old, new)
+    tail = _common_prefix(old[head:][::-1], new[head:][::-1])
+    prefix = b"".join(new[:head])
+    suffix = b"".join(new[len(new) - tail :]) if tail else b""
+    after = b"".join(new)
+    return Appended(
+        mp,
+        number,
+        number,
+        created=False,
+        block=line,
+        before_len=len(prefix),
+        before_hash=digest(prefix),
+        after_hash=digest(after),
+        tail_len=len(suffix),
+        tail_hash=digest(suffix),
+        after_len=len(after),
+        titles=titles,
+    )
+
+
+def _common_prefix(a: list[bytes], b: list[bytes]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
