@@ -27,11 +27,16 @@ import random
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-
-import httpx
+from typing import TYPE_CHECKING
 
 from omem_protocol import __version__
 from openmemoryd.errors import RemoteServiceError
+
+if TYPE_CHECKING:
+    # httpx is imported where a request is made: it takes ~0.1 s (more with
+    # rich and click installed, whose CLI it loads), and a daemon with no remote
+    # service configured never needs it.
+    import httpx
 
 logger = logging.getLogger("openmemoryd.http")
 
@@ -133,6 +138,8 @@ class HttpSession:
         too_large_hint: str = "request too large",
         log: logging.Logger = logger,
     ) -> None:
+        import httpx
+
         self._provider = provider
         self._error = error
         self._too_large_hint = too_large_hint
@@ -196,6 +203,8 @@ class HttpSession:
             ) from None
 
     def _send(self, url: httpx.URL, body: Mapping[str, object]) -> httpx.Response:
+        import httpx
+
         for _ in range(MAX_REDIRECTS + 1):
             try:
                 response = self._client.post(url, json=body)

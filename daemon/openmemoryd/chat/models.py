@@ -26,13 +26,14 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import ClassVar, Final
-
-import httpx
+from typing import TYPE_CHECKING, ClassVar, Final
 
 from openmemoryd.config import ChatSettings
 from openmemoryd.errors import RemoteServiceError, Unavailable
 from openmemoryd.http_session import Backoff, HttpSession, RemoteConfig, public_endpoint
+
+if TYPE_CHECKING:
+    import httpx  # imported where used (see openmemoryd.http_session)
 
 logger = logging.getLogger("openmemoryd.chat")
 
@@ -227,6 +228,8 @@ def build_chat(
 
 
 def _parse_base_url(text: str) -> httpx.URL:
+    import httpx
+
     try:
         url = httpx.URL(text)
     except httpx.InvalidURL as exc:

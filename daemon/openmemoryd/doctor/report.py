@@ -14,8 +14,6 @@ import contextlib
 import time
 from collections.abc import Iterable, Mapping, Sequence
 
-import httpx
-
 from omem_protocol import DoctorCheck, DoctorResult
 from openmemoryd.config import Config
 from openmemoryd.embed.remote import REMOTE_PROVIDERS, api_key_for, remote_settings
@@ -38,6 +36,8 @@ def fail(name: str, detail: str, fix: str) -> DoctorCheck:
 
 def secrets_of(config: Config, environ: Mapping[str, str]) -> list[str]:
     """Every credential the embedding configuration resolves to."""
+    import httpx  # here, not at the top: `doctor` is imported by every daemon start
+
     found: list[str] = []
     for name in REMOTE_PROVIDERS:
         key = api_key_for(name, config.embedding, environ)

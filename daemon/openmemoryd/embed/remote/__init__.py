@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-
-import httpx
+from typing import TYPE_CHECKING
 
 from openmemoryd import errors as _errors
 from openmemoryd.config import model as _config
@@ -28,6 +27,9 @@ from openmemoryd.embed.remote.mistral import MistralEmbedder
 from openmemoryd.embed.remote.ollama import OllamaEmbedder
 from openmemoryd.embed.remote.openai import OpenAIEmbedder
 from openmemoryd.embed.remote.voyage import VoyageEmbedder
+
+if TYPE_CHECKING:
+    import httpx  # imported where used (see openmemoryd.http_session)
 
 _CLASSES: dict[str, type[RemoteEmbedder]] = {
     cls.provider: cls
@@ -132,6 +134,8 @@ def provider_class(name: str) -> type[RemoteEmbedder]:
 
 def _parse_base_url(name: str, text: str) -> httpx.URL:
     """Validate base_url now, so a typo is a config error, not a retried failure."""
+    import httpx
+
     where = f"embedding.{name}.base_url"
     try:
         url = httpx.URL(text)

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-
-import httpx
+from typing import TYPE_CHECKING
 
 from openmemoryd.config import RerankSettings
 from openmemoryd.errors import ConfigError
 from openmemoryd.http_session import Backoff, RemoteConfig
 from openmemoryd.search.rerank.base import HttpReranker
 from openmemoryd.search.rerank.providers import PROVIDERS
+
+if TYPE_CHECKING:
+    import httpx  # imported where used (see openmemoryd.http_session)
 
 
 def build_reranker(
@@ -63,6 +65,8 @@ def build_reranker(
 
 def _parse_base_url(text: str) -> httpx.URL:
     """Validated now, so a typo is one clear error rather than one per search."""
+    import httpx
+
     try:
         url = httpx.URL(text)
     except httpx.InvalidURL as exc:
