@@ -1,8 +1,9 @@
 """``python -m bench``: every benchmark in one run, one results file, one table, plots.
 
 Each part is the benchmark's own ``main`` (`bench.locomo`, `bench.search_latency`,
-`bench.freshness`, `bench.load`, `bench.indexing`), called in this process
-with the arguments in `FULL` or `QUICK` plus ``--json``; every part starts
+`bench.freshness`, `bench.load`, `bench.indexing`, `bench.append_scaling`, ...),
+called in this process with the arguments in `FULL` or `QUICK` plus
+``--json``; every part starts
 and stops its own daemons in their own temp dirs, so nothing here touches
 the user's workspace. A part that fails is recorded with its exit code and
 the rest still run; the exit code is then 1.
@@ -48,7 +49,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from bench import cli_startup, freshness, indexing, load, locomo, search_latency, soak
+from bench import (
+    append_scaling,
+    cli_startup,
+    freshness,
+    indexing,
+    load,
+    locomo,
+    search_latency,
+    soak,
+)
 from bench.locomo import to_json
 from bench.plots import matplotlib_available, plot_report
 from bench.report import load_average
@@ -77,6 +87,7 @@ PARTS: Final[tuple[Part, ...]] = (
     Part("load", "Throughput under load (keyword search)", "bench.load", load.main),
     Part("load-hybrid", "Throughput under load (hybrid search)", "bench.load", load.main),
     Part("indexing", "Indexing", "bench.indexing", indexing.main),
+    Part("append", "Append cost vs file size", "bench.append_scaling", append_scaling.main),
     Part("cli-startup", "CLI start-up", "bench.cli_startup", cli_startup.main),
     Part("soak", "Soak under mixed load", "bench.soak", soak.main),
 )
@@ -92,6 +103,7 @@ FULL: Final[Mapping[str, str]] = {
     "load": "--sections 10000 --clients 32 --ops 3200",
     "load-hybrid": ("--provider local --sections 500 --clients 32 --ops 1600 --embed-nice {nice}"),
     "indexing": "--keyword-sections 10000 --vector-sections 1000 --embed-nice {nice}",
+    "append": "--lines 20,2000,20000 --appends 60",
     "cli-startup": "--runs 30",
     "soak": "--minutes 30 --model local",
 }
@@ -101,6 +113,7 @@ QUICK: Final[Mapping[str, str]] = {
     "freshness": "--sections 20 --edits 2 --queries 6 --debounce-ms 100",
     "load": "--sections 60 --clients 4 --ops 40",
     "indexing": "--keyword-sections 60 --skip-vectors",
+    "append": "--lines 20,200 --appends 3",
     "cli-startup": "--runs 2",
     "soak": "--minutes 0.5 --rebuild-every 0.2",
 }

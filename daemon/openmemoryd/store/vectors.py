@@ -191,6 +191,13 @@ def delete_chunk_vectors(conn: apsw.Connection, path: str) -> None:
         )
 
 
+def delete_vectors(conn: apsw.Connection, ids: Sequence[int]) -> None:
+    """Remove the vectors of the chunks *ids* (call inside their transaction)."""
+    for table in vector_tables(conn):
+        for chunk_id in ids:
+            conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (chunk_id,))
+
+
 def knn(
     conn: apsw.Connection,
     table: VecTable,

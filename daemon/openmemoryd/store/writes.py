@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import apsw
 
-from openmemoryd.store.vectors import delete_chunk_vectors
+from openmemoryd.store.rows import as_int
+from openmemoryd.store.vectors import delete_chunk_vectors, delete_vectors
 from openmemoryd.text import index_terms
 
 
@@ -47,11 +48,46 @@ class FileState:
 
 
 def replace_file(conn: apsw.Connection, state: FileState, chunks: Sequence[ChunkRow]) -> None:
-    """Make the index hold exactly *chunks* for the file, atomically."""
+    """Make the index hold exactly *chunks* for the file, atomically.
+
+    A chunk already stored unchanged (same lines, heading, text, source,
+    agent and time) keeps its row, its terms and its vector; only the others
+    are deleted and inserted. An append to a long file thus writes its last
+    chunks, not all of them, and nothing unchanged waits to be embedded
+    again. The rows that result are the same as from deleting everything and
+    inserting *chunks*, but for their ids.
+    """
     with conn:
-        _delete_chunks(conn, state.path)
-        insert_chunks(conn, state.path, state.source, chunks)
+        stored: dict[tuple[object, ...], list[int]] = {}
+        for chunk_id, *key in conn.execute(
+            "SELECT id, start_line, end_line, heading, hash, source, agent, msg_time "
+            "FROM chunks WHERE path = ?",
+            (state.path,),
+        ):
+            stored.setdefault(tuple(key), []).append(as_int(chunk_id))
+        fresh = []
+        for chunk in chunks:
+            kept = stored.get(_identity(chunk, state.source))
+            if kept:
+                kept.pop()
+            else:
+                fresh.append(chunk)
+        _delete_ids(conn, [chunk_id for ids in stored.values() for chunk_id in ids])
+        insert_chunks(conn, state.path, state.source, fresh)
         upsert_file(conn, state, len(chunks))
+
+
+def _identity(chunk: ChunkRow, source: str) -> tuple[object, ...]:
+    """What makes a stored row the same chunk (the order of `replace_file`'s query)."""
+    return (
+        chunk.start_line,
+        chunk.end_line,
+        chunk.heading,
+        chunk.hash,
+        source,
+        chunk.agent,
+        chunk.msg_time,
+    )
 
 
 def upsert_file(conn: apsw.Connection, state: FileState, chunks: int) -> None:
@@ -124,6 +160,16 @@ def delete_file(conn: apsw.Connection, path: str) -> bool:
 def delete_chunks(conn: apsw.Connection, path: str) -> None:
     """Remove every chunk of *path* (inside the caller's transaction)."""
     _delete_chunks(conn, path)
+
+
+def _delete_ids(conn: apsw.Connection, ids: Sequence[int]) -> None:
+    """Remove the chunks *ids*, their terms and their vectors."""
+    if not ids:
+        return
+    delete_vectors(conn, ids)
+    for chunk_id in ids:
+        conn.execute("DELETE FROM chunks_fts WHERE rowid = ?", (chunk_id,))
+        conn.execute("DELETE FROM chunks WHERE id = ?", (chunk_id,))
 
 
 def _delete_chunks(conn: apsw.Connection, path: str) -> None:
