@@ -22,7 +22,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client, types
 from conftest import Daemon, Env
 from omem_client._errors import BadRequestError
 from omem_client._mcp_profiles import PROFILES, task_changes
-from omem_client.cli import MCP_PROFILES
+from omem_protocol import MCP_PROFILES
 
 pytestmark = pytest.mark.e2e
 

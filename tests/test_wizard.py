@@ -21,7 +21,7 @@ from tests.fake_embedding_servers import FakeEmbeddingServer
 
 from openmemoryd.config import EmbeddingSettings, RemoteSettings
 from openmemoryd.errors import ConfigError
-from openmemoryd.wizard import Option, Preset, run_configure, run_init
+from openmemoryd.wizard import McpHosts, Option, Preset, run_configure, run_init
 from openmemoryd.wizard.config_file import update_config
 from openmemoryd.wizard.prompts import _pick
 from openmemoryd.wizard.questions import EmbeddingAnswers, ask_embedding
@@ -70,6 +70,8 @@ def _init(env: Env, person: Scripted) -> list[str]:
         # env.vars: never the user's own config home; no keys from this machine.
         environ={k: v for k, v in env.vars.items() if not k.endswith("_API_KEY")},
         probe=_unreachable,
+        # nor their Cursor: its question comes only where ~/.cursor exists
+        hosts=McpHosts(home=env.root / "home"),
     )
     return out
 
@@ -88,6 +90,25 @@ def test_enter_everywhere_gives_the_bundled_local_model(env: Env) -> None:
     assert (env.workspace / "MEMORY.md").is_file()
     assert "Embedding: local (multilingual-e5-small, the default)" in out
     assert any(line.startswith("Config:") and "(created)" in line for line in out)
+
+
+def test_with_cursor_installed_init_offers_to_register_the_bridge(env: Env) -> None:
+    cursor = env.root / "home" / ".cursor"
+    cursor.mkdir(parents=True)
+    person = Scripted("", "", "")  # Enter everywhere: yes
+    out = _init(env, person)
+    assert person.asked[:2] == ["Workspace directory", "Embedding provider"]
+    assert person.asked[2].startswith("Add openmemory to Cursor's MCP servers (")
+    assert person.asked[2].endswith(".cursor/mcp.json)?")
+    entry = json.loads((cursor / "mcp.json").read_text())["mcpServers"]["openmemory"]
+    assert entry["args"] == ["--socket", str(env.socket), "mcp"]
+    assert any(line.startswith("  ✓ Added Cursor's MCP servers:") for line in out)
+
+    (cursor / "mcp.json").unlink()
+    no = Scripted("", "", "no")
+    _init(env, no)
+    assert no.asked[2].startswith("Add openmemory to Cursor's MCP servers"), no.asked
+    assert not (cursor / "mcp.json").exists()
 
 
 def test_a_relative_workspace_answer_is_made_absolute(
@@ -265,7 +286,7 @@ class Terminal:
             stdin=slave,
             stdout=slave,
             stderr=slave,
-            env={**env.vars, "TERM": "dumb", "COLUMNS": "120"},
+            env={**env.vars, "TERM": "dumb", "COLUMNS": "120", "HOME": str(env.root / "home")},
             close_fds=True,
         )
         os.close(slave)

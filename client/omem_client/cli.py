@@ -46,7 +46,7 @@ from omem_client._cli_io import (
     search_command,
     status_command,
 )
-from omem_protocol import KNOWN_SOURCES, MAX_LIMIT, Progress
+from omem_protocol import KNOWN_SOURCES, MAX_LIMIT, MCP_PROFILES, Progress
 
 
 @app.command()
@@ -209,7 +209,6 @@ def restore(
 
 # The tool profiles of `_mcp_profiles`, named here so that a wrong name is
 # refused without importing the MCP SDK (tests check that the two agree).
-MCP_PROFILES = ("openmemory", "openclaw", "workany", "openclaw-memory")
 
 
 @app.command()

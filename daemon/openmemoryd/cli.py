@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 import trio
 import typer
 
-from omem_protocol import __version__
+from omem_protocol import MCP_PROFILES, __version__
 from openmemoryd.app import run_daemon
 from openmemoryd.config import Config, Overrides, load_config
 from openmemoryd.errors import OmemdError
@@ -249,12 +249,37 @@ def init(
     yes: YesOpt = False,
     provider: ProviderOpt = None,
     model: ModelOpt = None,
+    cursor: Annotated[
+        bool | None,
+        typer.Option(
+            "--cursor/--no-cursor",
+            help="Add the MCP bridge to Cursor's ~/.cursor/mcp.json (asked when Cursor is "
+            "installed and a person is at the terminal).",
+        ),
+    ] = None,
+    mcp_profile: Annotated[
+        str | None,
+        typer.Option(
+            "--mcp-profile",
+            help="The bridge's tool profile in that entry: openclaw, workany or "
+            "openclaw-memory (default: ours).",
+        ),
+    ] = None,
 ) -> None:
     """Set up openmemory: ask for the workspace and the embedder (defaults on
     Enter), write the config, create the workspace (MEMORY.md, USER.md,
-    PROJECT.md, memory/). Never overwrites a Markdown file; without a terminal
-    or with --yes it asks nothing."""
-    from openmemoryd.wizard import run_init
+    PROJECT.md, memory/), and with --cursor register the MCP bridge with Cursor.
+    Never overwrites a Markdown file; without a terminal or with --yes it asks
+    nothing."""
+    from openmemoryd.wizard import McpHosts, run_init
+
+    if mcp_profile is not None and mcp_profile not in MCP_PROFILES:
+        typer.echo(
+            f"openmemoryd: unknown --mcp-profile {mcp_profile!r}; "
+            f"choose one of: {', '.join(MCP_PROFILES)}",
+            err=True,
+        )
+        raise typer.Exit(2)
 
     resolved = _load(config, workspace, state_dir, socket)
     interactive = _interactive(yes)
@@ -266,6 +291,10 @@ def init(
             interactive=interactive,
             preset=_preset(provider, model),
             environ=os.environ,
+            hosts=McpHosts(
+                cursor=cursor,
+                profile=None if mcp_profile in (None, "openmemory") else mcp_profile,
+            ),
         )
     except OmemdError as exc:
         typer.echo(f"openmemoryd: {exc}", err=True)

@@ -18,6 +18,7 @@ from omem_protocol._base import (
     MAX_TASK_CHARS,
     MAX_TASK_REFS,
     MAX_TURNS,
+    MCP_PROFILES,
     Msg,
 )
 from omem_protocol._codec import (
@@ -139,6 +140,7 @@ __all__ = [
     "MAX_TASK_CHARS",
     "MAX_TASK_REFS",
     "MAX_TURNS",
+    "MCP_PROFILES",
     "METHODS",
     "METHODS_BY_NAME",
     "METHODS_BY_PARAMS",

@@ -31,6 +31,9 @@ Score = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 SourceName = Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
 # What `sources` may name: the Markdown memory files, and agents' session transcripts.
 KNOWN_SOURCES = ("memory", "sessions")
+# The MCP bridge's tool profiles (`omem-client mcp --profile`); the first is
+# the default. `openmemoryd init --mcp-profile` writes them into hosts' configs.
+MCP_PROFILES = ("openmemory", "openclaw", "workany", "openclaw-memory")
 AgentName = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
 SessionId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")]
 MAX_TURNS = 1000

@@ -10,6 +10,7 @@ the index's fingerprint, which re-embeds in the background).
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,8 @@ from openmemoryd.config import Config
 from openmemoryd.errors import ConfigError
 from openmemoryd.server.instance import STATE_LOCK_NAME, InstanceLock
 from openmemoryd.wizard.config_file import ConfigUpdate, update_config
-from openmemoryd.wizard.prompts import Prompter
+from openmemoryd.wizard.mcp_hosts import SERVER_NAME, bridge_command, cursor_config_path, register
+from openmemoryd.wizard.prompts import Option, Prompter
 from openmemoryd.wizard.questions import (
     EmbeddingAnswers,
     Probe,
@@ -41,6 +43,22 @@ class Preset:
     model: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class McpHosts:
+    """Which MCP hosts init registers the bridge with.
+
+    ``cursor``: True registers it in Cursor's ``mcp.json``, False does not,
+    None asks a person at the terminal when Cursor is installed (its
+    ``~/.cursor`` exists) and otherwise does nothing: a script gets it only by
+    asking for it. ``profile`` is the bridge's tool profile (`omem-client mcp
+    --profile`), None for ours.
+    """
+
+    cursor: bool | None = None
+    profile: str | None = None
+    home: Path | None = None  # tests point it elsewhere
+
+
 def run_init(
     config: Config,
     prompter: Prompter,
@@ -50,8 +68,10 @@ def run_init(
     preset: Preset,
     environ: Mapping[str, str],
     probe: Probe | None = None,
+    hosts: McpHosts | None = None,
 ) -> None:
-    """Ask, write the config, create the workspace, print the next steps.
+    """Ask, write the config, create the workspace, register the MCP bridge
+    with the hosts asked for, print the next steps.
 
     Without a person at the terminal the config is written only if there is
     none yet (the defaults, so the next `openmemoryd run` finds the same
@@ -88,6 +108,7 @@ def run_init(
         echo(f"  ✓ Created {item}")
     if not created:
         echo("  nothing to create: the workspace is complete")
+    _register_cursor(config, prompter, echo, interactive, hosts or McpHosts())
     echo(RULE)
     echo("openmemory initialized" if created else "openmemory is set up")
     echo("")
@@ -135,6 +156,27 @@ def run_configure(
     if update.changed and _daemon_running(config):
         echo("Restart the daemon to use it (systemctl --user restart openmemoryd);")
         echo("the index re-embeds in the background, keyword search keeps working.")
+
+
+def _register_cursor(
+    config: Config, prompter: Prompter, echo: Echo, interactive: bool, hosts: McpHosts
+) -> None:
+    """Add the bridge to Cursor's MCP servers, if asked to (see `McpHosts`)."""
+    path = cursor_config_path(hosts.home)
+    wanted = hosts.cursor
+    if wanted is None and interactive and path.parent.is_dir():
+        answer = prompter.choose(
+            f"Add openmemory to Cursor's MCP servers ({home_relative(path)})?",
+            [Option("yes", "yes, Cursor's agents get the memory tools"), Option("no", "no")],
+            "yes",
+        )
+        wanted = answer == "yes"
+    if not wanted:
+        return
+    entry = bridge_command(socket=config.socket, profile=hosts.profile)
+    outcome = register(path, entry)
+    said = {"added": "Added", "updated": "Updated", "unchanged": "Already in"}[outcome]
+    echo(f"  ✓ {said} Cursor's MCP servers: {path} ({SERVER_NAME}: {shlex.join(entry.argv)})")
 
 
 def _config_line(path: Path, update: ConfigUpdate | None) -> str:
