@@ -10,6 +10,7 @@ deletion, by contrast, must stay deleted.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import threading
@@ -300,5 +301,24 @@ def test_a_line_logged_under_a_heading_survives_a_stale_editor_save(env: Env) ->
         assert wait_for(back_under_its_heading, RESTORED_WITHIN_S), daemon.log()[-3000:]
         assert memory.read_text("utf-8").count(line) == 1
         assert "restored 1 line(s) to MEMORY.md" in daemon.log()
+    finally:
+        daemon.stop()
+
+
+def test_a_logged_line_counted_again_is_not_put_back_beside_its_count(env: Env) -> None:
+    daemon = start(env)
+    try:
+        with daemon.client() as client:
+            first = client.log("The staging cluster is rebuilt every Sunday night", type="note")
+            again = client.log("The staging cluster is rebuilt every Sunday night", type="note")
+        assert (first.status, again.status) == ("written", "reinforced"), (first, again)
+        path = env.workspace / first.path
+        time.sleep(2.0)  # several passes of the journal keeper, within the settle time
+        lines = [line for line in path.read_text("utf-8").splitlines() if "staging" in line]
+        assert len(lines) == 1, lines
+        assert lines[0].endswith("(×2)"), lines
+        assert "restored" not in daemon.log()
+        issues = json.loads(daemon.cli("status", "--json").stdout)["issues"]
+        assert not [issue for issue in issues if "missing" in issue], issues
     finally:
         daemon.stop()

@@ -183,10 +183,11 @@ def missing_report(engine: JournalHost) -> list[str]:
 
 
 def forget_absent(engine: JournalHost, mp: MemoryPath, removed: Sequence[str]) -> None:
-    """After `forget` removed *removed* from *mp*: entries holding that text
-    were removed on purpose and leave the journal (restoring them would undo
-    the forget, and keeping them would keep the text). Other entries stay,
-    even if missing: a stale rewrite may have dropped them just before."""
+    """After the daemon removed *removed* from *mp* on purpose (`forget`, or
+    `log` counting a repeat on a line or replacing it): entries holding that
+    text leave the journal (restoring them would undo the edit, and keeping
+    them would keep forgotten text). Other entries stay, even if missing: a
+    stale rewrite may have dropped them just before."""
     gone = {line for text in removed for line in text.split("\n") if line.strip()}
     entries = engine.journal.entries(mp.key)
     if entries and gone:

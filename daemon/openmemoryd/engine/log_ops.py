@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Final, Literal
 import trio
 
 from omem_protocol import MAX_LOG_CHARS, LogParams, LogResult, LogSimilar
+from openmemoryd.engine.journal_keeper import forget_absent
 from openmemoryd.engine.similar import BULLET, Scored, nearby_lines, score_lines
 from openmemoryd.errors import BadRequest, Conflict
 from openmemoryd.memory.append import Appended, append_block, target_path
@@ -294,6 +295,8 @@ def _insert(engine: Engine, mp: MemoryPath, where: Route, text: str) -> Appended
 
 
 def _swap(engine: Engine, mp: MemoryPath, match: Scored, new: str) -> int:
+    """In the writer lane: *match*'s line becomes *new* (a repeat counted, or
+    a conflicting memory replaced)."""
     number, old = match.line.number, match.line.line
 
     def edit(current: str) -> tuple[str, int]:
@@ -304,4 +307,9 @@ def _swap(engine: Engine, mp: MemoryPath, match: Scored, new: str) -> int:
                 f"{mp.key} changed while logging (line {number}); nothing written, try again"
             ) from None
 
-    return edit_file(mp, edit, max_file_bytes=engine.config.index.max_file_bytes)
+    done = edit_file(mp, edit, max_file_bytes=engine.config.index.max_file_bytes)
+    # The old line is gone on purpose: a journalled write of it must not be
+    # put back as if a stale rewrite had dropped it (same lane as the edit,
+    # so the journal keeper never sees one without the other).
+    forget_absent(engine, mp, [old])
+    return done
