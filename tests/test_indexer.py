@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import apsw
 import numpy as np
@@ -13,6 +14,8 @@ from hypothesis import strategies as st
 
 from openmemoryd.config import IndexSettings
 from openmemoryd.index import index_file
+from openmemoryd.index import indexer as indexer_module
+from openmemoryd.index.resume import ChunkMemo
 from openmemoryd.store import chunk_count, file_notes, indexed_files, lexical_candidates, open_index
 from openmemoryd.store.vectors import store_vectors, target_table
 from openmemoryd.workspace import PathPolicy, init_workspace
@@ -246,3 +249,103 @@ def test_after_any_edits_the_rows_equal_a_fresh_index(
         (KEY,),
     ).fetchall()[0][0]
     assert terms == len(rows(conn))  # one FTS row per chunk, none left behind
+
+
+# ---------------------------------------------------------------- a grown file chunked from its end
+
+PIECES = (
+    "# Day",
+    "## Meeting",
+    "### Notes",
+    "- a note about the heron count",
+    "plain prose with several words in it",
+    "",
+    "",
+    "```",
+    "~~~",
+    "code line",
+    "Title",
+    "-----",
+    "=====",
+    "<!--",
+    "-->",
+    "<!-- one line -->",
+    "-->## D",
+    "- **Name:**",
+    "> quote",
+    "long " * 40,
+    "中文的句子，包含一些词语。" * 4,
+    "Привет, встреча в пятницу.",
+    "---",
+)
+TEXT = st.lists(st.sampled_from(PIECES), min_size=1, max_size=40).map(
+    lambda lines: "\n".join(lines) + "\n"
+)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(start=TEXT, appends=st.lists(TEXT, min_size=1, max_size=4))
+def test_appends_chunked_from_the_last_restart_equal_a_fresh_index(
+    conn: apsw.Connection, ws: Path, tmp_path: Path, start: str, appends: list[str]
+) -> None:
+    memo = ChunkMemo()
+    path = ws / KEY
+    path.write_text(start, "utf-8")
+    mp = PathPolicy(ws).resolve(KEY)
+    index_file(conn, KEY, mp, KEEP_SETTINGS, memo=memo)
+    for block in appends:
+        with path.open("a", encoding="utf-8") as f:
+            f.write(block)
+        outcome = index_file(conn, KEY, mp, KEEP_SETTINGS, memo=memo)
+        assert rows(conn) == from_scratch(tmp_path, ws), path.read_text("utf-8")
+        assert outcome.chunks == len(rows(conn))
+        (count,) = conn.execute("SELECT chunks FROM files WHERE path = ?", (KEY,)).fetchall()
+        assert count[0] == outcome.chunks
+
+
+def test_an_append_to_a_long_file_rechunks_only_its_end(conn: apsw.Connection, ws: Path) -> None:
+    memo = ChunkMemo()
+    path = ws / KEY
+    path.write_text("# 2026-01-05\n" + notes(400), "utf-8")
+    mp = PathPolicy(ws).resolve(KEY)
+    index_file(conn, KEY, mp, KEEP_SETTINGS, memo=memo)
+    with path.open("a", encoding="utf-8") as f:
+        f.write("- appended: the kestrel nests on the mill\n")
+    calls: list[int] = []
+    real = indexer_module.chunk_markdown_from
+
+    def counting(text: str, **kw: Any) -> Any:
+        calls.append(text.count("\n"))
+        return real(text, **kw)
+
+    indexer_module.chunk_markdown_from = counting  # type: ignore[assignment]
+    try:
+        index_file(conn, KEY, mp, KEEP_SETTINGS, memo=memo)
+    finally:
+        indexer_module.chunk_markdown_from = real  # type: ignore[assignment]
+    (chunked,) = calls
+    assert chunked < 20  # the last section, not the file's 400 lines
+    assert lexical_candidates(conn, "kestrel", 5)
+
+
+@pytest.mark.parametrize(
+    "start",
+    [
+        "---\ntitle: x\n# A\n" + "- a note\n" * 30,  # a front matter that may close later
+        "# A\n<!--\n## B\n" + "- a note\n" * 30,  # a comment still open
+    ],
+)
+def test_files_whose_start_may_change_meaning_are_chunked_whole(
+    conn: apsw.Connection, ws: Path, tmp_path: Path, start: str
+) -> None:
+    memo = ChunkMemo()
+    path = ws / KEY
+    path.write_text(start, "utf-8")
+    mp = PathPolicy(ws).resolve(KEY)
+    index_file(conn, KEY, mp, KEEP_SETTINGS, memo=memo)
+    with path.open("a", encoding="utf-8") as f:
+        f.write("---\n-->\n## C\n- after\n")
+    index_file(conn, KEY, mp, KEEP_SETTINGS, memo=memo)
+    assert rows(conn) == from_scratch(tmp_path, ws)

@@ -239,12 +239,12 @@ async def _sync(ctx: Context, params: SyncParams) -> SyncResult:
 
 @handles(m.LOG_TURNS)
 async def _log_turns(ctx: Context, params: LogTurnsParams) -> LogTurnsResult:
-    return await ctx.engine.log_turns(params.agent, params.session_id, params.turns)
+    return await session_ops.log_turns(ctx.engine, params.agent, params.session_id, params.turns)
 
 
 @handles(m.SESSION_START)
 async def _session_start(ctx: Context, params: SessionStartParams) -> SessionStartResult:
-    return await ctx.engine.session_start(params.agent, params.session_id)
+    return await session_ops.session_start(ctx.engine, params.agent, params.session_id)
 
 
 @handles(m.RECALL)

@@ -43,12 +43,9 @@ import trio
 from omem_protocol import (
     AppendResult,
     GetResult,
-    LogTurnsResult,
     RerankExplain,
     SearchResult,
-    SessionStartResult,
     SyncResult,
-    Turn,
 )
 from openmemoryd.config import Config
 from openmemoryd.embed import Embedder, EmbeddingError, Vectors, is_zero, to_blob
@@ -61,7 +58,6 @@ from openmemoryd.engine.rebuild import needs_rebuild, rebuild_index, swap_files
 from openmemoryd.engine.recovery import (
     FaultSeen,
     IndexDamaged,
-    IndexFull,
     IndexHealth,
     guarded,
     index_fault,
@@ -71,7 +67,8 @@ from openmemoryd.engine.syncing import Syncer
 from openmemoryd.engine.vectors import VectorIndexer
 from openmemoryd.errors import Unavailable
 from openmemoryd.index.indexer import index_file
-from openmemoryd.memory import append_block, append_turns, read_lines, target_path
+from openmemoryd.index.resume import ChunkMemo
+from openmemoryd.memory import append_block, read_lines, target_path
 from openmemoryd.memory.append import Appended
 from openmemoryd.memory.append_journal import AppendJournal
 from openmemoryd.memory.flush_state import FlushTracker
@@ -85,10 +82,8 @@ from openmemoryd.search import (
 )
 from openmemoryd.search.vector import VectorQuery
 from openmemoryd.store import OpenedIndex, open_index, open_reader
-from openmemoryd.store.rows import as_int
 from openmemoryd.store.vectors import active_table
 from openmemoryd.workspace import (
-    SESSION_SUFFIX,
     MemoryPath,
     PathPolicy,
     SessionLocator,
@@ -119,6 +114,9 @@ class Engine:
         self.recovered_to = opened.recovered_to
         self._writer = opened.conn
         self._closed = False
+        # Where each file's last chunking can resume: the daemon's own appends
+        # re-chunk only a grown file's end (index.resume). Writer lane only.
+        self._chunk_memo = ChunkMemo()
         self._write_limiter = trio.CapacityLimiter(1)
         self._read_limiter = trio.CapacityLimiter(READERS)
         self._readers: list[apsw.Connection] = []
@@ -412,7 +410,10 @@ class Engine:
     ) -> tuple[T, bool, FaultSeen | None]:
         result = edit(*args)
         try:
-            outcomes = [index_file(conn, mp.key, mp, self.config.index) for mp in paths]
+            outcomes = [
+                index_file(conn, mp.key, mp, self.config.index, memo=self._chunk_memo)
+                for mp in paths
+            ]
         except Exception as exc:
             kind = index_fault(exc)
             if kind is None:
@@ -422,51 +423,6 @@ class Engine:
         # (session_end names TASKS.md even when it had no tasks to write).
         indexed = all(o.kind != "skipped" for o in outcomes)
         return result, indexed, None
-
-    async def log_turns(self, agent: str, session_id: str, turns: Sequence[Turn]) -> LogTurnsResult:
-        """Append turns to a daemon-kept transcript; searchable on return."""
-        if self.sessions is None:
-            raise Unavailable("session transcripts are disabled (sessions.enabled = false)")
-        written = await trio.to_thread.run_sync(
-            append_turns, self.config.sessions_dir, agent, session_id, turns, time.time()
-        )
-        session = self.sessions.classify(written.path)
-        assert session is not None  # written under the daemon's own sessions directory
-        try:
-            await self.files.apply_keys([session.key], force=True)
-        except (IndexDamaged, IndexFull):
-            # The turns are written; the queue indexes them once it can, and
-            # the reply must not invite a retry that would log them twice.
-            self.syncer.queue.notice([session.key], "log-turns", delay=0)
-            indexed = False
-        else:
-            indexed = session.key not in self.files.waiting
-        return LogTurnsResult(
-            path=session.key,
-            start_line=written.start_line,
-            end_line=written.end_line,
-            indexed=indexed,
-            citation=citation(session.key, written.start_line, written.end_line),
-        )
-
-    async def session_start(self, agent: str, session_id: str | None = None) -> SessionStartResult:
-        """Index every pending line of the agent's transcripts now (only the
-        session's own transcript, ``<session_id>.jsonl``, when it is named), so
-        a new session can recall the one before without waiting for the
-        thresholds."""
-        if self.sessions is None:
-            raise Unavailable("session transcripts are disabled (sessions.enabled = false)")
-        found = await trio.to_thread.run_sync(self.sessions.scan)
-        keys = [
-            key
-            for key, session in found.items()
-            if session.agent == agent
-            and (session_id is None or session.path.name == f"{session_id}{SESSION_SUFFIX}")
-        ]
-        before = await self.read(_chunks_of, keys)
-        await self.files.apply_keys(keys, force=True)
-        after = await self.read(_chunks_of, keys)
-        return SessionStartResult(agent=agent, transcripts=len(keys), chunks=max(0, after - before))
 
     async def sync(
         self, *, full: bool = False, reason: str = "explicit", progress: ProgressFn | None = None
@@ -533,16 +489,6 @@ class Engine:
             readers, self._readers = self._readers, []
             await trio.to_thread.run_sync(_close_all, self._writer, readers)
         await self.rerank.aclose()
-
-
-def _chunks_of(conn: apsw.Connection, keys: Sequence[str]) -> int:
-    if not keys:
-        return 0
-    rows = conn.execute(
-        f"SELECT coalesce(sum(chunks), 0) FROM files WHERE path IN ({', '.join('?' * len(keys))})",
-        tuple(keys),
-    ).fetchall()
-    return as_int(rows[0][0])
 
 
 def _close_all(writer: apsw.Connection, readers: list[apsw.Connection]) -> None:

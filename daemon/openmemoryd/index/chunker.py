@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import enum
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Final
@@ -35,7 +35,7 @@ from typing import Final
 from openmemoryd.text.boundaries import safe_boundary
 from openmemoryd.text.tokens import fitting_prefix, line_cost
 
-__all__ = ["CHUNKER_VERSION", "Chunk", "chunk_markdown"]
+__all__ = ["CHUNKER_VERSION", "Chunk", "Restart", "chunk_markdown", "chunk_markdown_from"]
 
 # Bump when the packing rules change: indexes built with another version are
 # rebuilt in the background (see `engine.rebuild`).
@@ -81,12 +81,16 @@ class _Block:
     last: int  # 0-based line index, inclusive
 
 
+Sections = tuple[tuple[int, str], ...]  # the open sections: (level, title), outermost first
+
+
 @dataclass(frozen=True, slots=True)
 class _Outline:
     """Heading paths by line, so any chunk start can look up its context."""
 
     lines: list[int]  # 0-based index of each heading line, ascending
     paths: list[str]  # heading path in effect from that line on
+    before: list[Sections]  # the sections open just before that heading
 
     def path_at(self, line: int) -> str:
         i = bisect_right(self.lines, line)
@@ -101,16 +105,58 @@ def chunk_markdown(text: str, *, max_tokens: int = 400, overlap_tokens: int = 80
     one of them; chunks that start a new section share nothing, since the
     previous section's tail is noise there.
     """
+    return chunk_markdown_from(text, max_tokens=max_tokens, overlap_tokens=overlap_tokens)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Restart:
+    """A heading where chunking can start again from nothing.
+
+    The packer had nothing open when it reached this heading (a file's first
+    block, or a section after one big enough to be closed), so every chunk
+    before it was already final and no chunk reaches back over it: the chunks
+    of the text from here on, chunked alone with the sections open above it,
+    are exactly the whole text's chunks from here on, whatever follows.
+    (What comes before must not change, nor may the text before it leave an
+    HTML comment or a front matter open: the caller checks that.)
+    """
+
+    line: int  # 1-based
+    sections: Sections
+
+
+def chunk_markdown_from(
+    text: str,
+    *,
+    max_tokens: int = 400,
+    overlap_tokens: int = 80,
+    first_line: int = 1,
+    sections: Sections = (),
+) -> tuple[list[Chunk], list[Restart]]:
+    """`chunk_markdown` of a file's text from line *first_line* on, given
+    the *sections* open above it (a `Restart` of an earlier run), with the
+    places where a later run may start again; chunk lines count from
+    *first_line*. With the defaults, the whole file."""
     if max_tokens < MIN_MAX_TOKENS:
         raise ValueError(f"max_tokens must be at least {MIN_MAX_TOKENS}, got {max_tokens}")
     overlap_tokens = min(max(overlap_tokens, 0), max_tokens // 2)
     lines = _split_lines(text)
-    blocks, outline = _parse(lines)
+    blocks, outline = _parse(lines, sections, front_matter=first_line == 1)
     packer = _Packer(lines, outline, max_tokens, overlap_tokens)
     for block in blocks:
         packer.add(block)
     packer.flush()
-    return packer.chunks
+    offset = first_line - 1
+    if offset:
+        packer.chunks = [
+            Chunk(c.start_line + offset, c.end_line + offset, c.text, c.heading)
+            for c in packer.chunks
+        ]
+    restarts = [
+        Restart(line + 1 + offset, outline.before[bisect_left(outline.lines, line)])
+        for line in packer.restarts
+    ]
+    return packer.chunks, restarts
 
 
 def _split_lines(text: str) -> list[str]:
@@ -121,7 +167,9 @@ def _split_lines(text: str) -> list[str]:
     return [line.removesuffix("\r") for line in lines]
 
 
-def _parse(lines: list[str]) -> tuple[list[_Block], _Outline]:
+def _parse(
+    lines: list[str], sections: Sections = (), *, front_matter: bool = True
+) -> tuple[list[_Block], _Outline]:
     """Blocks in source order (blank lines between them belong to none).
 
     Headings are ATX (``# Title``) or setext (``Title`` over ``===`` or
@@ -130,10 +178,11 @@ def _parse(lines: list[str]) -> tuple[list[_Block], _Outline]:
     comment in a code block, does not start a section.
     """
     blocks: list[_Block] = []
-    outline = _Outline([], [])
-    stack: list[tuple[int, str]] = []
+    outline = _Outline([], [], [])
+    stack: list[tuple[int, str]] = list(sections)
 
     def open_section(level: int, title: str, at: int) -> None:
+        outline.before.append(tuple(stack))
         while stack and stack[-1][0] >= level:
             stack.pop()
         stack.append((level, title))
@@ -142,7 +191,7 @@ def _parse(lines: list[str]) -> tuple[list[_Block], _Outline]:
 
     commented = _inside_comments(lines)
     i, n = 0, len(lines)
-    if n and _FRONT_MATTER_RE.match(lines[0]):
+    if front_matter and n and _FRONT_MATTER_RE.match(lines[0]):
         end = next((k for k in range(1, n) if _FRONT_MATTER_END_RE.match(lines[k])), None)
         if end is not None:
             blocks.append(_Block(_Kind.PARAGRAPH, 0, end))
@@ -319,12 +368,15 @@ class _Packer:
         self._last = -1
         self._headings_from: int | None = None
         self.chunks: list[Chunk] = []
+        self.restarts: list[int] = []  # headings reached with nothing open (see `Restart`)
 
     def add(self, block: _Block) -> None:
         is_heading = block.kind is _Kind.HEADING
         if is_heading and self._first is not None and self._open_cost() >= self._max // 4:
             self.flush()
         if self._first is None:
+            if is_heading:
+                self.restarts.append(block.first)
             self._place_alone(block)
         elif self._cost(self._first, block.last) <= self._max:
             self._last = block.last

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 from dataclasses import dataclass
 from typing import Literal
 
@@ -27,7 +28,8 @@ import apsw
 
 from openmemoryd.config import IndexSettings
 from openmemoryd.errors import Forbidden, NotFound, OmemdError, TooLarge
-from openmemoryd.index.chunker import chunk_markdown
+from openmemoryd.index.chunker import Chunk, chunk_markdown_from
+from openmemoryd.index.resume import ChunkMemo, Resumable, tail_text, usable_restarts
 from openmemoryd.store import (
     ChunkRow,
     FileState,
@@ -64,10 +66,18 @@ def index_file(
     *,
     force: bool = False,
     source: str = "memory",
+    memo: ChunkMemo | None = None,
 ) -> FileOutcome:
-    """Update the index for the file *key*; *mp* None means "not memory any more"."""
+    """Update the index for the file *key*; *mp* None means "not memory any more".
+
+    With *memo*, a file that only grew since it was last chunked is chunked
+    again from its last restart point only (`index.resume`); the rows are
+    the same as from chunking it whole.
+    """
     known = indexed_file(conn, key)
     if mp is None:
+        if memo is not None:
+            memo.forget(key)
         return _remove(conn, key, known is not None)
     try:
         data, st = read_memory_file(mp, settings.max_file_bytes)
@@ -82,6 +92,12 @@ def index_file(
         logger.warning("cannot read %s: %s", key, exc)
         return FileOutcome(key, "skipped", issue=f"skipped: {exc}")
 
+    shape = (settings.chunk_tokens, settings.chunk_overlap)
+    if memo is not None and known is not None and not force:
+        grown = memo.lookup(key, known.hash, data, shape)
+        resumed = grown and _index_tail(conn, key, source, data, st, settings, memo, grown)
+        if resumed:
+            return resumed
     digest = sha256_hex(data)
     if known is not None and known.hash == digest and not force:
         if (known.mtime_ns, known.size) != (st.st_mtime_ns, st.st_size):
@@ -106,17 +122,57 @@ def index_file(
     text = text.removeprefix("\ufeff")
     # Template comments, empty fields and hints are blanked (lines kept), and
     # a chunk left with only headings is not memory (workspace.boilerplate).
-    rows = [
+    chunks, restarts = chunk_markdown_from(
+        mask_boilerplate(text),
+        max_tokens=settings.chunk_tokens,
+        overlap_tokens=settings.chunk_overlap,
+    )
+    rows = _rows(chunks)
+    replace_file(conn, FileState(key, source, digest, st.st_mtime_ns, st.st_size, note), rows)
+    if memo is not None:
+        usable = usable_restarts(data, restarts) if note is None else []
+        memo.remember(key, data, digest, shape, usable)
+    return FileOutcome(key, kind, len(rows), note)
+
+
+def _index_tail(
+    conn: apsw.Connection,
+    key: str,
+    source: str,
+    data: bytes,
+    st: os.stat_result,
+    settings: IndexSettings,
+    memo: ChunkMemo,
+    grown: tuple[Resumable, str],
+) -> FileOutcome | None:
+    """Chunk *data* from its last restart point on and replace only the
+    chunks from there; None if the tail is not valid UTF-8 or holds NUL
+    bytes (the whole file then goes the usual way, to be skipped or noted)."""
+    start, digest = grown
+    text = tail_text(data, start.offset)
+    if text is None or "\x00" in text:
+        return None
+    chunks, restarts = chunk_markdown_from(
+        mask_boilerplate(text),
+        max_tokens=settings.chunk_tokens,
+        overlap_tokens=settings.chunk_overlap,
+        first_line=start.line,
+        sections=start.sections,
+    )
+    rows = _rows(chunks)
+    state = FileState(key, source, digest, st.st_mtime_ns, st.st_size)
+    total = replace_file(conn, state, rows, from_line=start.line)
+    usable = memo.earlier(key, start.line) + usable_restarts(data, restarts, base=start)
+    memo.remember(key, data, digest, (settings.chunk_tokens, settings.chunk_overlap), usable)
+    return FileOutcome(key, "updated", total)
+
+
+def _rows(chunks: list[Chunk]) -> list[ChunkRow]:
+    return [
         ChunkRow(c.start_line, c.end_line, c.heading, c.text, sha256_hex(c.text.encode("utf-8")))
-        for c in chunk_markdown(
-            mask_boilerplate(text),
-            max_tokens=settings.chunk_tokens,
-            overlap_tokens=settings.chunk_overlap,
-        )
+        for c in chunks
         if has_memory(c.text)
     ]
-    replace_file(conn, FileState(key, source, digest, st.st_mtime_ns, st.st_size, note), rows)
-    return FileOutcome(key, kind, len(rows), note)
 
 
 def _remove(conn: apsw.Connection, key: str, was_indexed: bool) -> FileOutcome:

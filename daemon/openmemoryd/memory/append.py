@@ -99,7 +99,10 @@ def append_block(mp: MemoryPath, text: str, max_file_bytes: int) -> Appended:
     # the line after the last one already there.
     start_line = existing.count(b"\n") + prefix.count("\n") + 1
     end_line = start_line + block.count("\n")
-    before_hash, after_hash = digest(existing), digest(existing + payload)
+    hasher = hashlib.sha256(existing)  # one pass over a file that may be long
+    before_hash = hasher.hexdigest()
+    hasher.update(payload)
+    after_hash = hasher.hexdigest()
     return Appended(
         mp,
         start_line,

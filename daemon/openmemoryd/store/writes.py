@@ -47,8 +47,12 @@ class FileState:
     note: str | None = None
 
 
-def replace_file(conn: apsw.Connection, state: FileState, chunks: Sequence[ChunkRow]) -> None:
-    """Make the index hold exactly *chunks* for the file, atomically.
+def replace_file(
+    conn: apsw.Connection, state: FileState, chunks: Sequence[ChunkRow], *, from_line: int = 1
+) -> int:
+    """Make the index hold exactly *chunks* for the file, atomically; with
+    *from_line*, *chunks* are the file's chunks from that line on and those
+    that start before it stay as they are. Returns the file's chunk count.
 
     A chunk already stored unchanged (same lines, heading, text, source,
     agent and time) keeps its row, its terms and its vector; only the others
@@ -61,8 +65,8 @@ def replace_file(conn: apsw.Connection, state: FileState, chunks: Sequence[Chunk
         stored: dict[tuple[object, ...], list[int]] = {}
         for chunk_id, *key in conn.execute(
             "SELECT id, start_line, end_line, heading, hash, source, agent, msg_time "
-            "FROM chunks WHERE path = ?",
-            (state.path,),
+            "FROM chunks WHERE path = ? AND start_line >= ?",
+            (state.path, from_line),
         ):
             stored.setdefault(tuple(key), []).append(as_int(chunk_id))
         fresh = []
@@ -74,7 +78,15 @@ def replace_file(conn: apsw.Connection, state: FileState, chunks: Sequence[Chunk
                 fresh.append(chunk)
         _delete_ids(conn, [chunk_id for ids in stored.values() for chunk_id in ids])
         insert_chunks(conn, state.path, state.source, fresh)
-        upsert_file(conn, state, len(chunks))
+        before = 0
+        if from_line > 1:
+            (row,) = conn.execute(
+                "SELECT count(*) FROM chunks WHERE path = ? AND start_line < ?",
+                (state.path, from_line),
+            )
+            before = as_int(row[0])
+        upsert_file(conn, state, before + len(chunks))
+    return before + len(chunks)
 
 
 def _identity(chunk: ChunkRow, source: str) -> tuple[object, ...]:
