@@ -18,7 +18,7 @@ from openmemoryd.index import indexer as indexer_module
 from openmemoryd.index.resume import ChunkMemo
 from openmemoryd.store import chunk_count, file_notes, indexed_files, lexical_candidates, open_index
 from openmemoryd.store.vectors import store_vectors, target_table
-from openmemoryd.workspace import PathPolicy, init_workspace
+from openmemoryd.workspace import MemoryPath, PathPolicy, init_workspace
 
 SETTINGS = IndexSettings(max_file_bytes=64 * 1024)
 
@@ -283,6 +283,20 @@ TEXT = st.lists(st.sampled_from(PIECES), min_size=1, max_size=40).map(
 )
 
 
+def indexed_with_memo(conn: apsw.Connection, ws: Path, text: str) -> tuple[ChunkMemo, MemoryPath]:
+    """*text* written as the file and indexed once with a fresh `ChunkMemo`."""
+    memo = ChunkMemo()
+    (ws / KEY).write_text(text, "utf-8")
+    mp = PathPolicy(ws).resolve(KEY)
+    index_file(conn, KEY, mp, KEEP_SETTINGS, memo=memo)
+    return memo, mp
+
+
+def append_text(mp: MemoryPath, text: str) -> None:
+    with mp.absolute.open("a", encoding="utf-8") as f:
+        f.write(text)
+
+
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -290,29 +304,19 @@ TEXT = st.lists(st.sampled_from(PIECES), min_size=1, max_size=40).map(
 def test_appends_chunked_from_the_last_restart_equal_a_fresh_index(
     conn: apsw.Connection, ws: Path, tmp_path: Path, start: str, appends: list[str]
 ) -> None:
-    memo = ChunkMemo()
-    path = ws / KEY
-    path.write_text(start, "utf-8")
-    mp = PathPolicy(ws).resolve(KEY)
-    index_file(conn, KEY, mp, KEEP_SETTINGS, memo=memo)
+    memo, mp = indexed_with_memo(conn, ws, start)
     for block in appends:
-        with path.open("a", encoding="utf-8") as f:
-            f.write(block)
+        append_text(mp, block)
         outcome = index_file(conn, KEY, mp, KEEP_SETTINGS, memo=memo)
-        assert rows(conn) == from_scratch(tmp_path, ws), path.read_text("utf-8")
+        assert rows(conn) == from_scratch(tmp_path, ws), mp.absolute.read_text("utf-8")
         assert outcome.chunks == len(rows(conn))
         (count,) = conn.execute("SELECT chunks FROM files WHERE path = ?", (KEY,)).fetchall()
         assert count[0] == outcome.chunks
 
 
 def test_an_append_to_a_long_file_rechunks_only_its_end(conn: apsw.Connection, ws: Path) -> None:
-    memo = ChunkMemo()
-    path = ws / KEY
-    path.write_text("# 2026-01-05\n" + notes(400), "utf-8")
-    mp = PathPolicy(ws).resolve(KEY)
-    index_file(conn, KEY, mp, KEEP_SETTINGS, memo=memo)
-    with path.open("a", encoding="utf-8") as f:
-        f.write("- appended: the kestrel nests on the mill\n")
+    memo, mp = indexed_with_memo(conn, ws, "# 2026-01-05\n" + notes(400))
+    append_text(mp, "- appended: the kestrel nests on the mill\n")
     calls: list[int] = []
     real = indexer_module.chunk_markdown_from
 
@@ -340,12 +344,7 @@ def test_an_append_to_a_long_file_rechunks_only_its_end(conn: apsw.Connection, w
 def test_files_whose_start_may_change_meaning_are_chunked_whole(
     conn: apsw.Connection, ws: Path, tmp_path: Path, start: str
 ) -> None:
-    memo = ChunkMemo()
-    path = ws / KEY
-    path.write_text(start, "utf-8")
-    mp = PathPolicy(ws).resolve(KEY)
-    index_file(conn, KEY, mp, KEEP_SETTINGS, memo=memo)
-    with path.open("a", encoding="utf-8") as f:
-        f.write("---\n-->\n## C\n- after\n")
+    memo, mp = indexed_with_memo(conn, ws, start)
+    append_text(mp, "---\n-->\n## C\n- after\n")
     index_file(conn, KEY, mp, KEEP_SETTINGS, memo=memo)
     assert rows(conn) == from_scratch(tmp_path, ws)
