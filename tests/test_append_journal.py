@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from openmemoryd.memory.append import Appended, digest
-from openmemoryd.memory.append_journal import AppendJournal, Entry, Verdict, judge
+from openmemoryd.memory.append_journal import AppendJournal, Entry, Verdict, holds, judge
 from openmemoryd.memory.edit import insert_line
 from openmemoryd.workspace import MemoryPath
 
@@ -216,3 +216,12 @@ def test_a_new_section_counts_as_part_of_the_insert(tmp_path: Path) -> None:
     assert entry.titles == ("Habits",)
     verdict = f.judge(before + b"tail\n")  # stale: lacks the heading and the line
     assert [e.block for e in verdict.restore] == ["- ships on Fridays"]
+
+
+def test_a_line_counted_again_by_log_still_holds() -> None:
+    assert holds(b"# d\n- tea\n", "- tea")
+    assert holds(b"# d\n- tea (\xc3\x972)\n", "- tea")
+    assert holds(b"# d\n- tea (\xc3\x9712)\r\n", "- tea")
+    assert not holds(b"# d\n- tea leaves (\xc3\x972)\n", "- tea")  # another memory
+    assert not holds(b"# d\n- tea (\xc3\x972) and more\n", "- tea")
+    assert not holds(b"# d\n- a\n- b (\xc3\x972)\n", "- a\n- b")  # blocks match exactly

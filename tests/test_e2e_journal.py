@@ -322,3 +322,27 @@ def test_a_logged_line_counted_again_is_not_put_back_beside_its_count(env: Env) 
         assert not [issue for issue in issues if "missing" in issue], issues
     finally:
         daemon.stop()
+
+
+def test_a_counted_line_lost_to_a_stale_save_is_restored(env: Env) -> None:
+    daemon = start(env)
+    try:
+        with daemon.client() as client:
+            first = client.append("a line typed before")
+            path = env.workspace / first.path
+            before = path.read_text("utf-8")
+            client.log("The backup job runs at 02:00 every night", type="note")
+            again = client.log("The backup job runs at 02:00 every night", type="note")
+        assert again.status == "reinforced", again
+        # An editor saves the copy it read before both logs, plus a line.
+        editor_rewrite(path, lambda _: before + "typed in the editor\n")
+
+        def back() -> bool:
+            return "The backup job runs at 02:00" in path.read_text("utf-8")
+
+        assert wait_for(back, RESTORED_WITHIN_S), daemon.log()[-3000:]
+        text = path.read_text("utf-8")
+        assert text.count("The backup job runs at 02:00") == 1
+        assert "typed in the editor" in text
+    finally:
+        daemon.stop()

@@ -308,8 +308,10 @@ def _swap(engine: Engine, mp: MemoryPath, match: Scored, new: str) -> int:
             ) from None
 
     done = edit_file(mp, edit, max_file_bytes=engine.config.index.max_file_bytes)
-    # The old line is gone on purpose: a journalled write of it must not be
-    # put back as if a stale rewrite had dropped it (same lane as the edit,
-    # so the journal keeper never sees one without the other).
-    forget_absent(engine, mp, [old])
+    if split_count(new)[0] != split_count(old)[0]:
+        # Replaced on purpose: a journalled write of the old line must not be
+        # put back as if a stale rewrite had dropped it (same lane as the
+        # edit, so the journal keeper never sees one without the other). A
+        # counted repeat keeps its entry: the journal knows `- x (×2)` is `- x`.
+        forget_absent(engine, mp, [old])
     return done

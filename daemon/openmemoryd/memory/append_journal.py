@@ -42,10 +42,12 @@ old journal or the new one and a restarted daemon picks up where it left off.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 import msgspec
 
@@ -53,6 +55,9 @@ from openmemoryd.memory.append import Appended, digest
 from openmemoryd.memory.durable import replace_file
 
 __all__ = ["AppendJournal", "Entry", "Verdict", "holds", "judge"]
+
+# The count `log` puts on a line it saw again (`memory.sections.with_count`).
+_COUNTED: Final = rb"[ \t]+\(\xc3\x97\d+\)[ \t]*\r?\n"
 
 logger = logging.getLogger(__name__)
 
@@ -120,8 +125,16 @@ def judge(
 
 def holds(content: bytes, block: str) -> bool:
     """True if *block* appears in *content* as whole lines (a short block
-    inside a longer line does not count)."""
-    return b"\n" + block.encode("utf-8") + b"\n" in b"\n" + content + b"\n"
+    inside a longer line does not count). A one-line block still holds when
+    `log` has since counted a repeat on it (``- tea`` as ``- tea (×2)``)."""
+    encoded = block.encode("utf-8")
+    framed = b"\n" + content + b"\n"
+    if b"\n" + encoded + b"\n" in framed:
+        return True
+    if b"\n" in encoded:
+        return False
+    counted = re.compile(b"\n" + re.escape(encoded) + _COUNTED)
+    return counted.search(framed) is not None
 
 
 def _extends(content: bytes, entry: Entry) -> bool:
