@@ -16,11 +16,15 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import apsw
 import pytest
 
 from conftest import KEYWORD_ONLY, Daemon, Env
 from omem_client import Client, SearchResult
 from omem_protocol import SyncStatus
+from openmemoryd.index import index_file
+from openmemoryd.store import open_index
+from openmemoryd.workspace import PathPolicy
 
 pytestmark = pytest.mark.e2e
 
@@ -400,3 +404,57 @@ def test_configured_session_paths_are_searched(env: Env, tmp_path: Path) -> None
             assert hit.agent == "claude"
     finally:
         daemon.stop()
+
+
+def test_appends_made_outside_the_daemon_leave_the_rows_a_fresh_index_has(
+    env: Env, tmp_path: Path
+) -> None:
+    """A long file grown by another program (`>>`) is re-chunked from its end
+    by the watcher's pass; the index must hold what indexing it whole gives."""
+    env.write_config(KEYWORD_ONLY + f"[sync]\nsearch_check_s = 0\n{QUICK}\n")
+    shared = Daemon(env).start("--log-level", "debug")
+    try:
+        _grow_outside(shared, tmp_path)
+    finally:
+        shared.stop()
+    assert "indexed memory/grown-outside.md from line" in shared.log()  # from its end
+
+
+def _grow_outside(shared: Daemon, tmp_path: Path) -> None:
+    key = "memory/grown-outside.md"
+    path = shared.env.workspace / key
+    lines = ["# Grown outside"]
+    for i in range(1, 400):
+        lines.append(
+            f"## Part {i // 20}" if i % 20 == 0 else f"- shelf {i} holds the atlas volume {i}"
+        )
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    with shared.client() as client:
+        wait_until(finds(client, "atlas", key), "the long file indexed")
+        for word in ("quokka", "pangolin", "axolotl"):
+            with path.open("a", encoding="utf-8") as f:
+                f.write(f"- a {word} moved in\n## Later {word}\n- still about the {word}\n")
+            wait_until(finds(client, word, key), f"the appended {word}")
+
+    def stored(conn: apsw.Connection) -> list[tuple[object, ...]]:
+        return sorted(
+            conn.execute(
+                "SELECT start_line, end_line, heading, hash FROM chunks WHERE path = ?", (key,)
+            )
+        )
+
+    live = apsw.Connection(
+        str(shared.env.state_dir / "index" / "default.sqlite"), flags=apsw.SQLITE_OPEN_READONLY
+    )
+    try:
+        indexed = stored(live)
+    finally:
+        live.close()
+    fresh = open_index(tmp_path / "fresh.sqlite", workspace=tmp_path).conn
+    try:
+        index_file(
+            fresh, key, PathPolicy(shared.env.workspace).resolve(key), shared.env.config().index
+        )
+        assert indexed == stored(fresh)
+    finally:
+        fresh.close()

@@ -67,7 +67,6 @@ from openmemoryd.engine.syncing import Syncer
 from openmemoryd.engine.vectors import VectorIndexer
 from openmemoryd.errors import Unavailable
 from openmemoryd.index.indexer import index_file
-from openmemoryd.index.resume import ChunkMemo
 from openmemoryd.memory import append_block, read_lines, target_path
 from openmemoryd.memory.append import Appended
 from openmemoryd.memory.append_journal import AppendJournal
@@ -114,9 +113,6 @@ class Engine:
         self.recovered_to = opened.recovered_to
         self._writer = opened.conn
         self._closed = False
-        # Where each file's last chunking can resume: the daemon's own appends
-        # re-chunk only a grown file's end (index.resume). Writer lane only.
-        self._chunk_memo = ChunkMemo()
         self._write_limiter = trio.CapacityLimiter(1)
         self._read_limiter = trio.CapacityLimiter(READERS)
         self._readers: list[apsw.Connection] = []
@@ -411,7 +407,7 @@ class Engine:
         result = edit(*args)
         try:
             outcomes = [
-                index_file(conn, mp.key, mp, self.config.index, memo=self._chunk_memo)
+                index_file(conn, mp.key, mp, self.config.index, memo=self.files.memo)
                 for mp in paths
             ]
         except Exception as exc:

@@ -29,6 +29,7 @@ from openmemoryd.engine.hosts import IndexHost, ProgressFn
 from openmemoryd.engine.recovery import index_fault
 from openmemoryd.errors import OmemdError
 from openmemoryd.index.indexer import FileOutcome, index_file
+from openmemoryd.index.resume import ChunkMemo
 from openmemoryd.index.sessions import SessionOutcome, index_session
 from openmemoryd.store import delete_file, indexed_files
 from openmemoryd.workspace import (
@@ -54,6 +55,10 @@ class FileSync:
         self.syncing = False
         self.last_sync: LastSync | None = None
         self.waiting: dict[str, int] = {}  # transcripts with unindexed lines: bytes pending
+        # Where each file's last chunking on the live index can resume, so a
+        # file that only grew is re-chunked from its end (`index.resume`).
+        # Writer lane only; an index being built never uses it.
+        self.memo = ChunkMemo()
 
     # ------------------------------------------------------------ passes
 
@@ -146,7 +151,7 @@ class FileSync:
             await progress(0, total, "index")
         for offset in range(0, len(keys), BATCH):
             batch = keys[offset : offset + BATCH]
-            for outcome in await engine.write(self.index_batch, batch, scan, full):
+            for outcome in await engine.write(self._index_live, batch, scan, full):
                 counts[outcome.kind] += 1
                 chunks += outcome.chunks
                 if outcome.issue and outcome.kind == "skipped":
@@ -193,21 +198,33 @@ class FileSync:
     # ------------------------------------------------------------ batches (writer lane)
 
     def index_batch(
-        self, conn: apsw.Connection, keys: list[str], scan: Scan, full: bool
+        self,
+        conn: apsw.Connection,
+        keys: list[str],
+        scan: Scan,
+        full: bool,
+        memo: ChunkMemo | None = None,
     ) -> list[FileOutcome]:
-        """Index the Markdown files *keys* into *conn* (live or being built)."""
+        """Index the Markdown files *keys* into *conn* (live or being built;
+        *memo* only for the live index)."""
         outcomes = []
+        settings = self._engine.config.index
         for key in keys:
             disk = scan.files.get(key)
             mp = disk.path if disk is not None else self._resolve_or_none(key)
             try:
-                outcomes.append(index_file(conn, key, mp, self._engine.config.index, force=full))
+                outcomes.append(index_file(conn, key, mp, settings, force=full, memo=memo))
             except apsw.Error as exc:
                 if index_fault(exc):  # the index itself failed, not this file
                     raise
                 logger.error("indexing %s failed: %s", key, exc)
                 outcomes.append(FileOutcome(key, "skipped", issue=f"index error: {exc}"))
         return outcomes
+
+    def _index_live(
+        self, conn: apsw.Connection, keys: list[str], scan: Scan, full: bool
+    ) -> list[FileOutcome]:
+        return self.index_batch(conn, keys, scan, full, self.memo)
 
     def index_sessions(
         self, conn: apsw.Connection, sessions: Sequence[SessionFile | str], force: bool
@@ -259,7 +276,7 @@ class FileSync:
         changed = False
         for offset in range(0, len(memory), BATCH):
             outcomes = await engine.write(
-                self.index_batch, memory[offset : offset + BATCH], Scan(), False
+                self._index_live, memory[offset : offset + BATCH], Scan(), False
             )
             changed |= any(o.kind in ("added", "updated") for o in outcomes)
         recheck: dict[str, float] = {}

@@ -164,6 +164,7 @@ def _index_tail(
     total = replace_file(conn, state, rows, from_line=start.line)
     usable = memo.earlier(key, start.line) + usable_restarts(data, restarts, base=start)
     memo.remember(key, data, digest, (settings.chunk_tokens, settings.chunk_overlap), usable)
+    logger.debug("indexed %s from line %d on (the file grew)", key, start.line)
     return FileOutcome(key, "updated", total)
 
 
