@@ -53,6 +53,7 @@ from bench import (
     append_scaling,
     cli_startup,
     freshness,
+    index_memory,
     indexing,
     load,
     locomo,
@@ -88,6 +89,7 @@ PARTS: Final[tuple[Part, ...]] = (
     Part("load-hybrid", "Throughput under load (hybrid search)", "bench.load", load.main),
     Part("indexing", "Indexing", "bench.indexing", indexing.main),
     Part("append", "Append cost vs file size", "bench.append_scaling", append_scaling.main),
+    Part("index-memory", "Indexing memory vs file size", "bench.index_memory", index_memory.main),
     Part("cli-startup", "CLI start-up", "bench.cli_startup", cli_startup.main),
     Part("soak", "Soak under mixed load", "bench.soak", soak.main),
 )
@@ -104,6 +106,7 @@ FULL: Final[Mapping[str, str]] = {
     "load-hybrid": ("--provider local --sections 500 --clients 32 --ops 1600 --embed-nice {nice}"),
     "indexing": "--keyword-sections 10000 --vector-sections 1000 --embed-nice {nice}",
     "append": "--lines 20,2000,20000 --appends 60",
+    "index-memory": "--mb 1,5,20",
     "cli-startup": "--runs 30",
     "soak": "--minutes 30 --model local",
 }
@@ -114,6 +117,7 @@ QUICK: Final[Mapping[str, str]] = {
     "load": "--sections 60 --clients 4 --ops 40",
     "indexing": "--keyword-sections 60 --skip-vectors",
     "append": "--lines 20,200 --appends 3",
+    "index-memory": "--mb 0.2",
     "cli-startup": "--runs 2",
     "soak": "--minutes 0.5 --rebuild-every 0.2",
 }

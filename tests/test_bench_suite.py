@@ -102,6 +102,10 @@ def test_quick_suite_runs_every_part(quick_run: tuple[int, Path]) -> None:
     assert [r["embeddings_computed"] for r in runs] == [None, None]
     assert all(r["chunks"] >= 60 and r["chunks_per_s"] > 0 for r in runs)
 
+    (grown,) = parts["index-memory"]["report"]["results"]
+    assert grown["chunks"] > 100
+    assert grown["file_mb"] == pytest.approx(0.2, abs=0.01)
+
     sizes = parts["append"]["report"]["results"]
     assert [r["lines"] for r in sizes] == [20, 200]
     assert all(r["p50_ms"] > 0 and r["samples"] == 3 for r in sizes)
