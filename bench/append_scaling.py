@@ -24,17 +24,19 @@ import shlex
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass
+from itertools import count, islice
 from pathlib import Path
 from typing import Any, Final
 
+from bench.args import number_list
 from bench.daemon import BenchDaemon
 from bench.report import publish
 from bench.search_latency import machine_info
 
-__all__ = ["AppendResult", "main", "measure", "note_file", "render_table"]
+__all__ = ["WORDS", "AppendResult", "main", "measure", "note_file", "note_lines", "render_table"]
 
 KEYWORD_ONLY: Final = '[embedding]\nprovider = "none"\n'
 FILE: Final = "memory/2026-01-05.md"
@@ -57,17 +59,20 @@ class AppendResult:
     samples: int
 
 
-def note_file(lines: int) -> str:
-    """A daily file of *lines* lines: a heading every 20 lines, notes between."""
-    out = ["# 2026-01-05"]
-    while len(out) < lines:
-        n = len(out)
+def note_lines() -> Iterator[str]:
+    """A daily file's lines, without end: its date heading, then notes with
+    a section heading every 20 lines (also `bench.index_memory`'s file)."""
+    yield "# 2026-01-05"
+    for n in count(1):
         if n % 20 == 1:
-            out.append(f"## Meeting {n // 20 + 1}")
+            yield f"## Meeting {n // 20 + 1}"
         else:
-            words = [WORDS[(n * 7 + k * 3) % len(WORDS)] for k in range(9)]
-            out.append(f"- note {n}: " + " ".join(words))
-    return "\n".join(out[:lines]) + "\n"
+            yield f"- note {n}: " + " ".join(WORDS[(n * 7 + k * 3) % len(WORDS)] for k in range(9))
+
+
+def note_file(lines: int) -> str:
+    """A daily file of *lines* lines (`note_lines`)."""
+    return "\n".join(islice(note_lines(), lines)) + "\n"
 
 
 def measure(sizes: Sequence[int], appends: int) -> list[AppendResult]:
@@ -129,19 +134,11 @@ def _progress(message: str) -> None:
     print(f"[append-scaling] {message}", file=sys.stderr, flush=True)
 
 
-def _sizes(text: str) -> list[int]:
-    try:
-        sizes = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a list of line counts: {text!r}") from None
-    if not sizes or min(sizes) < 2:
-        raise argparse.ArgumentTypeError("line counts must be 2 or more")
-    return sizes
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.append_scaling", description=__doc__)
-    parser.add_argument("--lines", type=_sizes, default=[20, 2000, 20000])
+    parser.add_argument(
+        "--lines", type=number_list(int, at_least=2, what="line counts"), default=[20, 2000, 20000]
+    )
     parser.add_argument("--appends", type=int, default=60)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)

@@ -56,6 +56,7 @@ import numpy as np
 import numpy.typing as npt
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
+from bench.args import number_list
 from bench.corpus import generate_workspace, sample_queries
 from bench.report import load_average
 from bench.search_latency import machine_info, percentile
@@ -271,16 +272,6 @@ def _model_list(value: str) -> list[LocalModel]:
         raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
-def _thread_list(value: str) -> list[int]:
-    try:
-        threads = [int(part) for part in value.split(",") if part.strip()]
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError("expected comma-separated integers") from exc
-    if not threads or min(threads) < 1:
-        raise argparse.ArgumentTypeError("thread counts must be positive")
-    return threads
-
-
 def _positive(value: str) -> int:
     number = int(value)
     if number < 1:
@@ -299,7 +290,11 @@ def _parser() -> argparse.ArgumentParser:
         default=[local_model(MODEL_ID)],
         help="comma-separated local model ids; ratios are relative to the first",
     )
-    parser.add_argument("--threads", type=_thread_list, default=list(DEFAULT_THREADS))
+    parser.add_argument(
+        "--threads",
+        type=number_list(int, at_least=1, what="thread counts"),
+        default=list(DEFAULT_THREADS),
+    )
     parser.add_argument("--chunks", type=_positive, default=DEFAULT_CHUNKS)
     parser.add_argument("--queries", type=_positive, default=DEFAULT_QUERIES)
     parser.add_argument("--repeat", type=_positive, default=1, help="chunk runs per setting")

@@ -28,6 +28,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from bench.append_scaling import note_lines
+from bench.args import number_list
 from bench.daemon import BenchDaemon
 from bench.procstat import peak_rss_kb
 from bench.report import publish
@@ -36,10 +38,6 @@ from bench.search_latency import machine_info
 __all__ = ["IndexMemory", "main", "measure", "render_table", "write_notes"]
 
 FILE: Final = "memory/2026-01-05.md"
-WORDS: Final = (
-    "billing migration cache Redis Postgres deploy Friday review Wei Priya Marco "
-    "oolong tea hiking Alps budget invoice checksum rollout flag region staging"
-).split()
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,22 +58,16 @@ class IndexMemory:
 
 
 def write_notes(path: Path, megabytes: float) -> int:
-    """A daily file of about *megabytes* MB: notes under a heading every 20 lines."""
+    """A daily file (`append_scaling.note_lines`) of about *megabytes* MB; its size."""
     target = int(megabytes * 1024 * 1024)
     path.parent.mkdir(parents=True, exist_ok=True)
     written = 0
-    n = 0
     with path.open("w", encoding="utf-8") as f:
-        f.write("# 2026-01-05\n")
-        while written < target:
-            n += 1
-            if n % 20 == 0:
-                line = f"## Meeting {n // 20}\n"
-            else:
-                words = " ".join(WORDS[(n * 7 + k * 3) % len(WORDS)] for k in range(9))
-                line = f"- note {n}: {words}\n"
-            f.write(line)
-            written += len(line)
+        for line in note_lines():
+            if written >= target:
+                break
+            f.write(line + "\n")
+            written += len(line) + 1
     return written
 
 
@@ -131,19 +123,11 @@ def _progress(message: str) -> None:
     print(f"[index-memory] {message}", file=sys.stderr, flush=True)
 
 
-def _sizes(text: str) -> list[float]:
-    try:
-        sizes = [float(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a list of sizes in MB: {text!r}") from None
-    if not sizes or min(sizes) <= 0:
-        raise argparse.ArgumentTypeError("sizes must be positive")
-    return sizes
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.index_memory", description=__doc__)
-    parser.add_argument("--mb", type=_sizes, default=[1.0, 5.0, 20.0])
+    parser.add_argument(
+        "--mb", type=number_list(float, at_least=0.01, what="sizes in MB"), default=[1.0, 5.0, 20.0]
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     machine = machine_info()
