@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from openmemoryd.memory.append import Appended, digest
-from openmemoryd.memory.append_journal import AppendJournal, Entry, Verdict, holds, judge
+from openmemoryd.memory.append_journal import (
+    AppendJournal,
+    Entry,
+    Verdict,
+    _present,
+    holds,
+    judge,
+)
 from openmemoryd.memory.edit import insert_line
 from openmemoryd.workspace import MemoryPath
 
@@ -27,7 +37,16 @@ class History:
         self.content = before + b"\n" + block.encode() + b"\n"
         seq = len(self.entries) + 1
         self.entries.append(
-            Entry(seq, "memory/d.md", block, at, len(before), digest(before), digest(self.content))
+            Entry(
+                seq,
+                "memory/d.md",
+                block,
+                at,
+                len(before),
+                digest(before),
+                digest(self.content),
+                after_len=len(self.content),
+            )
         )
         return before
 
@@ -225,3 +244,51 @@ def test_a_line_counted_again_by_log_still_holds() -> None:
     assert not holds(b"# d\n- tea leaves (\xc3\x972)\n", "- tea")  # another memory
     assert not holds(b"# d\n- tea (\xc3\x972) and more\n", "- tea")
     assert not holds(b"# d\n- a\n- b (\xc3\x972)\n", "- a\n- b")  # blocks match exactly
+
+
+def _framed_holds(content: bytes, block: str) -> bool:
+    """`holds` as first written: the content framed by newlines, then searched."""
+    encoded = block.encode("utf-8")
+    framed = b"\n" + content + b"\n"
+    if b"\n" + encoded + b"\n" in framed:
+        return True
+    if b"\n" in encoded:
+        return False
+    counted = re.compile(b"\n" + re.escape(encoded) + rb"[ \t]+\(\xc3\x97\d+\)[ \t]*\r?\n")
+    return counted.search(framed) is not None
+
+
+_LINES = st.lists(st.sampled_from(["a", "b", "a b", "", "- x", "- x (×2)", "- x (×3) ", "b\r"]))
+
+
+@given(_LINES, st.lists(st.sampled_from(["a", "b", "a\nb", "- x", "x", "a b"]), min_size=1))
+def test_holds_without_copying_the_file_agrees_with_the_framed_search(
+    lines: list[str], blocks: list[str]
+) -> None:
+    content = "\n".join(lines).encode("utf-8")
+    for block in blocks:
+        assert holds(content, block) == _framed_holds(content, block)
+        assert holds(content + b"\n", block) == _framed_holds(content + b"\n", block)
+
+
+@given(_LINES, st.lists(st.sampled_from(["a", "b", "a\nb", "- x"]), min_size=1, max_size=4), _LINES)
+def test_a_block_looked_for_where_it_was_written_is_found_as_anywhere(
+    start: list[str], blocks: list[str], edit: list[str]
+) -> None:
+    """The keeper's positional shortcut never changes a verdict: on the
+    grown file and on files changed after the appends, `_present` says what
+    `holds` says."""
+    h = History("\n".join(start).encode("utf-8"))
+    for block in blocks:
+        h.append(block)
+    changed = [
+        h.content,
+        h.content + "\n".join(edit).encode("utf-8"),
+        "\n".join(edit).encode("utf-8") + h.content,
+        h.content[: len(h.content) // 2],
+        h.content.replace(b"- x\n", b"- x (\xc3\x972)\n", 1),
+    ]
+    for content in changed:
+        for entry in h.entries:
+            assert _present(content, entry) == holds(content, entry.block)
+    assert all(_present(h.content, e) for e in h.entries)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,9 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from openmemoryd.config import IndexSettings
+from openmemoryd.errors import BadRequest
 from openmemoryd.index import index_file
 from openmemoryd.index import indexer as indexer_module
-from openmemoryd.index.resume import ChunkMemo
+from openmemoryd.index.resume import ChunkMemo, Grown
+from openmemoryd.memory import append_block
+from openmemoryd.memory.known import KnownFiles
 from openmemoryd.store import chunk_count, file_notes, indexed_files, lexical_candidates, open_index
 from openmemoryd.store.vectors import store_vectors, target_table
 from openmemoryd.workspace import MemoryPath, PathPolicy, init_workspace
@@ -312,6 +316,43 @@ def test_appends_chunked_from_the_last_restart_equal_a_fresh_index(
         assert outcome.chunks == len(rows(conn))
         (count,) = conn.execute("SELECT chunks FROM files WHERE path = ?", (KEY,)).fetchall()
         assert count[0] == outcome.chunks
+
+
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(start=TEXT, appends=st.lists(TEXT, min_size=1, max_size=4))
+def test_appends_indexed_with_what_the_append_knows_equal_a_fresh_index(
+    conn: apsw.Connection, ws: Path, tmp_path: Path, start: str, appends: list[str]
+) -> None:
+    """As the daemon appends: `append_block` continuing from `KnownFiles`,
+    then the index told the hashes it computed (`Grown`) instead of hashing
+    the file. Same rows as a fresh index, and the file's true hash stored."""
+    memo, mp = indexed_with_memo(conn, ws, start)
+    known = KnownFiles()
+    for block in appends:
+        try:
+            done = append_block(mp, block, 1 << 20, known)
+        except BadRequest:  # nothing but blank lines: nothing appended
+            continue
+        grown = Grown(done.before_len, done.before_hash, done.after_len, done.after_hash)
+        index_file(conn, KEY, mp, KEEP_SETTINGS, memo=memo, grown=grown)
+        assert rows(conn) == from_scratch(tmp_path, ws), mp.absolute.read_text("utf-8")
+        stored = indexed_files(conn)[KEY].hash
+        assert stored == hashlib.sha256(mp.absolute.read_bytes()).hexdigest()
+
+
+def test_a_growth_that_does_not_match_the_file_is_not_trusted(
+    conn: apsw.Connection, ws: Path, tmp_path: Path
+) -> None:
+    """Hashes from a write that is not what the index chunked (another
+    change came between) are ignored: the file is hashed and read as it is."""
+    memo, mp = indexed_with_memo(conn, ws, "# Day\n\n- first note\n")
+    append_text(mp, "- second note\n")
+    wrong = Grown(3, "0" * 64, mp.absolute.stat().st_size, "f" * 64)
+    index_file(conn, KEY, mp, KEEP_SETTINGS, memo=memo, grown=wrong)
+    assert rows(conn) == from_scratch(tmp_path, ws)
+    assert indexed_files(conn)[KEY].hash == hashlib.sha256(mp.absolute.read_bytes()).hexdigest()
 
 
 def test_an_append_to_a_long_file_rechunks_only_its_end(conn: apsw.Connection, ws: Path) -> None:

@@ -66,11 +66,13 @@ from openmemoryd.engine.rerank_ops import RerankSlot
 from openmemoryd.engine.syncing import Syncer
 from openmemoryd.engine.vectors import VectorIndexer
 from openmemoryd.errors import Unavailable
+from openmemoryd.index import Grown
 from openmemoryd.index.indexer import index_file
 from openmemoryd.memory import append_block, read_lines, target_path
 from openmemoryd.memory.append import Appended
 from openmemoryd.memory.append_journal import AppendJournal
 from openmemoryd.memory.flush_state import FlushTracker
+from openmemoryd.memory.known import KnownFiles
 from openmemoryd.search import (
     SearchContext,
     SearchQuery,
@@ -139,6 +141,8 @@ class Engine:
         self.rebuild_lock = trio.Lock()
         self.flush = FlushTracker(config.flush_state_path)
         self.journal = AppendJournal(config.state_dir / "journal" / f"{config.name}.json")
+        # Appends continue from what the last one left (`memory.known`).
+        self.known = KnownFiles()
         self.rerank = RerankSlot()
 
     # ------------------------------------------------------------ lanes
@@ -340,7 +344,13 @@ class Engine:
         """Append and index in one writer-lane call: searchable when this returns."""
         mp = target_path(self.policy, path, date.today())
         appended, indexed = await self.edit_markdown(
-            append_block, mp, text, self.config.index.max_file_bytes, paths=[mp], reason="append"
+            append_block,
+            mp,
+            text,
+            self.config.index.max_file_bytes,
+            self.known,
+            paths=[mp],
+            reason="append",
         )
         await self.journal_append(appended)
         return AppendResult(
@@ -405,9 +415,20 @@ class Engine:
         paths: Sequence[MemoryPath],
     ) -> tuple[T, bool, FaultSeen | None]:
         result = edit(*args)
+        grown = _growth(result)
+        for mp in paths:
+            if mp.key not in grown:  # rewritten or edited in place: summarise it anew
+                self.known.forget(mp.key)
         try:
             outcomes = [
-                index_file(conn, mp.key, mp, self.config.index, memo=self.files.memo)
+                index_file(
+                    conn,
+                    mp.key,
+                    mp,
+                    self.config.index,
+                    memo=self.files.memo,
+                    grown=grown.get(mp.key),
+                )
                 for mp in paths
             ]
         except Exception as exc:
@@ -551,3 +572,15 @@ async def open_engine(
         for embedder in (choice.embedder, fallback):
             if embedder is not None:
                 await trio.to_thread.run_sync(embedder.close)
+
+
+def _growth(result: object) -> dict[str, Grown]:
+    """What an edit that appended knows of how its file grew, by file key,
+    so indexing it need not hash the file again (`index.resume.Grown`)."""
+    if not isinstance(result, Appended) or result.tail_len or not result.after_len:
+        return {}
+    return {
+        result.path.key: Grown(
+            result.before_len, result.before_hash, result.after_len, result.after_hash
+        )
+    }

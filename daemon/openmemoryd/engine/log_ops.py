@@ -288,7 +288,7 @@ def _insert(engine: Engine, mp: MemoryPath, where: Route, text: str) -> Appended
     bullet = f"- {text}"
     limit = engine.config.index.max_file_bytes
     if where.section is None:
-        return append_block(mp, bullet, limit)
+        return append_block(mp, bullet, limit, engine.known)
     template = template_text(mp.key) if where.file else ""
     titles = (where.section, *where.aliases)
     return insert_line(mp, titles, bullet, max_file_bytes=limit, template=template)

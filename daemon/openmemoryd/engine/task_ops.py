@@ -115,7 +115,7 @@ def _end_session(
     limit = engine.config.index.max_file_bytes
     ended = _Ended()
     if not notes.next_steps and (not notes.completed or not _exists(tasks_mp)):
-        ended.appended = append_block(daily, block, limit)
+        ended.appended = append_block(daily, block, limit, engine.known)
         ended.start_line, ended.end_line = ended.appended.start_line, ended.appended.end_line
         return ended
     fd = open_locked(tasks_mp)
@@ -136,7 +136,7 @@ def _end_session(
             elif task.id not in added_ids and all(t.id != task.id for t in ended.existing):
                 ended.existing.append(task)
         after = _encode(tasks.text(), tasks_mp.key, limit)
-        appended = append_block(daily, block, limit)
+        appended = append_block(daily, block, limit, engine.known)
         if after != before.encode("utf-8"):
             _replace(fd, tasks_mp, after)
     finally:

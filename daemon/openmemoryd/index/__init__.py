@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from openmemoryd.index.chunker import CHUNKER_VERSION, Chunk, chunk_markdown
 from openmemoryd.index.indexer import FileOutcome, index_file, sha256_hex
+from openmemoryd.index.resume import Grown
 from openmemoryd.index.sessions import SessionOutcome, index_session
 from openmemoryd.index.transcripts import (
     MAX_MESSAGE_CHARS,
@@ -21,6 +22,7 @@ __all__ = [
     "MAX_MESSAGE_CHARS",
     "Chunk",
     "FileOutcome",
+    "Grown",
     "Message",
     "ParsedSlice",
     "Rendered",

@@ -29,7 +29,7 @@ import apsw
 from openmemoryd.config import IndexSettings
 from openmemoryd.errors import Forbidden, NotFound, OmemdError, TooLarge
 from openmemoryd.index.chunker import Chunk, chunk_markdown_from
-from openmemoryd.index.resume import ChunkMemo, Resumable, tail_text, usable_restarts
+from openmemoryd.index.resume import ChunkMemo, Grown, Resumable, tail_text, usable_restarts
 from openmemoryd.store import (
     ChunkRow,
     FileState,
@@ -67,12 +67,14 @@ def index_file(
     force: bool = False,
     source: str = "memory",
     memo: ChunkMemo | None = None,
+    grown: Grown | None = None,
 ) -> FileOutcome:
     """Update the index for the file *key*; *mp* None means "not memory any more".
 
     With *memo*, a file that only grew since it was last chunked is chunked
     again from its last restart point only (`index.resume`); the rows are
-    the same as from chunking it whole.
+    the same as from chunking it whole. *grown* is what the write that just
+    made the file grow knows of its hashes (`ChunkMemo.lookup`).
     """
     known = indexed_file(conn, key)
     if mp is None:
@@ -94,8 +96,8 @@ def index_file(
 
     shape = (settings.chunk_tokens, settings.chunk_overlap)
     if memo is not None and known is not None and not force:
-        grown = memo.lookup(key, known.hash, data, shape)
-        resumed = grown and _index_tail(conn, key, source, data, st, settings, memo, grown)
+        resume = memo.lookup(key, known.hash, data, shape, grown)
+        resumed = resume and _index_tail(conn, key, source, data, st, settings, memo, resume)
         if resumed:
             return resumed
     digest = sha256_hex(data)

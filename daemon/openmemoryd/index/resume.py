@@ -30,7 +30,7 @@ from typing import Final
 
 from openmemoryd.index.chunker import Restart, Sections
 
-__all__ = ["ChunkMemo", "Resumable", "tail_text", "usable_restarts"]
+__all__ = ["ChunkMemo", "Grown", "Resumable", "tail_text", "usable_restarts"]
 
 _FRONT_MATTER: Final = re.compile(rb"---[ \t]*\r?(?:\n|$)")
 _BOM: Final = b"\xef\xbb\xbf"
@@ -45,6 +45,18 @@ class Resumable:
     line: int  # 1-based
     offset: int  # byte offset of that line
     sections: Sections
+
+
+@dataclass(frozen=True, slots=True)
+class Grown:
+    """How a write of this process made a file grow, hashes included: an
+    append knows them (`memory.known`), so the index need not hash the file
+    again to see that it is the chunked version plus more."""
+
+    before_len: int
+    before_hash: str  # sha256 of the first before_len bytes
+    after_len: int
+    after_hash: str  # sha256 of all after_len bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,11 +95,20 @@ class ChunkMemo:
         self._files.pop(key, None)
 
     def lookup(
-        self, key: str, indexed_digest: str | None, data: bytes, settings: tuple[int, int]
+        self,
+        key: str,
+        indexed_digest: str | None,
+        data: bytes,
+        settings: tuple[int, int],
+        grown: Grown | None = None,
     ) -> tuple[Resumable, str] | None:
         """Where to resume chunking *data* (the file now), and *data*'s
         sha256; None unless the index holds exactly the chunked version
-        (*indexed_digest*) and *data* is that version plus more."""
+        (*indexed_digest*) and *data* is that version plus more.
+
+        *grown*, from the write that just made *data*, saves hashing it: the
+        write hashed the same bytes under the file's lock.
+        """
         entry = self._files.get(key)
         if (
             entry is None
@@ -96,6 +117,12 @@ class ChunkMemo:
             or len(data) <= entry.length
         ):
             return None
+        if (
+            grown is not None
+            and (grown.before_len, grown.before_hash) == (entry.length, entry.digest)
+            and grown.after_len == len(data)
+        ):
+            return entry.restarts[-1], grown.after_hash
         hasher = hashlib.sha256(data[: entry.length])
         if hasher.hexdigest() != entry.digest:
             return None

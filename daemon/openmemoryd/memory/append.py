@@ -23,6 +23,7 @@ from typing import Final
 
 from openmemoryd.errors import BadRequest, Conflict, Forbidden, TooLarge
 from openmemoryd.memory.durable import fsync_dir, lock_exclusive, read_all, write_all
+from openmemoryd.memory.known import FileSoFar, KnownFiles
 from openmemoryd.workspace import (
     MEMORY_DIR,
     MemoryPath,
@@ -76,43 +77,53 @@ def normalize_block(text: str) -> str:
     return block
 
 
-def append_block(mp: MemoryPath, text: str, max_file_bytes: int) -> Appended:
-    """Append *text* as a block to *mp*, creating the file if needed."""
+def append_block(
+    mp: MemoryPath, text: str, max_file_bytes: int, known: KnownFiles | None = None
+) -> Appended:
+    """Append *text* as a block to *mp*, creating the file if needed.
+
+    With *known*, a file this process appended to last, unchanged since, is
+    not read again: its hash state, line count and end are taken from there
+    (`memory.known`), so the append costs what it writes.
+    """
     block = normalize_block(text)
     fd = open_locked(mp)
     try:
-        existing = read_all(fd)
-        if b"\x00" in existing:  # as `get` and the indexer judge it: text would be lost in it
-            raise Forbidden(f"not a text file: {mp.key}")
-        created = not existing
-        prefix = _separator(existing, mp.key)
+        st = os.fstat(fd)
+        so_far = known.lookup(mp.key, fd, st) if known is not None else None
+        if so_far is None:
+            existing = read_all(fd)
+            if b"\x00" in existing:  # as `get` and the indexer judge it: text would be lost in it
+                raise Forbidden(f"not a text file: {mp.key}")
+            so_far = FileSoFar.of(existing)
+        created = so_far.size == 0
+        prefix = _separator(so_far.tail, mp.key)
         payload = (prefix + block + "\n").encode("utf-8")
-        if len(existing) + len(payload) > max_file_bytes:
+        if so_far.size + len(payload) > max_file_bytes:
             raise TooLarge(f"{mp.key} would exceed the {max_file_bytes}-byte file limit")
         write_all(fd, payload)
         os.fsync(fd)
+        after = so_far.extended(payload)
+        if known is not None:
+            known.remember(mp.key, os.fstat(fd), after)
     finally:
         os.close(fd)
     if created:
         fsync_dir(mp.root.joinpath(*mp.parts[:-1]))
     # `prefix` leaves the file ending in a newline, so the block starts on
     # the line after the last one already there.
-    start_line = existing.count(b"\n") + prefix.count("\n") + 1
+    start_line = so_far.newlines + prefix.count("\n") + 1
     end_line = start_line + block.count("\n")
-    hasher = hashlib.sha256(existing)  # one pass over a file that may be long
-    before_hash = hasher.hexdigest()
-    hasher.update(payload)
-    after_hash = hasher.hexdigest()
     return Appended(
         mp,
         start_line,
         end_line,
         created,
         block,
-        len(existing),
-        before_hash,
-        after_hash,
-        after_len=len(existing) + len(payload),
+        so_far.size,
+        so_far.hexdigest(),
+        after.hexdigest(),
+        after_len=after.size,
     )
 
 
@@ -148,6 +159,7 @@ def open_locked(mp: MemoryPath) -> int:
 
 
 def _separator(existing: bytes, key: str) -> str:
+    """What goes before a block appended to a file ending in *existing*."""
     if not existing:
         day = daily_date(key)
         return f"# {day.isoformat()}\n\n" if day is not None else ""

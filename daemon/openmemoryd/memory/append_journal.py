@@ -56,8 +56,9 @@ from openmemoryd.memory.durable import replace_file
 
 __all__ = ["AppendJournal", "Entry", "Verdict", "holds", "judge"]
 
-# The count `log` puts on a line it saw again (`memory.sections.with_count`).
-_COUNTED: Final = rb"[ \t]+\(\xc3\x97\d+\)[ \t]*\r?\n"
+# The count `log` puts on a line it saw again (`memory.sections.with_count`),
+# up to the end of that line or of the file.
+_COUNTED: Final = rb"[ \t]+\(\xc3\x97\d+\)[ \t]*(?:\r?\n|\Z)"
 
 logger = logging.getLogger(__name__)
 
@@ -95,7 +96,7 @@ def judge(
 ) -> Verdict:
     """Apply the rule of the module docstring to one file's *entries*."""
     ordered = sorted(entries, key=lambda e: e.seq)
-    present = [holds(content, e.block) for e in ordered]
+    present = [_present(content, e) for e in ordered]
     restore: list[Entry] = []
     missing: list[Entry] = []
     settled: list[Entry] = []
@@ -128,13 +129,39 @@ def holds(content: bytes, block: str) -> bool:
     inside a longer line does not count). A one-line block still holds when
     `log` has since counted a repeat on it (``- tea`` as ``- tea (×2)``)."""
     encoded = block.encode("utf-8")
-    framed = b"\n" + content + b"\n"
-    if b"\n" + encoded + b"\n" in framed:
+    if (
+        content == encoded
+        or content.startswith(encoded + b"\n")
+        or b"\n" + encoded + b"\n" in content
+        or content.endswith(b"\n" + encoded)
+    ):
         return True
     if b"\n" in encoded:
         return False
-    counted = re.compile(b"\n" + re.escape(encoded) + _COUNTED)
-    return counted.search(framed) is not None
+    counted = re.compile(rb"(?:\A|\n)" + re.escape(encoded) + _COUNTED)
+    return counted.search(content) is not None
+
+
+def _present(content: bytes, entry: Entry) -> bool:
+    """`holds` for a journalled block, looked for first where it was written.
+
+    A file that has only grown since holds every block at the offset it was
+    written to, so the keeper's pass over a long file with many recent
+    appends costs the blocks' length, not the file's for each of them; a
+    block that moved (a line edited above it, a count added) is searched
+    for in the whole file.
+    """
+    encoded = entry.block.encode("utf-8")
+    end = entry.after_len - entry.tail_len  # where the written bytes ended
+    start = end - len(encoded) - 1
+    if (
+        entry.after_len > 0
+        and start >= 0
+        and content[start:end] == encoded + b"\n"
+        and (start == 0 or content[start - 1 : start] == b"\n")
+    ):
+        return True
+    return holds(content, entry.block)
 
 
 def _extends(content: bytes, entry: Entry) -> bool:

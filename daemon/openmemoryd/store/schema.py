@@ -137,10 +137,23 @@ def _m004_sessions(conn: apsw.Connection) -> None:
     )
 
 
+def _m005_chunks_by_line(conn: apsw.Connection) -> None:
+    # A file that grew is re-indexed from a line on (`replace_file`'s
+    # from_line): finding its chunks from that line, and counting those
+    # before it, must not walk every chunk of a long file.
+    conn.execute(
+        """
+        CREATE INDEX chunks_by_path_line ON chunks(path, start_line);
+        DROP INDEX chunks_by_path;
+        """
+    )
+
+
 MIGRATIONS: Final[tuple[Callable[[apsw.Connection], None], ...]] = (
     _m001_initial,
     _m002_vector_progress,
     _m003_bm25_smoothing,
     _m004_sessions,
+    _m005_chunks_by_line,
 )
 SCHEMA_VERSION: Final = len(MIGRATIONS)
