@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from markdown_pieces import PIECES
 from openmemoryd.config import IndexSettings
 from openmemoryd.errors import BadRequest
 from openmemoryd.index import index_file
@@ -257,31 +258,6 @@ def test_after_any_edits_the_rows_equal_a_fresh_index(
 
 # ---------------------------------------------------------------- a grown file chunked from its end
 
-PIECES = (
-    "# Day",
-    "## Meeting",
-    "### Notes",
-    "- a note about the heron count",
-    "plain prose with several words in it",
-    "",
-    "",
-    "```",
-    "~~~",
-    "code line",
-    "Title",
-    "-----",
-    "=====",
-    "<!--",
-    "-->",
-    "<!-- one line -->",
-    "-->## D",
-    "- **Name:**",
-    "> quote",
-    "long " * 40,
-    "中文的句子，包含一些词语。" * 4,
-    "Привет, встреча в пятницу.",
-    "---",
-)
 TEXT = st.lists(st.sampled_from(PIECES), min_size=1, max_size=40).map(
     lambda lines: "\n".join(lines) + "\n"
 )

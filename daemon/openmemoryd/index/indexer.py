@@ -30,12 +30,14 @@ from openmemoryd.config import IndexSettings
 from openmemoryd.errors import Forbidden, NotFound, OmemdError, TooLarge
 from openmemoryd.index.chunker import Chunk, chunk_markdown_from
 from openmemoryd.index.resume import ChunkMemo, Grown, Resumable, tail_text, usable_restarts
+from openmemoryd.index.stream import WINDOW_BYTES, ChunkWindows, NotStreamable
 from openmemoryd.store import (
     ChunkRow,
     FileState,
     delete_file,
     indexed_file,
     replace_file,
+    replace_file_in_parts,
     touch_file,
 )
 from openmemoryd.workspace import MemoryPath, is_pristine_template, read_memory_file
@@ -115,6 +117,12 @@ def index_file(
         replace_file(conn, FileState(key, source, digest, st.st_mtime_ns, st.st_size, binary), ())
         return FileOutcome(key, "skipped", issue=binary)
 
+    if len(data) > WINDOW_BYTES:
+        streamed = _index_in_windows(
+            conn, FileState(key, source, digest, st.st_mtime_ns, st.st_size), data, settings, memo
+        )
+        if streamed is not None:
+            return FileOutcome(key, kind, streamed)
     note: str | None = None
     try:
         text = data.decode("utf-8")
@@ -168,6 +176,32 @@ def _index_tail(
     memo.remember(key, data, digest, (settings.chunk_tokens, settings.chunk_overlap), usable)
     logger.debug("indexed %s from line %d on (the file grew)", key, start.line)
     return FileOutcome(key, "updated", total)
+
+
+def _index_in_windows(
+    conn: apsw.Connection,
+    state: FileState,
+    data: bytes,
+    settings: IndexSettings,
+    memo: ChunkMemo | None,
+) -> int | None:
+    """Index a large file a window at a time (`index.stream`); its chunk
+    count, or None if it is not valid UTF-8 (nothing was written; it is
+    indexed whole, with its note)."""
+    windows = ChunkWindows(
+        data,
+        max_tokens=settings.chunk_tokens,
+        overlap_tokens=settings.chunk_overlap,
+        window=WINDOW_BYTES,
+    )
+    try:
+        total = replace_file_in_parts(conn, state, (_rows(chunks) for chunks in windows))
+    except NotStreamable:
+        return None
+    if memo is not None:
+        shape = (settings.chunk_tokens, settings.chunk_overlap)
+        memo.remember(state.path, data, state.hash, shape, windows.restarts)
+    return total
 
 
 def _rows(chunks: list[Chunk]) -> list[ChunkRow]:

@@ -136,15 +136,20 @@ class ChunkMemo:
 
 
 def usable_restarts(
-    data: bytes, restarts: Sequence[Restart], *, base: Resumable | None = None
+    data: bytes,
+    restarts: Sequence[Restart],
+    *,
+    base: Resumable | None = None,
+    end: int | None = None,
 ) -> list[Resumable]:
     """The last of *restarts* (of a chunking of *data*, from *base* on if
-    given) that a later chunking may resume at, with their byte offsets."""
+    given, up to byte *end* if given) that a later chunking may resume at,
+    with their byte offsets."""
     kept = restarts[-_KEEP:]
     if not kept or (base is None and _FRONT_MATTER.match(data.removeprefix(_BOM))):
         return []
     first_line, first_offset = (base.line, base.offset) if base else (1, 0)
-    pieces = data[first_offset:].split(b"\n", kept[-1].line - first_line)
+    pieces = data[first_offset:end].split(b"\n", kept[-1].line - first_line)
     offsets = list(accumulate((len(piece) + 1 for piece in pieces[:-1]), initial=first_offset))
     found = []
     for restart in kept:

@@ -31,7 +31,14 @@ from openmemoryd.store.sessions import (
     session_state,
     session_states,
 )
-from openmemoryd.store.writes import ChunkRow, FileState, delete_file, replace_file, touch_file
+from openmemoryd.store.writes import (
+    ChunkRow,
+    FileState,
+    delete_file,
+    replace_file,
+    replace_file_in_parts,
+    touch_file,
+)
 
 __all__ = [
     "APPLICATION_ID",
@@ -58,6 +65,7 @@ __all__ = [
     "open_index",
     "open_reader",
     "replace_file",
+    "replace_file_in_parts",
     "session_state",
     "session_states",
     "set_meta",

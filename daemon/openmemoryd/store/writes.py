@@ -8,7 +8,7 @@ change together or not at all, so a search never sees half a file.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import apsw
@@ -61,6 +61,19 @@ def replace_file(
     again. The rows that result are the same as from deleting everything and
     inserting *chunks*, but for their ids.
     """
+    return replace_file_in_parts(conn, state, [chunks], from_line=from_line)
+
+
+def replace_file_in_parts(
+    conn: apsw.Connection,
+    state: FileState,
+    parts: Iterable[Sequence[ChunkRow]],
+    *,
+    from_line: int = 1,
+) -> int:
+    """`replace_file` with the chunks arriving in *parts*, in file order, so
+    a large file's chunks need not all be in memory at once. One transaction:
+    an exception from *parts* leaves the index as it was."""
     with conn:
         stored: dict[tuple[object, ...], list[int]] = {}
         for chunk_id, *key in conn.execute(
@@ -69,15 +82,18 @@ def replace_file(
             (state.path, from_line),
         ):
             stored.setdefault(tuple(key), []).append(as_int(chunk_id))
-        fresh = []
-        for chunk in chunks:
-            kept = stored.get(_identity(chunk, state.source))
-            if kept:
-                kept.pop()
-            else:
-                fresh.append(chunk)
+        count = 0
+        for chunks in parts:
+            fresh = []
+            for chunk in chunks:
+                kept = stored.get(_identity(chunk, state.source))
+                if kept:
+                    kept.pop()
+                else:
+                    fresh.append(chunk)
+            insert_chunks(conn, state.path, state.source, fresh)
+            count += len(chunks)
         _delete_ids(conn, [chunk_id for ids in stored.values() for chunk_id in ids])
-        insert_chunks(conn, state.path, state.source, fresh)
         before = 0
         if from_line > 1:
             (row,) = conn.execute(
@@ -85,8 +101,8 @@ def replace_file(
                 (state.path, from_line),
             )
             before = as_int(row[0])
-        upsert_file(conn, state, before + len(chunks))
-    return before + len(chunks)
+        upsert_file(conn, state, before + count)
+    return before + count
 
 
 def _identity(chunk: ChunkRow, source: str) -> tuple[object, ...]:
