@@ -142,3 +142,24 @@ def test_no_search_or_recall_result_holds_template_boilerplate(used_workspace: D
         recalled = used_workspace.cli("recall", query)
         assert recalled.returncode == 0, recalled.stderr
         _assert_no_boilerplate(recalled.stdout)
+
+
+def test_a_query_for_days_alone_returns_those_days_notes(used_workspace: Daemon) -> None:
+    """The timeline path through the daemon and the CLI, in three languages;
+    a day with no notes answers nothing, and says why."""
+    expected = {
+        "2026-11-21": ["memory/2026-11-21.md"],
+        "what happened on 20 November 2026?": ["memory/2026-11-20.md"],
+        "2026年11月22日的笔记": ["memory/2026-11-22.md"],
+        "что было 21 ноября 2026": ["memory/2026-11-21.md"],
+    }
+    for query, paths in expected.items():
+        reply = _search(used_workspace, query)
+        assert reply["mode"] == "timeline", reply
+        assert [hit["path"] for hit in reply["results"]] == paths, (query, reply)  # type: ignore[attr-defined]
+    reply = _search(used_workspace, "today")
+    assert (reply["mode"], reply["results"], reply["empty_reason"]) == (
+        "timeline",
+        [],
+        "nothing_dated",
+    )

@@ -31,6 +31,7 @@ EMPTY_REASONS = {
     "no_terms": "the query has no searchable words",
     "no_match": "no note contains any of the query's words",
     "below_min_score": "matches exist but none reached --min-score",
+    "nothing_dated": "no notes of the days the query names",
 }
 
 
@@ -66,6 +67,8 @@ def _explain_header(result: SearchResult) -> list[str]:
             )
         else:
             formula = f"{ex.vector_weight:.2f}·vector + {ex.text_weight:.2f}·text"
+    elif result.mode == "timeline":
+        formula = "the notes of the days the query names, newest first"
     else:
         formula = "keyword score only (no vector leg)"
     decay = f"half-life {ex.half_life_days:g} d, floor {ex.decay_floor:g}" if ex.decay else "off"

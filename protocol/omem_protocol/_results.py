@@ -60,8 +60,10 @@ class SearchResult(Msg, tag="search_result", frozen=True):
     """Results plus everything a caller needs to trust or doubt them.
 
     `empty_reason` is set only when `results` is empty: ``index_empty``,
-    ``no_terms`` (the query has nothing searchable), ``no_match`` or
-    ``below_min_score`` (then `best_score` says how close the best hit came).
+    ``no_terms`` (the query has nothing searchable), ``no_match``,
+    ``below_min_score`` (then `best_score` says how close the best hit came)
+    or ``nothing_dated`` (a query for days, `mode` ``timeline``, found no
+    notes of those days).
     `threshold_relaxed` is true when nothing cleared the default `min_score`
     and the closest matches were returned anyway. `min_score` applies to a
     hit's strongest evidence (``max(vector_score, text_score)``); `score`,

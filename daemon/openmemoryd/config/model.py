@@ -155,6 +155,13 @@ class SearchSettings(_Section, frozen=True):
             " of those days instead of matching the date's words (calibrated fusion)."
         ),
     ] = True
+    timeline: Annotated[
+        bool,
+        doc(
+            "A query that names days and nothing else (today, what did I do yesterday,"
+            " 最近, что было вчера) returns those days' notes, newest first."
+        ),
+    ] = True
     relaxed_fallback: Annotated[
         bool,
         doc(

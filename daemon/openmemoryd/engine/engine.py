@@ -261,7 +261,7 @@ class Engine:
             # held, the rest in a thread (snippets tokenise).
             ranked = await self.read(rank_candidates, query, settings, vector, now)
             chosen = note = None
-            if ranked.chosen:
+            if ranked.chosen and ranked.mode != "timeline":  # days in order, not by relevance
                 chosen, note = await self.rerank.rerank(settings.rerank, query.text, ranked.chosen)
             result = await trio.to_thread.run_sync(
                 finish_search, ranked, query, settings, context, now, chosen

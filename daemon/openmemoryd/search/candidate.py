@@ -42,6 +42,11 @@ class Candidate:
         return cls._of(chunk, text_score=None, vector_score=score, score=score)
 
     @classmethod
+    def found_by_date(cls, chunk: ChunkRecord) -> Candidate:
+        """A chunk about a day the query asked for (`search.timeline`)."""
+        return cls._of(chunk, text_score=None, vector_score=None, score=1.0)
+
+    @classmethod
     def _of(
         cls,
         chunk: ChunkRecord,

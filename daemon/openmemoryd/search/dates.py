@@ -148,10 +148,13 @@ class DateRange:
 
 @dataclass(frozen=True, slots=True)
 class QueryDates:
-    """What `parse_query_dates` found: the ranges, and the query without them."""
+    """What `parse_query_dates` found: the ranges, and the query without them
+    (`rest` is the whole query when nothing else is left; `remainder` is
+    then empty: "today" asks for a day and nothing more)."""
 
     ranges: tuple[DateRange, ...]
     rest: str
+    remainder: str = ""
 
     def matches(self, day: date | None) -> bool:
         return day is not None and any(r.contains(day) for r in self.ranges)
@@ -283,11 +286,11 @@ def parse_query_dates(query: str, today: date) -> QueryDates:
                 spans.append((match.start(), match.end()))
                 ranges.append(_relative_range(meaning, today))
     if not ranges:
-        return QueryDates((), query)
+        return QueryDates((), query, query)
     rest = _strip(query, spans)
     # Dangling prepositions left by the removal ("on", "in", "в") are
     # stopwords anyway; the rest keeps the question's own words.
-    return QueryDates(tuple(dict.fromkeys(ranges)), rest or query)
+    return QueryDates(tuple(dict.fromkeys(ranges)), rest or query, rest)
 
 
 _ISO_IN_NAME: Final = re.compile(r"(?<!\d)((?:19|20)\d\d)-([01]\d)-([0-3]\d)(?!\d)")

@@ -58,6 +58,7 @@ from openmemoryd.search.fusion import fuse_rrf, fuse_weighted, normalize_weights
 from openmemoryd.search.lexical import lexical_leg
 from openmemoryd.search.mmr import mmr_rerank
 from openmemoryd.search.snippet import line_matches, make_snippet
+from openmemoryd.search.timeline import is_timeline_request, timeline_candidates
 from openmemoryd.search.vector import VectorQuery, rescale, vector_leg
 from openmemoryd.store import chunk_count, file_mtimes
 from openmemoryd.store.vectors import distances
@@ -147,7 +148,11 @@ def rank_candidates(
     # them as a ranking signal: dropped with nothing in their place, the
     # words "May" and "2022" still helped BM25 a little (docs/recall.md).
     calibrated = vector is not None and settings.fusion == "calibrated"
-    dates = _query_dates(query.text, settings, now) if calibrated else QueryDates((), query.text)
+    dates = _query_dates(query.text, settings, now)
+    if settings.timeline and is_timeline_request(dates):
+        return _timeline(conn, query, dates, limit, min_score)
+    if not calibrated:
+        dates = QueryDates((), query.text, query.text)
     terms = query_terms(dates.rest)
     pool = min(MAX_CANDIDATES, max(1, limit * settings.candidate_multiplier))
 
@@ -212,7 +217,9 @@ def finish_search(
     """Decay, MMR, the limit and snippets; *chosen* replaces `Ranked.chosen`
     (the same candidates, re-ordered by a reranker)."""
     chosen = ranked.chosen if chosen is None else chosen
-    if settings.decay.enabled and chosen:
+    # A timeline's order is the days' order: no decay or diversity re-ordering.
+    timeline = ranked.mode == "timeline"
+    if settings.decay.enabled and chosen and not timeline:
         # After thresholding, so decay re-orders relevant memories and never
         # pushes an old one under min_score (DESIGN.md, "Search").
         mtimes = ranked.mtimes
@@ -223,7 +230,7 @@ def finish_search(
             mtime_of=lambda c: c.msg_time if c.msg_time is not None else mtimes.get(c.path),
             floor=settings.decay.floor,
         )
-    if settings.mmr.enabled and len(chosen) > 1:
+    if settings.mmr.enabled and len(chosen) > 1 and not timeline:
         chosen = mmr_rerank(chosen, lambda_=settings.mmr.lambda_)
     hits = _to_hits(chosen, ranked.terms, ranked.limit, settings.snippet_chars)
     explain = (
@@ -282,9 +289,29 @@ def _relaxed(
 def _query_dates(text: str, settings: SearchSettings, now: float) -> QueryDates:
     """The dates *text* mentions (relative ones against the local day of *now*)."""
     if not settings.date_aware:
-        return QueryDates((), text)
+        return QueryDates((), text, text)
     today = date.fromtimestamp(now) if now > 0 else date.today()
     return parse_query_dates(text, today)
+
+
+def _timeline(
+    conn: apsw.Connection, query: SearchQuery, dates: QueryDates, limit: int, min_score: float
+) -> Ranked:
+    """A query for days and nothing else: their notes, newest first (`search.timeline`)."""
+    chosen = timeline_candidates(conn, dates, query.sources, query.agent)
+    return Ranked(
+        chosen=chosen,
+        terms=[],
+        limit=limit,
+        min_score=min_score,
+        relaxed=False,
+        mode="timeline",
+        lexical_count=0,
+        nearest_count=0,
+        mtimes={},
+        empty_reason=None if chosen else "nothing_dated",
+        best=None,
+    )
 
 
 def _fuse_calibrated(

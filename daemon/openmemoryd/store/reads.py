@@ -144,6 +144,31 @@ def lexical_candidates(
     return [(_record(row[:-1]), as_float(row[-1])) for row in conn.execute(sql, args)]
 
 
+def dated_chunks(
+    conn: apsw.Connection,
+    sources: Sequence[str] | None = None,
+    agent: str | None = None,
+    msg_time_range: tuple[float, float] | None = None,
+) -> list[ChunkRecord]:
+    """Chunks that may be about a known day: a ``YYYY-MM-DD`` in their
+    file's name, a digit in their heading, or (with *msg_time_range*) a
+    transcript message written within it. The caller reads the day itself
+    (`search.dates.memory_date`); this only narrows what it reads."""
+    dated = "(c.path GLOB '*[12][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9]*' OR c.heading GLOB '*[0-9]*'"
+    args: list[object] = []
+    if msg_time_range is not None:
+        dated += " OR c.msg_time BETWEEN ? AND ?"
+        args.extend(msg_time_range)
+    sql = f"SELECT {_CHUNK_COLUMNS} FROM chunks AS c WHERE {dated})"
+    if sources:
+        sql += f" AND c.source IN ({', '.join('?' * len(sources))})"
+        args.extend(sources)
+    if agent is not None:
+        sql += " AND c.agent = ?"
+        args.append(agent)
+    return [_record(row) for row in conn.execute(sql, args)]
+
+
 def chunk_records(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, ChunkRecord]:
     """The chunks with these ids (missing ids are simply absent)."""
     found: dict[int, ChunkRecord] = {}

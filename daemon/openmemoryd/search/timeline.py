@@ -1,0 +1,102 @@
+"""The timeline path: "what happened yesterday?" answered by the notes of that day.
+
+A query that names days and asks nothing else ("today", "what did I do
+yesterday?", "recent notes", 最近做了什么, "что было на прошлой неделе")
+has no keyword to match and no topic for the vector leg: ranked by either,
+it returns whatever is nearest to the filler words. What it asks for is the
+notes of those days, newest first, in reading order within a day — the
+daily files, headings that carry the date, and session transcripts written
+then. "Recently" means the last seven days (`search.dates`).
+
+A query with any word of its own ("what did Wei say about tea yesterday")
+is not a timeline request: it goes through both legs as usual, with its
+dates as a ranking signal.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import date, datetime, time, timedelta
+from typing import Final
+
+import apsw
+
+from openmemoryd.search.candidate import Candidate
+from openmemoryd.search.dates import QueryDates, memory_date
+from openmemoryd.store import dated_chunks
+
+__all__ = ["is_timeline_request", "timeline_candidates"]
+
+# Words that ask for "what is there" without naming a topic, in the three
+# languages the date reader knows. Chinese has no spaces: its phrases are
+# removed first, longest first, and nothing may be left.
+_FILLER_WORDS: Final = frozenset(
+    """
+    what what's whats which did do does done doing i we you me us my our the a an any
+    anything everything all is are was were be been has have had happen happened
+    happening going on in at from of for during about so far up to new latest show
+    list give tell summarize summarise summary recap notes note memory memories log
+    logs journal entries entry events event work worked stuff things please can could
+    would remind
+    что чем я мы ты делал делала делали сделал сделала сделали было были был была
+    произошло случилось происходило мои мой моя моё наши наш заметки записи запись
+    память журнал покажи покажите расскажи расскажите список за в на о об про все всё
+    новое нового новенького занимался занималась занимались итоги события
+    """.split()
+)
+_FILLER_ZH: Final = re.compile(
+    "|".join(
+        sorted(
+            """做了什么 干了什么 发生了什么 有什么 什么 做了 干了 发生 记录 笔记 日志
+            我们 的 了 我 都 有 吗 呢 事情 事 一下 看看 总结 回顾 工作 内容 显示
+            列出 哪些 些""".split(),
+            key=len,
+            reverse=True,
+        )
+    )
+)
+_WORD: Final = re.compile(r"[\w']+")
+
+
+def is_timeline_request(dates: QueryDates) -> bool:
+    """Whether the query names days and nothing but filler besides."""
+    if not dates.ranges:
+        return False
+    rest = _FILLER_ZH.sub(" ", dates.remainder.lower())
+    return all(word in _FILLER_WORDS for word in _WORD.findall(rest))
+
+
+def timeline_candidates(
+    conn: apsw.Connection,
+    dates: QueryDates,
+    sources: Sequence[str] | None,
+    agent: str | None,
+) -> list[Candidate]:
+    """The chunks about the query's days: newest day first, then by file and
+    line (transcripts by the time of their messages). Scored 1.0: each is
+    exactly what was asked for; their order is the answer's."""
+    found: list[tuple[date, str, int, Candidate]] = []
+    for chunk in dated_chunks(conn, sources, agent, _epoch_bounds(dates)):
+        day = memory_date(chunk.path, chunk.heading)
+        if day is None and chunk.msg_time is not None:
+            day = datetime.fromtimestamp(chunk.msg_time).date()
+        if day is None or not any(r.contains(day, slack_days=0) for r in dates.ranges):
+            continue
+        found.append((day, chunk.path, chunk.start_line, Candidate.found_by_date(chunk)))
+    # Newest day first; within a day, files and lines in reading order.
+    found.sort(key=lambda item: (-item[0].toordinal(), item[1], item[2]))
+    return [item[3] for item in found]
+
+
+def _epoch_bounds(dates: QueryDates) -> tuple[float, float] | None:
+    """The local-time span of the query's ranges, for transcript messages;
+    None when a range has no year ("in May": any May)."""
+    if any(r.any_year for r in dates.ranges):
+        return None
+    start = min(r.start for r in dates.ranges)
+    end = max(r.end for r in dates.ranges) + timedelta(days=1)
+    return (
+        datetime.combine(start, time()).timestamp(),
+        datetime.combine(end, time()).timestamp(),
+    )
