@@ -17,7 +17,7 @@ import pytest
 from conftest import Daemon, Env
 from omem_client import _lean, _lean_args
 from omem_client._lean_args import parse
-from omem_protocol import KNOWN_SOURCES, MAX_LIMIT
+from omem_protocol import KNOWN_SOURCES, MAX_LIMIT, SEARCH_SCOPES
 
 
 def steady(stdout: str) -> object:
@@ -141,6 +141,7 @@ def test_the_lean_path_does_not_import_typer(env: Env) -> None:
 def test_the_lean_parser_knows_the_protocols_limits() -> None:
     assert _lean_args.MAX_LIMIT == MAX_LIMIT
     assert _lean_args.KNOWN_SOURCES == KNOWN_SOURCES
+    assert _lean_args.SEARCH_SCOPES == SEARCH_SCOPES
 
 
 def test_the_full_cli_still_has_typing_extensions() -> None:

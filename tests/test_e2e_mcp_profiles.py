@@ -145,6 +145,9 @@ async def test_openclaw_memory_budget_summary_and_tasks_json(daemon: Daemon) -> 
         _, everything = await ok(session, "memory_search", query="harbour ferry pier")
         assert 1 <= len(budgeted["results"]) < len(everything["results"])
         assert budgeted["budget_omitted"] >= 1
+        _, both = await ok(session, "memory_search", query="harbour ferry pier", scope="all")
+        assert both["results"]
+        assert {h["workspace"] for h in both["results"]} == {"default"}
         _, ended = await ok(session, "memory_session_end", summary="Planned the ferry timetable.")
         journal = (daemon.env.workspace / ended["path"]).read_text()
         assert "Planned the ferry timetable." in journal

@@ -49,6 +49,7 @@ def test_each_workspace_has_its_own_files_and_index(env: Env) -> None:
         out = daemon.cli("--workspace", "work", "search", "freeze")
         assert out.returncode == 0
         assert "deploy freeze" in out.stdout
+        _scopes(env, daemon)
         missing = daemon.cli("--workspace", "nope", "status")
         assert missing.returncode == 4
         assert "no workspace named 'nope'; this daemon serves: default, work" in missing.stderr
@@ -59,6 +60,28 @@ def test_each_workspace_has_its_own_files_and_index(env: Env) -> None:
             client.search("x")
     finally:
         daemon.stop()
+
+
+def _scopes(env: Env, daemon: Daemon) -> None:
+    """A project's search with scope global or all reaches the global
+    workspace (`default`) too, each hit naming its workspace; the Python
+    client, the full CLI and the lean CLI path alike."""
+    with Client(env.socket, timeout=30, workspace="work") as work:
+        work.append("The oolong order ships with the deploy freeze")
+        own = work.search("oolong").results
+        assert [h.workspace for h in own] == [None]
+        both = work.search("oolong", scope="all").results
+        assert sorted(h.workspace or "" for h in both) == ["default", "work"]
+        home = work.search("oolong", scope="global").results
+        assert [(h.workspace, h.path) for h in home] == [("default", home[0].path)]
+        assert "oolong tea" in (env.workspace / home[0].path).read_text()
+    out = daemon.cli("--workspace", "work", "search", "oolong", "--scope", "all")
+    assert out.returncode == 0, out.stderr
+    assert "[default]" in out.stdout
+    assert "[work]" in out.stdout
+    bad = daemon.cli("--workspace", "work", "search", "oolong", "--scope", "everywhere")
+    assert bad.returncode == 2
+    assert "project, global, all" in bad.stderr
 
 
 def test_overlapping_or_reserved_workspaces_are_refused(env: Env) -> None:

@@ -18,7 +18,7 @@ from omem_client._cli_io import (
     run_call,
 )
 from omem_client._client import DEFAULT_TIMEOUT, Client
-from omem_protocol import KNOWN_SOURCES, Msg, __version__
+from omem_protocol import KNOWN_SOURCES, SEARCH_SCOPES, Msg, __version__
 
 T = TypeVar("T")
 R = TypeVar("R", bound=Msg)
@@ -83,6 +83,13 @@ def _known_sources(values: list[str] | None) -> list[str] | None:
         if value not in KNOWN_SOURCES:
             raise typer.BadParameter(f"{value!r} is not one of {', '.join(KNOWN_SOURCES)}")
     return values
+
+
+def _known_scope(value: str | None) -> str | None:
+    """Reject a scope the daemon does not know (exit 2, naming the valid ones)."""
+    if value is not None and value not in SEARCH_SCOPES:
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(SEARCH_SCOPES)}")
+    return value
 
 
 def _parse_date(raw: str | None) -> date | None:

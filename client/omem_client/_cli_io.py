@@ -13,13 +13,16 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NamedTuple, NoReturn, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, NoReturn, TypeVar
 
 import msgspec
 
 from omem_client._client import Client
 from omem_client._errors import ConnectError, DaemonError, OmemError, ProtocolViolation
 from omem_protocol import Msg
+
+if TYPE_CHECKING:
+    from omem_protocol import SearchScope
 
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
@@ -131,6 +134,7 @@ def search_command(
     fresh: bool = False,
     explain: bool = False,
     max_tokens: int | None = None,
+    scope: SearchScope | None = None,
     as_json: bool = False,
 ) -> None:
     result = run_call(
@@ -144,6 +148,7 @@ def search_command(
             fresh=fresh,
             explain=explain,
             max_tokens=max_tokens,
+            scope=scope,
         ),
     )
     if as_json:

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 MAX_LIMIT = 100  # omem_protocol.MAX_LIMIT
 KNOWN_SOURCES = ("memory", "sessions")  # omem_protocol.KNOWN_SOURCES
+SEARCH_SCOPES = ("project", "global", "all")  # omem_protocol.SEARCH_SCOPES
 
 
 class Plan(NamedTuple):
@@ -62,6 +63,15 @@ def _source(raw: str) -> str:
     return raw
 
 
+def _choice(*allowed: str) -> Callable[[str], str]:
+    def parse(raw: str) -> str:
+        if raw not in allowed:
+            raise _NotLean
+        return raw
+
+    return parse
+
+
 def _text(raw: str) -> str:
     if raw.startswith("-"):
         raise _NotLean  # the framework decides what an option-like value means
@@ -87,6 +97,7 @@ _COMMANDS: dict[str, _Spec] = {
         "--fresh": ("fresh", None, False),
         "--explain": ("explain", None, False),
         "--max-tokens": ("max_tokens", _int(1, 1_000_000), False),
+        "--scope": ("scope", _choice(*SEARCH_SCOPES), False),
         **_JSON,
     },
     "get": {

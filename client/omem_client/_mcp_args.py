@@ -36,6 +36,13 @@ Day = Annotated[
 ]
 
 
+ScopeArg = Annotated[
+    Literal["project", "global", "all"],
+    Meta(
+        description="project: this workspace's memory (default); global: the user-wide "
+        "memory; all: both together (each hit names its workspace)."
+    ),
+]
 TokenBudget = Annotated[
     int,
     Meta(
@@ -93,6 +100,7 @@ class SearchArgs(_Args, frozen=True):
         ),
     ] = False
     max_tokens: TokenBudget | UnsetType = UNSET
+    scope: ScopeArg | UnsetType = UNSET
 
 
 class GetArgs(_Args, frozen=True):

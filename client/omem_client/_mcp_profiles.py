@@ -21,7 +21,7 @@ from msgspec import UNSET, Meta, UnsetType
 from omem_client import _render
 from omem_client._async import AsyncClient
 from omem_client._errors import BadRequestError
-from omem_client._mcp_args import Limit, Query, Score, TokenBudget, _Args, given
+from omem_client._mcp_args import Limit, Query, ScopeArg, Score, TokenBudget, _Args, given
 from omem_client._mcp_tools import TOOLS, Answer, Tool, get_answer, search_answer
 from omem_protocol import MAX_LOG_CHARS, MAX_QUERY_CHARS, TasksResult
 from omem_protocol import methods as m
@@ -306,6 +306,7 @@ WORKANY = Profile(
 
 class BudgetSearchArgs(_Args, frozen=True):
     query: Query
+    scope: ScopeArg | UnsetType = UNSET
     max_tokens: TokenBudget | UnsetType = UNSET
 
 
@@ -349,7 +350,8 @@ class PrimerArgs(_Args, frozen=True):
 
 
 async def _budget_search(client: AsyncClient, a: BudgetSearchArgs) -> Answer:
-    return search_answer(await client.search(a.query, max_tokens=given(a.max_tokens)))
+    result = await client.search(a.query, max_tokens=given(a.max_tokens), scope=given(a.scope))
+    return search_answer(result)
 
 
 async def _log_content(client: AsyncClient, a: LogContentArgs) -> Answer:
@@ -437,7 +439,8 @@ OPENCLAW_MEMORY = Profile(
         Tool(
             "memory_search",
             "Search memory",
-            "Search memory by meaning and keywords; max_tokens bounds the size of the answer.",
+            "Search memory by meaning and keywords; scope picks this project's memory, the "
+            "user-wide one or both; max_tokens bounds the size of the answer.",
             BudgetSearchArgs,
             _budget_search,
             m.SEARCH,

@@ -69,6 +69,7 @@ async def _search(client: AsyncClient, a: SearchArgs) -> Answer:
         agent=given(a.agent),
         fresh=a.fresh,
         max_tokens=given(a.max_tokens),
+        scope=given(a.scope),
     )
     return search_answer(result)
 

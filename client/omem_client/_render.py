@@ -47,7 +47,8 @@ def search_lines(result: SearchResult, *, explain: bool = False) -> list[str]:
     for hit in result.results:
         if lines:
             lines.append("")
-        lines.append(f"{hit.score:.3f} {hit.path}:{hit.start_line}-{hit.end_line}")
+        where = f"  [{hit.workspace}]" if hit.workspace else ""  # a search of several
+        lines.append(f"{hit.score:.3f} {hit.path}:{hit.start_line}-{hit.end_line}{where}")
         if explain:
             lines.append("  [" + _parts(hit) + "]")
         lines.extend("  " + line for line in hit.snippet.split("\n"))

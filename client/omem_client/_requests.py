@@ -49,6 +49,7 @@ from omem_protocol import (
     RestoreResult,
     SearchParams,
     SearchResult,
+    SearchScope,
     SessionEndParams,
     SessionEndResult,
     SessionStartParams,
@@ -82,6 +83,7 @@ def search(
     fresh: bool = False,
     explain: bool = False,
     max_tokens: int | None = None,
+    scope: SearchScope | None = None,
 ) -> Call[SearchResult]:
     """Search memory; `limit` and `min_score` default to the daemon's config.
 
@@ -90,7 +92,9 @@ def search(
     indexed first (the reply says ``stale`` if that took too long). With
     `explain`, the result carries how scores were combined. `max_tokens`
     bounds the answer: hits are kept in rank order while their snippets fit
-    (``result.budget_omitted`` counts the rest).
+    (``result.budget_omitted`` counts the rest). `scope` ``global`` searches
+    the daemon's global workspace instead of this one, ``all`` both (each
+    hit then names its ``workspace``).
     """
     params = SearchParams(
         query=query,
@@ -101,6 +105,7 @@ def search(
         fresh=fresh,
         explain=explain,
         max_tokens=max_tokens,
+        scope=scope,
     )
     return Call(m.SEARCH, params)
 

@@ -29,6 +29,7 @@ from omem_client import _render
 from omem_client._cli_base import (
     JsonOpt,
     _call,
+    _known_scope,
     _known_sources,
     app,
 )
@@ -91,6 +92,14 @@ def search(
             help="Keep results, best first, while their snippets fit in this many tokens.",
         ),
     ] = None,
+    scope: Annotated[
+        str | None,
+        typer.Option(
+            "--scope",
+            callback=_known_scope,
+            help="project: this workspace (default); global: the daemon's global one; all: both.",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Search memory; prints `score path:start-end` and the snippet for each result."""
@@ -104,6 +113,7 @@ def search(
         fresh=fresh,
         explain=explain,
         max_tokens=max_tokens,
+        scope=scope,  # type: ignore[arg-type]  # checked by _known_scope
         as_json=as_json,
     )
 
@@ -221,7 +231,7 @@ def mcp(
             help="Which tools to offer: openmemory (ours), openclaw (memory_search, "
             "memory_get, memory_store, memory_recall, memory_forget), workany "
             "(memory_search, memory_save, memory_read) or openclaw-memory (memory_primer, "
-            "memory_search with max_tokens, memory_log, memory_session_end, "
+            "memory_search with scope and max_tokens, memory_log, memory_session_end, "
             "memory_update_tasks, memory_read).",
         ),
     ] = "openmemory",

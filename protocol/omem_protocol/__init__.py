@@ -49,6 +49,7 @@ from omem_protocol._messages import (
     Welcome,
 )
 from omem_protocol._params import (
+    SEARCH_SCOPES,
     AppendParams,
     CaptureMessage,
     CaptureParams,
@@ -65,6 +66,7 @@ from omem_protocol._params import (
     RecallParams,
     RestoreParams,
     SearchParams,
+    SearchScope,
     SessionEndParams,
     SessionStartParams,
     StatusParams,
@@ -145,6 +147,7 @@ __all__ = [
     "METHODS_BY_NAME",
     "METHODS_BY_PARAMS",
     "PROTOCOL_VERSION",
+    "SEARCH_SCOPES",
     "SOCKET_ENV",
     "AppendParams",
     "AppendResult",
@@ -208,6 +211,7 @@ __all__ = [
     "SearchHit",
     "SearchParams",
     "SearchResult",
+    "SearchScope",
     "SessionEndParams",
     "SessionEndResult",
     "SessionStartParams",

@@ -33,6 +33,12 @@ class StatusParams(Msg, tag="status", frozen=True):
     """Ask for the daemon's and the workspace's state."""
 
 
+# Which memories a search covers: the connection's own workspace (the
+# default), the daemon's global one (`search.global_workspace`), or both.
+SearchScope = Literal["project", "global", "all"]
+SEARCH_SCOPES: tuple[SearchScope, ...] = ("project", "global", "all")
+
+
 class SearchParams(Msg, tag="search", frozen=True):
     """Search the memory index.
 
@@ -46,6 +52,9 @@ class SearchParams(Msg, tag="search", frozen=True):
     `SearchResult.threshold_relaxed`). `explain` adds how scores combined.
     `max_tokens` bounds the answer's size: hits are kept in rank order while
     their snippets fit (the first is cut to fit when it alone does not).
+    `scope` ``global`` searches the daemon's global workspace instead of the
+    connection's, ``all`` both together (each hit then names its
+    `workspace`); ``project`` or None, the connection's own.
     """
 
     query: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_QUERY_CHARS)]
@@ -56,6 +65,7 @@ class SearchParams(Msg, tag="search", frozen=True):
     agent: AgentName | None = None
     fresh: bool = False
     max_tokens: Annotated[int, msgspec.Meta(ge=1, le=1_000_000)] | None = None
+    scope: SearchScope | None = None
 
 
 class GetParams(Msg, tag="get", frozen=True):

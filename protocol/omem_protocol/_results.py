@@ -24,6 +24,8 @@ class SearchHit(Msg, tag="hit", frozen=True):
     mmr_rank: int | None = None
     agent: str | None = None
     rerank_score: float | None = None  # the reranker's own score, when one ran
+    # The workspace the hit is from, in a search with scope global or all.
+    workspace: str | None = None
 
 
 class RerankExplain(Msg, tag="rerank_explain", frozen=True):

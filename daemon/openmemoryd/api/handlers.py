@@ -64,6 +64,7 @@ from omem_protocol import (
     TasksResult,
 )
 from omem_protocol import methods as m
+from openmemoryd.api.scope import scoped_engines, search_scoped
 from openmemoryd.daemon_info import DaemonInfo
 from openmemoryd.doctor import diagnose_engine
 from openmemoryd.engine import (
@@ -216,7 +217,13 @@ async def _search(ctx: Context, params: SearchParams) -> SearchResult:
         explain=params.explain,
         agent=params.agent,
     )
-    result = await ctx.engine.search(query, fresh=params.fresh)
+    if params.scope in (None, "project"):
+        result = await ctx.engine.search(query, fresh=params.fresh)
+    else:
+        global_engine = ctx.api.engine_for(ctx.engine.config.search.global_workspace)
+        engines = scoped_engines(ctx.engine, params.scope, global_engine)
+        limit = params.limit or ctx.engine.config.search.limit
+        result = await search_scoped(engines, query, fresh=params.fresh, limit=limit)
     if params.max_tokens is not None:
         result = within_budget(result, params.max_tokens)
     return result

@@ -155,6 +155,14 @@ class SearchSettings(_Section, frozen=True):
             " of those days instead of matching the date's words (calibrated fusion)."
         ),
     ] = True
+    global_workspace: Annotated[
+        str,
+        doc(
+            "The workspace a search with scope global (or all, with the connection's"
+            " own) covers: user-wide memory beside each project's.",
+            pattern=r"^[a-z0-9][a-z0-9_-]{0,31}$",
+        ),
+    ] = "default"
     timeline: Annotated[
         bool,
         doc(
