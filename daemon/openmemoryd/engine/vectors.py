@@ -15,7 +15,11 @@ backoff (1 s doubling to 5 min); a configured fallback provider takes over
 after a non-retryable error or three failures in a row. A search whose query
 the provider embedded again proves it is back: the wait ends at once
 (`provider_answered`), so the backlog drains without waiting out minutes of
-backoff. When the provider or
+backoff. A backlog of at least ``[embedding.batch] min_chunks`` chunks for
+an openai or gemini embedder goes first through the provider's batch API
+(`embed.remote.batch`: about half the price); whatever a batch could not
+embed (a failed, expired or timed-out job) then takes the synchronous path,
+with a warning, so indexing never stalls. When the provider or
 model changes, vectors go to a new table that replaces the old one only when
 complete (`store.vectors.promote_building`).
 """
@@ -25,7 +29,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Final, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
 import apsw
 import trio
@@ -49,6 +53,9 @@ from openmemoryd.store.vectors import (
     vector_progress,
 )
 
+if TYPE_CHECKING:
+    from openmemoryd.embed.remote.batch import BatchEmbedder
+
 logger = logging.getLogger("openmemoryd.vectors")
 
 T = TypeVar("T")
@@ -56,6 +63,10 @@ T = TypeVar("T")
 MAX_BACKOFF_S: Final = 300.0
 FAILURES_BEFORE_FALLBACK: Final = 3
 PRUNE_EVERY: Final = 50
+BATCH_PASS_MAX: Final = 20_000
+"""Chunks one batch pass reads (and holds in memory) at most."""
+BATCH_STORE_ROWS: Final = 1000
+"""Vectors stored per write after a batch: the writer lane stays short."""
 
 
 class Lanes(Protocol):
@@ -77,8 +88,10 @@ class VectorIndexer:
         *,
         batch_size: int,
         cache_max_entries: int,
+        batcher: BatchEmbedder | None = None,
     ) -> None:
         self._lanes = lanes
+        self._batcher = batcher
         self.embedder = primary
         self._fallback = fallback
         self.fallback_active = False
@@ -187,6 +200,8 @@ class VectorIndexer:
     async def _drain(self) -> None:
         self._busy = True
         try:
+            while await self._batch_pass():
+                pass
             while await self._step():
                 pass
             promoted = await self._lanes.write(
@@ -232,6 +247,68 @@ class VectorIndexer:
         )
         self._cursor = pending[-1].id
         return True
+
+    async def _batch_pass(self) -> bool:
+        """Embed a large backlog through batch jobs.
+
+        True when it stored vectors and found nothing wrong (there may be
+        more for another pass); False hands the rest to the synchronous
+        path: the backlog is small, the batcher is not for this embedder (a
+        fallback took over), or a batch failed in part or whole.
+        """
+        batcher = self._batcher
+        if batcher is None or not batcher.available or batcher.embedder is not self.embedder:
+            return False
+        identity = self.embedder.identity()
+        pending = await self._lanes.read(pending_chunks, identity, 0, BATCH_PASS_MAX)
+        if len(pending) < batcher.min_chunks:
+            return False
+        cached = await self._lanes.read(cache_get, identity, [p.hash for p in pending])
+        missing = _distinct([p for p in pending if p.hash not in cached])
+        if len(missing) < batcher.min_chunks:
+            return False
+        try:
+            result = await trio.to_thread.run_sync(
+                batcher.embed_documents, [p.text for p in missing], abandon_on_cancel=True
+            )
+        except EmbeddingError as exc:
+            logger.warning("batch embedding failed (%s); embedding synchronously instead", exc)
+            return False
+        fresh = {
+            p.hash: to_blob(v)
+            for p, v in zip(missing, result.vectors, strict=True)
+            if v is not None
+        }
+        self.documents_embedded += len(fresh)
+        if result.failures:
+            logger.warning(
+                "batch embedding: %d of %d texts not embedded (%s); embedding them synchronously",
+                len(missing) - len(fresh),
+                len(missing),
+                "; ".join(result.failures[:3]),
+            )
+        known = {**cached, **fresh}
+        for start in range(0, len(pending), BATCH_STORE_ROWS):
+            part = pending[start : start + BATCH_STORE_ROWS]
+            await self._store_known(identity, part, known, fresh)
+        return bool(fresh) and not result.failures
+
+    async def _store_known(
+        self,
+        identity: str,
+        chunks: Sequence[PendingChunk],
+        known: dict[str, bytes],
+        fresh: dict[str, bytes],
+    ) -> None:
+        """Store the vectors known for *chunks* (the others stay pending)."""
+        rows = [(p.id, p.hash, known[p.hash]) for p in chunks if p.hash in known]
+        if not rows:
+            return
+        new = {p.hash: fresh[p.hash] for p in chunks if p.hash in fresh}
+        reused = list({p.hash for p in chunks if p.hash in known and p.hash not in fresh})
+        await self._lanes.write(
+            _store_batch, identity, len(rows[0][2]) // 4, rows, new, reused, None
+        )
 
     def _record_failure(self, exc: EmbeddingError) -> None:
         self._failures += 1
@@ -280,6 +357,7 @@ class VectorIndexer:
             last_error=self.last_error,
             last_error_at=self.last_error_at,
             cache_entries=entries,
+            batch_jobs=self._batcher.jobs_running if self._batcher is not None else 0,
         )
 
 
