@@ -6,7 +6,9 @@ for a workspace of 60 notes. What must hold: the backlog goes up as one
 batch job (no chunk text reaches the synchronous ``/v1/embeddings``), the
 vectors it returns serve search (a note found by meaning alone), and a
 batch that fails falls back to the synchronous path with a warning, so
-every chunk still gets its vector.
+every chunk still gets its vector. With ``wait = false`` notes written
+while a job runs embed at once, and a restarted daemon collects the job it
+had submitted instead of submitting it again.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def provider() -> Iterator[FakeBatchServer]:
         yield server
 
 
-def start(env: Env, provider: FakeBatchServer) -> Daemon:
+def start(env: Env, provider: FakeBatchServer, extra: str = "") -> Daemon:
     """A daemon embedding 60 notes with openai at the fake, batches on."""
     env.write_config(
         "[embedding]\n"
@@ -50,7 +52,7 @@ def start(env: Env, provider: FakeBatchServer) -> Daemon:
         f'api_key = "{KEY}"\n'
         "[embedding.batch]\n"
         "poll_interval_ms = 50\n"
-        "min_chunks = 20\n"
+        "min_chunks = 20\n" + extra
     )
     (env.workspace / "memory").mkdir(parents=True)
     for number in range(NOTES):
@@ -133,3 +135,38 @@ def test_a_failed_batch_falls_back_to_synchronous_embedding(
         assert "embedding them synchronously" in log
     finally:
         daemon.stop()
+
+
+def test_with_wait_false_new_notes_embed_meanwhile_and_a_restart_collects_the_job(
+    env: Env, provider: FakeBatchServer
+) -> None:
+    provider.outcome = "never"
+    daemon = start(env, provider, extra="wait = false\n")
+    try:
+        with daemon.client() as client:
+            client.sync()
+            wait_until(lambda: client.status().embedding.batch_jobs == 1, "a batch job runs")
+            client.append("The zqlighthouse keeper logs every storm.", path="memory/late.md")
+            wait_until(
+                lambda: any("zqlighthouse" in text for text in provider.sync_texts()),
+                "the new note embeds while the job runs",
+            )
+            embedding = client.status().embedding
+            assert embedding.state == "embedding"
+            assert embedding.total - embedding.embedded >= NOTES  # the job holds those
+            assert "1 batch jobs running" in daemon.cli("status").stdout
+    finally:
+        daemon.stop()
+
+    provider.outcome = "completed"
+    again = Daemon(env).start()
+    try:
+        with again.client() as client:
+            wait_until(lambda: vectors_complete(client), "the vectors are complete", within=60.0)
+            assert client.status().embedding.batch_jobs == 0
+        assert provider.batches_created == ["batch_1"]  # collected, not paid for twice
+        assert "collecting 1 batch jobs submitted before a restart" in again.log()
+        batched = set(batch_texts(provider))
+        assert not batched & set(provider.sync_texts())
+    finally:
+        again.stop()

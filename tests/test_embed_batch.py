@@ -22,7 +22,7 @@ from fake_embedding_servers import FakeEmbeddingServer
 from openmemoryd.config import load_config
 from openmemoryd.config.model import BatchSettings, EmbeddingSettings, RemoteSettings
 from openmemoryd.embed.remote import RemoteEmbedder, build_remote
-from openmemoryd.embed.remote.batch import BatchEmbedder, BatchUnavailable
+from openmemoryd.embed.remote.batch import BatchEmbedder, BatchUnavailable, JobRecord
 from openmemoryd.embed.remote.batch_wire import client_for, make_batcher
 from openmemoryd.errors import ConfigError
 
@@ -81,6 +81,7 @@ def batcher(
         job_max_requests=job_max_requests,
         sleep=clock.sleep,
         clock=clock,
+        wall=clock,
     )
 
 
@@ -279,6 +280,56 @@ def test_no_more_jobs_run_at_once_than_the_concurrency(
         assert KEY not in caplog.text
 
 
+# ---------------------------------------------------------------- wait = false
+
+
+@pytest.mark.parametrize("name", ["openai", "gemini"])
+def test_a_started_job_is_checked_later_and_answers_by_text_hash(
+    server: FakeBatchServer, build: Build, name: str
+) -> None:
+    embedder = build(name, server.url)
+    one = batcher(embedder, Clock())
+    items = [(f"hash-{i}", text) for i, text in enumerate(TEXTS)]
+    record = one.start_job(items)
+    assert record.hashes == [digest for digest, _ in items]
+    # the record survives a round trip through the index's meta table
+    record = msgspec.json.decode(msgspec.json.encode(record), type=JobRecord)
+    assert one.check_job(record) == (False, {}, [])  # still running
+    done, found, failures = one.check_job(record)
+    assert done
+    assert failures == []
+    want = embedder.embed_documents(TEXTS)
+    same_rows([found[f"hash-{i}"] for i in range(len(TEXTS))], want)
+
+
+def test_a_started_job_takes_whole_texts_up_to_the_job_limit(
+    server: FakeBatchServer, build: Build
+) -> None:
+    one = batcher(build("openai", server.url), Clock(), job_max_requests=3)
+    items = [("h0", "short"), ("h1", "tail"), ("h2", "word " * 3000)]
+    record = one.start_job(items)
+    assert record.hashes == ["h0", "h1"]  # h2's two pieces would cross the limit of 3
+    assert record.owners == [0, 1]
+    record = one.start_job(items[2:])
+    assert record.hashes == ["h2"]
+    assert record.owners == [0, 0]
+
+
+def test_a_started_job_past_its_deadline_is_cancelled(
+    server: FakeBatchServer, build: Build
+) -> None:
+    server.outcome = "never"
+    clock = Clock()
+    one = batcher(build("openai", server.url), clock, timeout_minutes=1)
+    record = one.start_job([("h", "text")])
+    assert one.check_job(record)[0] is False
+    clock.now += 61
+    done, found, failures = one.check_job(record)
+    assert (done, found) == (True, {})
+    assert "after 1 minutes" in failures[0]
+    assert server.cancelled == ["batch_1"]
+
+
 # ---------------------------------------------------------------- configuration
 
 
@@ -302,12 +353,14 @@ def test_the_batch_section_is_validated_with_its_location(tmp_path: Path) -> Non
     path.write_text("[embedding.batch]\npollIntervalMs = 100\n")
     with pytest.raises(ConfigError, match="pollIntervalMs"):
         load_config(environ=env)
-    path.write_text("[embedding.batch]\nwait = false\n")
-    with pytest.raises(ConfigError, match=r"wait = false is not supported yet"):
-        load_config(environ=env)
-    text = "[embedding.batch]\nenabled = false\npoll_interval_ms = 500\ntimeout_minutes = 5\n"
-    path.write_text(text + "concurrency = 4\nmin_chunks = 50\n")
+    text = "[embedding.batch]\nenabled = false\nwait = false\npoll_interval_ms = 500\n"
+    path.write_text(text + "timeout_minutes = 5\nconcurrency = 4\nmin_chunks = 50\n")
     batch = load_config(environ=env).embedding.batch
     assert batch == BatchSettings(
-        enabled=False, poll_interval_ms=500, timeout_minutes=5.0, concurrency=4, min_chunks=50
+        enabled=False,
+        wait=False,
+        poll_interval_ms=500,
+        timeout_minutes=5.0,
+        concurrency=4,
+        min_chunks=50,
     )

@@ -69,14 +69,6 @@ def load_config(
     if log_level not in ("debug", "info", "warning", "error"):
         raise ConfigError(f"log level must be debug, info, warning or error, not {log_level!r}")
 
-    if not file_config.embedding.batch.wait:
-        # Refused rather than ignored: someone who asked not to wait would
-        # otherwise find the daemon waiting anyway.
-        raise ConfigError(
-            "embedding.batch.wait = false is not supported yet: batch jobs are waited for "
-            "(up to embedding.batch.timeout_minutes); remove the key or set it to true"
-        )
-
     return Config(
         config_path=config_path,
         workspace=workspace,

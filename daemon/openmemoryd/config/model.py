@@ -235,8 +235,8 @@ class BatchSettings(_Section, frozen=True):
     wait: Annotated[
         bool,
         doc(
-            "Wait for each job to finish (true is the only mode so far; "
-            "false, submit-and-collect-later, is refused)."
+            "Wait for the jobs before embedding anything else; false: submit, "
+            "embed new chunks meanwhile, collect the jobs later (also after a restart)."
         ),
     ] = True
     poll_interval_ms: Annotated[

@@ -19,7 +19,9 @@ backoff. A backlog of at least ``[embedding.batch] min_chunks`` chunks for
 an openai or gemini embedder goes first through the provider's batch API
 (`embed.remote.batch`: about half the price); whatever a batch could not
 embed (a failed, expired or timed-out job) then takes the synchronous path,
-with a warning, so indexing never stalls. When the provider or
+with a warning, so indexing never stalls. With ``wait = false`` the jobs
+run on (`engine.batch_jobs`): the chunks they hold are skipped here until
+their vectors arrive in the cache, and everything else embeds as usual. When the provider or
 model changes, vectors go to a new table that replaces the old one only when
 complete (`store.vectors.promote_building`).
 """
@@ -55,6 +57,7 @@ from openmemoryd.store.vectors import (
 
 if TYPE_CHECKING:
     from openmemoryd.embed.remote.batch import BatchEmbedder
+    from openmemoryd.engine.batch_jobs import BatchJobs
 
 logger = logging.getLogger("openmemoryd.vectors")
 
@@ -92,6 +95,12 @@ class VectorIndexer:
     ) -> None:
         self._lanes = lanes
         self._batcher = batcher
+        self._jobs: BatchJobs | None = None
+        if batcher is not None and not batcher.wait:
+            from openmemoryd.engine.batch_jobs import BatchJobs
+
+            self._jobs = BatchJobs(lanes, batcher)
+        self._idle_sweep = False
         self.embedder = primary
         self._fallback = fallback
         self.fallback_active = False
@@ -156,7 +165,12 @@ class VectorIndexer:
         self.wake()
         delay = 1.0
         while True:
-            await self._wakeup.wait()
+            if self._jobs is not None and self._jobs.jobs:
+                # jobs are running: look again at the poll interval
+                with trio.move_on_after(self._jobs.poll_interval_s):
+                    await self._wakeup.wait()
+            else:
+                await self._wakeup.wait()
             self._wakeup = trio.Event()
             try:
                 await self._drain()
@@ -199,6 +213,7 @@ class VectorIndexer:
 
     async def _drain(self) -> None:
         self._busy = True
+        self._idle_sweep = False
         try:
             while await self._batch_pass():
                 pass
@@ -216,11 +231,18 @@ class VectorIndexer:
 
     async def _step(self) -> bool:
         identity = self.embedder.identity()
-        pending = await self._lanes.read(pending_chunks, identity, self._cursor, self._batch_size)
-        if not pending:
-            if self._cursor == 0:
+        found = await self._lanes.read(pending_chunks, identity, self._cursor, self._batch_size)
+        if not found:
+            if self._cursor == 0 or self._idle_sweep:
+                self._cursor = 0
                 return False
             self._cursor = 0  # one more pass from the start catches stragglers
+            self._idle_sweep = True  # (and ends the drain if it finds nothing to do)
+            return True
+        held = self._jobs.held_for(identity) if self._jobs is not None else frozenset()
+        pending = [p for p in found if p.hash not in held]  # a running batch job has those
+        if not pending:
+            self._cursor = found[-1].id
             return True
         cached = await self._lanes.read(cache_get, identity, [p.hash for p in pending])
         missing = _distinct([p for p in pending if p.hash not in cached])
@@ -245,7 +267,8 @@ class VectorIndexer:
             list(cached),
             self._cache_max if prune else None,
         )
-        self._cursor = pending[-1].id
+        self._cursor = found[-1].id
+        self._idle_sweep = False
         return True
 
     async def _batch_pass(self) -> bool:
@@ -260,11 +283,20 @@ class VectorIndexer:
         if batcher is None or not batcher.available or batcher.embedder is not self.embedder:
             return False
         identity = self.embedder.identity()
+        if self._jobs is not None:
+            # wait = false: finished jobs leave their vectors in the cache,
+            # where the synchronous pass takes them
+            await self._jobs.collect_due(identity)
+            if not self._jobs.slots:
+                return False
         pending = await self._lanes.read(pending_chunks, identity, 0, BATCH_PASS_MAX)
         if len(pending) < batcher.min_chunks:
             return False
         cached = await self._lanes.read(cache_get, identity, [p.hash for p in pending])
         missing = _distinct([p for p in pending if p.hash not in cached])
+        if self._jobs is not None:
+            await self._jobs.submit(identity, missing)
+            return False
         if len(missing) < batcher.min_chunks:
             return False
         try:
@@ -333,6 +365,12 @@ class VectorIndexer:
         self._cursor = 0
         self._failures = 0
 
+    def _batch_jobs(self) -> int:
+        """Batch jobs running now (waited for, or kept in the index)."""
+        if self._jobs is not None:
+            return len(self._jobs.jobs)
+        return self._batcher.jobs_running if self._batcher is not None else 0
+
     async def status(self) -> EmbeddingStatus:
         identity = self.embedder.identity()
         embedded, total = await self._lanes.read(vector_progress, identity)
@@ -357,7 +395,7 @@ class VectorIndexer:
             last_error=self.last_error,
             last_error_at=self.last_error_at,
             cache_entries=entries,
-            batch_jobs=self._batcher.jobs_running if self._batcher is not None else 0,
+            batch_jobs=self._batch_jobs(),
         )
 
 

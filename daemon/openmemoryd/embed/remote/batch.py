@@ -36,6 +36,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Final
 
+import msgspec
+
 from openmemoryd.config.model import BatchSettings
 from openmemoryd.embed.provider import EmbeddingError, Vectors
 from openmemoryd.embed.remote.http import RemoteEmbedder, _batches
@@ -69,6 +71,18 @@ class JobState:
     state: str
     error: str | None = None
     payload: object = None
+
+
+class JobRecord(msgspec.Struct, frozen=True):
+    """A submitted job as kept in the index (``wait = false``), so results
+    are collected on later passes and after a restart instead of paying for
+    the job twice."""
+
+    job: str
+    hashes: list[str]  # the text hash of each text, in job order
+    owners: list[int]  # for each piece sent, the index of its text
+    sizes: list[int]  # for each piece sent, its UTF-8 bytes (the merge weights)
+    deadline: float  # wall-clock time after which the job is cancelled
 
 
 @dataclass(slots=True)
@@ -127,6 +141,7 @@ class BatchEmbedder:
         job_max_requests: int | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
     ) -> None:
         self._client = client
         self.embedder: RemoteEmbedder = client.embedder
@@ -137,6 +152,10 @@ class BatchEmbedder:
         self._job_max = min(job_max_requests or client.max_requests, client.max_requests)
         self._sleep = sleep
         self._clock = clock
+        self._wall = wall
+        self.wait = settings.wait
+        self.concurrency = settings.concurrency
+        self.poll_interval_s = self._poll_s
         self.available = True
         self.jobs_running = 0
 
@@ -174,14 +193,62 @@ class BatchEmbedder:
             raise
         finally:
             self.jobs_running = 0
-        self._merge(raw, pieces, result)
+        owners = [owner for _, owner in pieces]
+        result.vectors = self._complete(raw, sizes, owners, len(texts))
         return result
+
+    # ------------------------------------------------------------ wait = false
+
+    def start_job(self, items: Sequence[tuple[str, str]]) -> JobRecord:
+        """Submit one job for the leading (hash, text) *items* that fit in it.
+
+        For ``wait = false``: the caller persists the record and checks it
+        on later passes (`check_job`), across restarts. Raises
+        `BatchUnavailable` (see `embed_documents`) or `EmbeddingError`.
+        """
+        pieces = self.embedder.split_texts([text for _, text in items])
+        sizes = [len(piece.encode("utf-8")) for piece, _ in pieces]
+        _, end = next(_batches(sizes, self._client.max_bytes, self._job_max), (0, 0))
+        texts = pieces[end][1] if end < len(pieces) else len(items)  # whole texts only,
+        texts = max(texts, 1)  # but at least one
+        end = sum(1 for _, owner in pieces if owner < texts)
+        result = BatchResult(vectors=[])
+        job = self._submit([piece for piece, _ in pieces[:end]], result)
+        if job is None:
+            raise EmbeddingError(result.failures[0], retryable=True)
+        return JobRecord(
+            job=job,
+            hashes=[digest for digest, _ in items[:texts]],
+            owners=[owner for _, owner in pieces[:end]],
+            sizes=sizes[:end],
+            deadline=self._wall() + self._timeout_s,
+        )
+
+    def check_job(self, record: JobRecord) -> tuple[bool, dict[str, Vectors], list[str]]:
+        """(done, vector per text hash, what failed) for a job `start_job` made.
+
+        Polls once: a job still running is (False, {}, []), unless past its
+        deadline, when it is cancelled and reported failed.
+        """
+        result = BatchResult(vectors=[])
+        raw: list[object | None] = [None] * len(record.owners)
+        deadline = self._clock() + (record.deadline - self._wall())
+        if not self._advance(record.job, raw, 0, len(raw), deadline, result):
+            return False, {}, []
+        vectors = self._complete(raw, record.sizes, record.owners, len(record.hashes))
+        found = {
+            digest: vector
+            for digest, vector in zip(record.hashes, vectors, strict=True)
+            if vector is not None
+        }
+        return True, found, result.failures
 
     def _submit(self, texts: list[str], result: BatchResult) -> str | None:
         try:
             job = self._client.submit(texts)
         except EmbeddingError as exc:
             if not exc.retryable and exc.status in _UNAVAILABLE_STATUSES:
+                self.available = False
                 raise BatchUnavailable(
                     f"{self.embedder.name}: no batch API at this base_url ({exc}); "
                     "embedding synchronously from now on",
@@ -236,22 +303,24 @@ class BatchEmbedder:
         self._quietly(self._client.cleanup, job, state)
         return True
 
-    def _merge(
-        self, raw: list[object | None], pieces: list[tuple[str, int]], result: BatchResult
-    ) -> None:
-        """Fill `result.vectors` for the texts all of whose pieces came back."""
-        missing = {owner for (_, owner), vector in zip(pieces, raw, strict=True) if vector is None}
-        complete = sorted({owner for _, owner in pieces} - missing)
+    def _complete(
+        self, raw: list[object | None], sizes: Sequence[int], owners: Sequence[int], count: int
+    ) -> list[Vectors | None]:
+        """A vector for each of *count* texts all of whose pieces came back."""
+        vectors: list[Vectors | None] = [None] * count
+        missing = {owner for owner, vector in zip(owners, raw, strict=True) if vector is None}
+        complete = sorted(set(owners) - missing)
         if not complete:
-            return
+            return vectors
         position = {owner: index for index, owner in enumerate(complete)}
-        chosen = [k for k, (_, owner) in enumerate(pieces) if owner in position]
+        chosen = [k for k, owner in enumerate(owners) if owner in position]
         matrix = self.embedder.check_vectors([raw[k] for k in chosen], len(chosen))
         merged = self.embedder.merge_pieces(
-            matrix, [(pieces[k][0], position[pieces[k][1]]) for k in chosen], len(complete)
+            matrix, [sizes[k] for k in chosen], [position[owners[k]] for k in chosen], len(complete)
         )
         for index, owner in enumerate(complete):
-            result.vectors[owner] = merged[index]
+            vectors[owner] = merged[index]
+        return vectors
 
     @staticmethod
     def _quietly(action: Callable[..., None], *args: object) -> None:

@@ -168,7 +168,8 @@ class RemoteEmbedder(ABC):
             parts.append(self._check(self._request(batch, query=query), len(batch)))
         if not parts:
             return np.zeros((0, self._dims or 0), dtype=np.float32)
-        return self.merge_pieces(np.concatenate(parts), pieces, len(texts))
+        owners = [owner for _, owner in pieces]
+        return self.merge_pieces(np.concatenate(parts), sizes, owners, len(texts))
 
     def split_texts(self, texts: Sequence[str]) -> list[tuple[str, int]]:
         """(piece, index of its text) for every piece sent to the API.
@@ -179,15 +180,16 @@ class RemoteEmbedder(ABC):
         return [(piece, index) for index, text in enumerate(texts) for piece in self._pieces(text)]
 
     def merge_pieces(
-        self, vectors: Vectors, pieces: Sequence[tuple[str, int]], count: int
+        self, vectors: Vectors, sizes: Sequence[int], owners: Sequence[int], count: int
     ) -> Vectors:
-        """One normalised row per text: a split text's pieces averaged by size."""
+        """One normalised row per text: a split text's pieces averaged by
+        their *sizes* (UTF-8 bytes); *owners* names each piece's text."""
         vectors = sanitize(vectors)
-        if len(pieces) == count:
+        if len(owners) == count:
             return vectors
-        sizes = np.asarray([len(piece.encode("utf-8")) for piece, _ in pieces], dtype=np.float32)
+        weights = np.asarray(sizes, dtype=np.float32)[:, None]
         merged = np.zeros((count, vectors.shape[1]), dtype=np.float32)
-        np.add.at(merged, np.asarray([owner for _, owner in pieces]), vectors * sizes[:, None])
+        np.add.at(merged, np.asarray(owners), vectors * weights)
         return sanitize(merged)
 
     def check_vectors(self, raw: list[object], expected: int) -> Vectors:
