@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from fake_batch_servers import FakeBatchServer
-from fake_embedding_servers import FakeEmbeddingServer
+from fake_embedding_servers import FakeEmbeddingServer, status
 from openmemoryd.config import load_config
 from openmemoryd.config.model import BatchSettings, EmbeddingSettings, RemoteSettings
 from openmemoryd.embed.remote import RemoteEmbedder, build_remote
@@ -313,6 +313,18 @@ def test_a_started_job_takes_whole_texts_up_to_the_job_limit(
     record = one.start_job(items[2:])
     assert record.hashes == ["h2"]
     assert record.owners == [0, 0]
+
+
+def test_a_started_job_survives_a_passing_polling_failure(
+    server: FakeBatchServer, build: Build
+) -> None:
+    one = batcher(build("openai", server.url, max_retries=0), Clock())
+    record = one.start_job([("h", "text")])
+    server.fail_next(status(503))
+    assert one.check_job(record) == (False, {}, [])  # kept, not given up
+    assert one.check_job(record)[0] is False  # in_progress
+    done, found, failures = one.check_job(record)
+    assert (done, list(found), failures) == (True, ["h"], [])
 
 
 def test_a_started_job_past_its_deadline_is_cancelled(

@@ -233,7 +233,7 @@ class BatchEmbedder:
         result = BatchResult(vectors=[])
         raw: list[object | None] = [None] * len(record.owners)
         deadline = self._clock() + (record.deadline - self._wall())
-        if not self._advance(record.job, raw, 0, len(raw), deadline, result):
+        if not self._advance(record.job, raw, 0, len(raw), deadline, result, patient=True):
             return False, {}, []
         vectors = self._complete(raw, record.sizes, record.owners, len(record.hashes))
         found = {
@@ -268,11 +268,21 @@ class BatchEmbedder:
         end: int,
         deadline: float,
         result: BatchResult,
+        *,
+        patient: bool = False,
     ) -> bool:
-        """Poll *job*; collect it if done. True once it needs no more polling."""
+        """Poll *job*; collect it if done. True once it needs no more polling.
+
+        A *patient* caller (a job kept across passes) keeps a job whose poll
+        failed for a passing reason until its deadline; a waiting one gives
+        up at once, since its texts are better embedded synchronously now.
+        """
         try:
             state = self._client.poll(job)
         except EmbeddingError as exc:
+            if patient and exc.retryable and self._clock() < deadline:
+                logger.info("polling batch job %s failed (%s); trying again later", job, exc)
+                return False
             result.failures.append(f"job {job}: polling failed: {exc}")
             self._quietly(self._client.cancel, job)
             return True
