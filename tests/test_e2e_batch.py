@@ -42,13 +42,14 @@ def provider() -> Iterator[FakeBatchServer]:
         yield server
 
 
-def start(env: Env, provider: FakeBatchServer, extra: str = "") -> Daemon:
-    """A daemon embedding 60 notes with openai at the fake, batches on."""
+def start(env: Env, provider: FakeBatchServer, extra: str = "", name: str = "openai") -> Daemon:
+    """A daemon embedding 60 notes with *name* at the fake, batches on."""
+    base = "/v1" if name == "openai" else "/v1beta"
     env.write_config(
         "[embedding]\n"
-        'provider = "openai"\n'
-        "[embedding.openai]\n"
-        f'base_url = "{provider.url}/v1"\n'
+        f'provider = "{name}"\n'
+        f"[embedding.{name}]\n"
+        f'base_url = "{provider.url}{base}"\n'
         f'api_key = "{KEY}"\n'
         "[embedding.batch]\n"
         "poll_interval_ms = 50\n"
@@ -80,13 +81,20 @@ def vectors_complete(client: Client) -> bool:
 
 
 def batch_texts(provider: FakeBatchServer) -> list[str]:
-    """Every text uploaded in a batch input file."""
-    return [
+    """Every text sent in a batch job (an OpenAI input file, Gemini's inline requests)."""
+    openai = [
         json.loads(line)["body"]["input"]
         for request in provider.requests
         if request.path == "/v1/files"
         for line in request.body["files"]["file"].splitlines()
     ]
+    gemini = [
+        item["request"]["content"]["parts"][0]["text"]
+        for request in provider.requests
+        if request.path.endswith(":asyncBatchEmbedContent")
+        for item in request.body["batch"]["inputConfig"]["requests"]["requests"]
+    ]
+    return openai + gemini
 
 
 def test_a_backlog_is_embedded_by_one_batch_job_and_serves_search(
@@ -115,6 +123,27 @@ def test_a_backlog_is_embedded_by_one_batch_job_and_serves_search(
         assert hit.vector_score is not None
         assert hit.vector_score > 0.9
         assert KEY not in daemon.log()
+
+
+def test_gemini_backlogs_go_through_its_async_batch_too(
+    env: Env, provider: FakeBatchServer
+) -> None:
+    daemon = start(env, provider, name="gemini")
+    try:
+        with daemon.client() as client:
+            client.sync()
+            wait_until(lambda: vectors_complete(client), "the vectors are complete", within=60.0)
+            assert provider.batches_created == ["batches/g1"]
+            uploaded = batch_texts(provider)
+            assert len(uploaded) >= NOTES
+            assert provider.sync_texts() == ["warm up"]
+            chunk = next(text for text in uploaded if "zqketch" in text)
+            provider.aliases["vessel upkeep agenda"] = chunk
+            (hit,) = [h for h in client.search("vessel upkeep agenda").results if h.path == TARGET]
+            assert hit.vector_score is not None
+            assert hit.vector_score > 0.9
+    finally:
+        daemon.stop()
 
 
 def test_a_failed_batch_falls_back_to_synchronous_embedding(
