@@ -7,7 +7,7 @@ Invariants:
 
 - One `httpx.Client` per session, closed by `close()`; requests go only to
   the configured base URL's origin. Redirects are followed only when they
-  keep the POST (307/308) and stay on the same scheme, host and port,
+  keep the method and body (307/308) and stay on the same scheme, host and port,
   because configured headers may carry keys and must never reach another host.
 - A request is retried only for 408, 429, 5xx, timeouts and connection errors,
   at most ``max_retries`` times, sleeping ``0.5 s × 2**n × (1 + rand·0.2)``
