@@ -51,7 +51,11 @@ class FakeEmbeddingServer(FakeHTTPServer):
 
     def inputs(self) -> list[list[str]]:
         """The texts of each recorded request, whatever the wire format."""
-        return [_texts(request.path, request.body) for request in self.requests]
+        return [
+            _texts(request.path, request.body)
+            for request in self.requests
+            if request.path.split("?", 1)[0].endswith(_ROUTES)
+        ]
 
     def answer(self, path: str, body: dict[str, Any], fault: Fault | None) -> tuple[int, Any]:
         """Status and JSON payload for a well-formed request."""
@@ -59,6 +63,8 @@ class FakeEmbeddingServer(FakeHTTPServer):
         kind = fault.kind if fault else None
         if route.endswith("/api/embed") and self.legacy_ollama:
             return 404, {"error": "404 page not found"}
+        if not route.endswith(_ROUTES):
+            return 404, {"error": {"message": f"no route {route}"}}
         texts = _texts(path, body)
         dims = _requested_dims(body) or self.dims
         if kind == "wrong_dims":
@@ -84,6 +90,9 @@ class FakeEmbeddingServer(FakeHTTPServer):
             ]
             return 200, {"object": "list", "data": _shuffled(data)}
         return 404, {"error": {"message": f"no route {route}"}}
+
+
+_ROUTES = ("/api/embed", "/api/embeddings", ":batchEmbedContents", ":embedContent", "/embeddings")
 
 
 def _texts(path: str, body: Any) -> list[str]:

@@ -8,6 +8,9 @@ format live here: an HTTP status (`status`), invalid JSON (`INVALID_JSON`), a
 hang longer than the client's timeout (`HANG`), queued for the next requests
 (`fail_next`) or for every request until `recover` (`outage`). Faults of a
 kind the base does not know reach `answer`, which spoils its own payload.
+GET and DELETE are served too, and a ``multipart/form-data`` POST is
+recorded as ``{"fields": {...}, "files": {name: text}}`` (the batch APIs'
+uploads); an answer may be `Raw` text instead of JSON (their downloads).
 
 Invariants: `close` and `recover` release hanging handlers, and `close` joins
 the server thread, so no socket outlives a test.
@@ -20,6 +23,8 @@ import threading
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from email.parser import BytesParser
+from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, ClassVar, Self
@@ -53,12 +58,21 @@ HANG = Fault("hang")
 
 
 @dataclass(frozen=True)
+class Raw:
+    """An answer sent as it is (JSON Lines, say), not encoded as JSON."""
+
+    text: str
+    content_type: str = "application/octet-stream"
+
+
+@dataclass(frozen=True)
 class Recorded:
     """One request as the server saw it; header names are lower-cased."""
 
     path: str
     headers: dict[str, str]
     body: Any
+    method: str = "POST"
 
 
 class FakeHTTPServer:
@@ -125,6 +139,10 @@ class FakeHTTPServer:
 
     # ------------------------------------------------------------ serving
 
+    def answer_request(self, request: Recorded, fault: Fault | None) -> tuple[int, Any]:
+        """Status and payload for *request*; by default `answer` (POST only)."""
+        return self.answer(request.path, request.body, fault)
+
     def answer(self, path: str, body: dict[str, Any], fault: Fault | None) -> tuple[int, Any]:
         """Status and JSON payload for a well-formed request (*fault*: one the
         base does not handle, for the subclass to apply)."""
@@ -159,14 +177,31 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
     def do_POST(self) -> None:
+        self._serve("POST")
+
+    def do_GET(self) -> None:
+        self._serve("GET")
+
+    def do_DELETE(self) -> None:
+        self._serve("DELETE")
+
+    def _serve(self, method: str) -> None:
         fake = self.server.fake
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            body = None
+        content_type = self.headers.get("Content-Type") or ""
+        body: Any
+        if method != "POST":
+            body = {}
+        elif content_type.startswith("multipart/form-data"):
+            body = _multipart(content_type, raw)
+        else:
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                body = None
         headers = {name.lower(): value for name, value in self.headers.items()}
-        fault = fake.record(fake.recorded_type(self.path, headers, body))
+        request = fake.recorded_type(self.path, headers, body, method)
+        fault = fake.record(request)
         if fault is not None and fault.kind == "hang":
             fake.wait_released()
             self.close_connection = True
@@ -180,17 +215,39 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(body, dict):
             self._send(400, b'{"error": {"message": "body is not a JSON object"}}')
             return
-        code, payload = fake.answer(self.path, body, fault)
+        code, payload = fake.answer_request(request, fault)
+        if isinstance(payload, Raw):
+            self._send(code, payload.text.encode(), {"Content-Type": payload.content_type})
+            return
         self._send(code, json.dumps(payload).encode())
 
     def _send(self, code: int, payload: bytes, headers: Mapping[str, str] | None = None) -> None:
+        extra = dict(headers or {})
         self.send_response(code)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", extra.pop("Content-Type", "application/json"))
         self.send_header("Content-Length", str(len(payload)))
-        for name, value in (headers or {}).items():
+        for name, value in extra.items():
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(payload)
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silence the per-request log lines."""
+
+
+def _multipart(content_type: str, raw: bytes) -> dict[str, Any]:
+    """A multipart form as ``{"fields": {name: value}, "files": {name: text}}``."""
+    message = BytesParser(policy=HTTP).parsebytes(
+        b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + raw
+    )
+    fields: dict[str, str] = {}
+    files: dict[str, str] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        payload = part.get_payload(decode=True)
+        text = payload.decode("utf-8") if isinstance(payload, bytes) else ""
+        if part.get_filename() is not None:
+            files[str(name)] = text
+        else:
+            fields[str(name)] = text
+    return {"fields": fields, "files": files}

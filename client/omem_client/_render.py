@@ -257,6 +257,8 @@ def _embedding_line(status: StatusResult) -> str:
     model = f"{emb.provider} {emb.model or ''}".strip()
     dims = f", {emb.dims} dims" if emb.dims else ""
     fallback = " · FALLBACK in use" if emb.fallback_active else ""
+    if emb.batch_jobs:
+        fallback += f" · {emb.batch_jobs} batch jobs running"
     line = (
         f"{emb.state} · {model}{dims} · {emb.embedded}/{emb.total} chunks"
         f" · cache {emb.cache_entries}{fallback}"

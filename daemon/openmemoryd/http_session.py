@@ -7,7 +7,7 @@ Invariants:
 
 - One `httpx.Client` per session, closed by `close()`; requests go only to
   the configured base URL's origin. Redirects are followed only when they
-  keep the POST (307/308) and stay on the same scheme, host and port,
+  keep the method and body (307/308) and stay on the same scheme, host and port,
   because configured headers may carry keys and must never reach another host.
 - A request is retried only for 408, 429, 5xx, timeouts and connection errors,
   at most ``max_retries`` times, sleeping ``0.5 s × 2**n × (1 + rand·0.2)``
@@ -89,6 +89,17 @@ class RemoteConfig:
     transport: httpx.BaseTransport | None = field(default=None, repr=False)
 
 
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """What to send (beside the URL), kept whole across retries and redirects."""
+
+    method: str
+    json: Mapping[str, object] | None
+    files: Mapping[str, tuple[str, bytes, str]] | None
+    data: Mapping[str, str] | None
+    text: bool
+
+
 class _TransientError(RemoteServiceError):
     """A failure worth retrying, with the server's Retry-After if it sent one."""
 
@@ -167,11 +178,30 @@ class HttpSession:
 
     def post_json(self, suffix: str, body: Mapping[str, object]) -> object:
         """POST *body* as JSON to *suffix* and return the decoded answer, retrying."""
+        return self.call("POST", suffix, json=body)
+
+    def call(
+        self,
+        method: str,
+        suffix: str,
+        *,
+        json: Mapping[str, object] | None = None,
+        files: Mapping[str, tuple[str, bytes, str]] | None = None,
+        data: Mapping[str, str] | None = None,
+        text: bool = False,
+    ) -> object:
+        """One request to *suffix* under the retry policy of `post_json`.
+
+        The batch APIs need more than a JSON POST: GETs to poll a job, a
+        multipart upload (*files* and form *data*), and a download whose body
+        is JSON Lines (*text* returns it as a string instead of decoding it).
+        """
         url = self.url(suffix)
+        request = _Request(method, json, files, data, text)
         retry = 0
         while True:
             try:
-                return self._post_once(url, body)
+                return self._call_once(url, request)
             except _TransientError as error:
                 if retry >= self._backoff.max_retries:
                     raise self._error(
@@ -189,10 +219,12 @@ class HttpSession:
     def close(self) -> None:
         self._client.close()
 
-    def _post_once(self, url: httpx.URL, body: Mapping[str, object]) -> object:
-        response = self._send(url, body)
+    def _call_once(self, url: httpx.URL, request: _Request) -> object:
+        response = self._send(url, request)
         if not response.is_success:
             raise self._status_error(response)
+        if request.text:
+            return response.text
         try:
             return response.json()
         except ValueError:
@@ -202,12 +234,18 @@ class HttpSession:
                 status=response.status_code,
             ) from None
 
-    def _send(self, url: httpx.URL, body: Mapping[str, object]) -> httpx.Response:
+    def _send(self, url: httpx.URL, request: _Request) -> httpx.Response:
         import httpx
 
         for _ in range(MAX_REDIRECTS + 1):
             try:
-                response = self._client.post(url, json=body)
+                response = self._client.request(
+                    request.method,
+                    url,
+                    json=request.json,
+                    files=request.files,
+                    data=request.data,
+                )
             except httpx.TimeoutException as exc:
                 raise _TransientError(
                     f"{self._label}: no answer within {self._timeout_s:g} s ({type(exc).__name__})"

@@ -323,6 +323,8 @@ class EmbeddingStatus(Msg, tag="embedding_status", frozen=True):
     ``embedding`` (vectors being added), ``rebuilding`` (vectors for a new
     provider or model are being built; searches use keywords until done) or
     ``failing`` (the provider errs; `last_error` says how; retried).
+    `batch_jobs` counts the provider batch jobs running now
+    (``[embedding.batch]``): a large backlog waits on them.
     """
 
     state: str
@@ -336,6 +338,7 @@ class EmbeddingStatus(Msg, tag="embedding_status", frozen=True):
     last_error: str | None = None
     last_error_at: float | None = None
     cache_entries: int = 0
+    batch_jobs: int = 0
 
 
 class PendingSession(Msg, tag="pending_session", frozen=True):

@@ -232,6 +232,50 @@ class LocalSettings(_Section, frozen=True):
     nice: Annotated[int, doc("Scheduling niceness of the indexing process.", ge=0, le=19)] = 10
 
 
+class BatchSettings(_Section, frozen=True):
+    """Batch-API indexing for the openai and gemini providers (OpenClaw's
+    ``remote.batch``).
+
+    A large backlog (a first index, a model change) is sent as a few
+    asynchronous batch jobs instead of many synchronous requests: the
+    providers bill batch work at about half price and take it off the
+    request rate limits. Searches never wait for a batch: query vectors and
+    small backlogs (under `min_chunks`) keep the synchronous API, and a
+    failed or timed-out job falls back to it, so indexing never stalls.
+    """
+
+    enabled: Annotated[bool, doc("Send large backlogs as batch jobs (openai and gemini only).")] = (
+        True
+    )
+    wait: Annotated[
+        bool,
+        doc(
+            "Wait for the jobs before embedding anything else; false: submit, "
+            "embed new chunks meanwhile, collect the jobs later (also after a restart)."
+        ),
+    ] = True
+    poll_interval_ms: Annotated[
+        int, doc("How often a running job is asked how it is doing.", ge=10, le=600_000)
+    ] = 2000
+    timeout_minutes: Annotated[
+        float,
+        doc(
+            "A job unfinished after this is cancelled; its chunks embed synchronously.",
+            gt=0.0,
+            le=1440.0,
+        ),
+    ] = 60.0
+    concurrency: Annotated[int, doc("Batch jobs running at once.", ge=1, le=64)] = 2
+    min_chunks: Annotated[
+        int,
+        doc(
+            "Backlogs smaller than this many chunks use the synchronous API "
+            "(they finish in seconds; a batch job may take minutes).",
+            ge=1,
+        ),
+    ] = 500
+
+
 class EmbeddingSettings(_Section, frozen=True):
     """Which embedder turns chunks into vectors, and how hard it may work.
 
@@ -269,6 +313,7 @@ class EmbeddingSettings(_Section, frozen=True):
         int, doc("Embeddings kept for reuse, so unchanged text is never embedded twice.", ge=0)
     ] = 50_000
     local: LocalSettings = msgspec.field(default_factory=LocalSettings)
+    batch: BatchSettings = msgspec.field(default_factory=BatchSettings)
     openai: RemoteSettings = msgspec.field(default_factory=RemoteSettings)
     ollama: RemoteSettings = msgspec.field(default_factory=RemoteSettings)
     gemini: RemoteSettings = msgspec.field(default_factory=RemoteSettings)

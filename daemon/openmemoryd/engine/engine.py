@@ -34,7 +34,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import date
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import apsw
 import msgspec
@@ -47,7 +47,7 @@ from omem_protocol import (
     SearchResult,
     SyncResult,
 )
-from openmemoryd.config import Config
+from openmemoryd.config import Config, EmbeddingSettings
 from openmemoryd.embed import Embedder, EmbeddingError, Vectors, is_zero, to_blob
 from openmemoryd.embed.local import LocalEmbedder
 from openmemoryd.embed.registry import Choice, choose_embedder, choose_fallback
@@ -89,6 +89,9 @@ from openmemoryd.workspace import (
     PathPolicy,
     SessionLocator,
 )
+
+if TYPE_CHECKING:
+    from openmemoryd.embed.remote.batch import BatchEmbedder
 
 logger = logging.getLogger("openmemoryd.engine")
 
@@ -134,6 +137,7 @@ class Engine:
                 fallback,
                 batch_size=embedding.local.batch_size if choice.embedder.name == "local" else 64,
                 cache_max_entries=embedding.cache_max_entries,
+                batcher=_batcher(choice.embedder, embedding),
             )
         self.files = FileSync(self)
         self.syncer = Syncer(self)
@@ -506,6 +510,18 @@ class Engine:
             readers, self._readers = self._readers, []
             await trio.to_thread.run_sync(_close_all, self._writer, readers)
         await self.rerank.aclose()
+
+
+def _batcher(embedder: Embedder, settings: EmbeddingSettings) -> BatchEmbedder | None:
+    """Batch-API indexing for an openai or gemini embedder (``[embedding.batch]``).
+
+    Imported only then: a daemon on the local model never loads the remote code.
+    """
+    if embedder.name not in ("openai", "gemini"):
+        return None
+    from openmemoryd.embed.remote.batch_wire import make_batcher
+
+    return make_batcher(embedder, settings.batch)
 
 
 def _close_all(writer: apsw.Connection, readers: list[apsw.Connection]) -> None:

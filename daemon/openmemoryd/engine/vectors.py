@@ -15,7 +15,13 @@ backoff (1 s doubling to 5 min); a configured fallback provider takes over
 after a non-retryable error or three failures in a row. A search whose query
 the provider embedded again proves it is back: the wait ends at once
 (`provider_answered`), so the backlog drains without waiting out minutes of
-backoff. When the provider or
+backoff. A backlog of at least ``[embedding.batch] min_chunks`` chunks for
+an openai or gemini embedder goes first through the provider's batch API
+(`embed.remote.batch`: about half the price); whatever a batch could not
+embed (a failed, expired or timed-out job) then takes the synchronous path,
+with a warning, so indexing never stalls. With ``wait = false`` the jobs
+run on (`engine.batch_jobs`): the chunks they hold are skipped here until
+their vectors arrive in the cache, and everything else embeds as usual. When the provider or
 model changes, vectors go to a new table that replaces the old one only when
 complete (`store.vectors.promote_building`).
 """
@@ -25,7 +31,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Final, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
 import apsw
 import trio
@@ -49,6 +55,10 @@ from openmemoryd.store.vectors import (
     vector_progress,
 )
 
+if TYPE_CHECKING:
+    from openmemoryd.embed.remote.batch import BatchEmbedder
+    from openmemoryd.engine.batch_jobs import BatchJobs
+
 logger = logging.getLogger("openmemoryd.vectors")
 
 T = TypeVar("T")
@@ -56,6 +66,10 @@ T = TypeVar("T")
 MAX_BACKOFF_S: Final = 300.0
 FAILURES_BEFORE_FALLBACK: Final = 3
 PRUNE_EVERY: Final = 50
+BATCH_PASS_MAX: Final = 20_000
+"""Chunks one batch pass reads (and holds in memory) at most."""
+BATCH_STORE_ROWS: Final = 1000
+"""Vectors stored per write after a batch: the writer lane stays short."""
 
 
 class Lanes(Protocol):
@@ -77,8 +91,16 @@ class VectorIndexer:
         *,
         batch_size: int,
         cache_max_entries: int,
+        batcher: BatchEmbedder | None = None,
     ) -> None:
         self._lanes = lanes
+        self._batcher = batcher
+        self._jobs: BatchJobs | None = None
+        if batcher is not None and not batcher.wait:
+            from openmemoryd.engine.batch_jobs import BatchJobs
+
+            self._jobs = BatchJobs(lanes, batcher)
+        self._idle_sweep = False
         self.embedder = primary
         self._fallback = fallback
         self.fallback_active = False
@@ -143,7 +165,12 @@ class VectorIndexer:
         self.wake()
         delay = 1.0
         while True:
-            await self._wakeup.wait()
+            if self._jobs is not None and self._jobs.jobs:
+                # jobs are running: look again at the poll interval
+                with trio.move_on_after(self._jobs.poll_interval_s):
+                    await self._wakeup.wait()
+            else:
+                await self._wakeup.wait()
             self._wakeup = trio.Event()
             try:
                 await self._drain()
@@ -186,7 +213,10 @@ class VectorIndexer:
 
     async def _drain(self) -> None:
         self._busy = True
+        self._idle_sweep = False
         try:
+            while await self._batch_pass():
+                pass
             while await self._step():
                 pass
             promoted = await self._lanes.write(
@@ -201,11 +231,18 @@ class VectorIndexer:
 
     async def _step(self) -> bool:
         identity = self.embedder.identity()
-        pending = await self._lanes.read(pending_chunks, identity, self._cursor, self._batch_size)
-        if not pending:
-            if self._cursor == 0:
+        found = await self._lanes.read(pending_chunks, identity, self._cursor, self._batch_size)
+        if not found:
+            if self._cursor == 0 or self._idle_sweep:
+                self._cursor = 0
                 return False
             self._cursor = 0  # one more pass from the start catches stragglers
+            self._idle_sweep = True  # (and ends the drain if it finds nothing to do)
+            return True
+        held = self._jobs.held_for(identity) if self._jobs is not None else frozenset()
+        pending = [p for p in found if p.hash not in held]  # a running batch job has those
+        if not pending:
+            self._cursor = found[-1].id
             return True
         cached = await self._lanes.read(cache_get, identity, [p.hash for p in pending])
         missing = _distinct([p for p in pending if p.hash not in cached])
@@ -230,8 +267,80 @@ class VectorIndexer:
             list(cached),
             self._cache_max if prune else None,
         )
-        self._cursor = pending[-1].id
+        self._cursor = found[-1].id
+        self._idle_sweep = False
         return True
+
+    async def _batch_pass(self) -> bool:
+        """Embed a large backlog through batch jobs.
+
+        True when it stored vectors and found nothing wrong (there may be
+        more for another pass); False hands the rest to the synchronous
+        path: the backlog is small, the batcher is not for this embedder (a
+        fallback took over), or a batch failed in part or whole.
+        """
+        batcher = self._batcher
+        if batcher is None or not batcher.available or batcher.embedder is not self.embedder:
+            return False
+        identity = self.embedder.identity()
+        if self._jobs is not None:
+            # wait = false: finished jobs leave their vectors in the cache,
+            # where the synchronous pass takes them
+            await self._jobs.collect_due(identity)
+            if not self._jobs.slots:
+                return False
+        pending = await self._lanes.read(pending_chunks, identity, 0, BATCH_PASS_MAX)
+        if len(pending) < batcher.min_chunks:
+            return False
+        cached = await self._lanes.read(cache_get, identity, [p.hash for p in pending])
+        missing = _distinct([p for p in pending if p.hash not in cached])
+        if self._jobs is not None:
+            await self._jobs.submit(identity, missing)
+            return False
+        if len(missing) < batcher.min_chunks:
+            return False
+        try:
+            result = await trio.to_thread.run_sync(
+                batcher.embed_documents, [p.text for p in missing], abandon_on_cancel=True
+            )
+        except EmbeddingError as exc:
+            logger.warning("batch embedding failed (%s); embedding synchronously instead", exc)
+            return False
+        fresh = {
+            p.hash: to_blob(v)
+            for p, v in zip(missing, result.vectors, strict=True)
+            if v is not None
+        }
+        self.documents_embedded += len(fresh)
+        if result.failures:
+            logger.warning(
+                "batch embedding: %d of %d texts not embedded (%s); embedding them synchronously",
+                len(missing) - len(fresh),
+                len(missing),
+                "; ".join(result.failures[:3]),
+            )
+        known = {**cached, **fresh}
+        for start in range(0, len(pending), BATCH_STORE_ROWS):
+            part = pending[start : start + BATCH_STORE_ROWS]
+            await self._store_known(identity, part, known, fresh)
+        return bool(fresh) and not result.failures
+
+    async def _store_known(
+        self,
+        identity: str,
+        chunks: Sequence[PendingChunk],
+        known: dict[str, bytes],
+        fresh: dict[str, bytes],
+    ) -> None:
+        """Store the vectors known for *chunks* (the others stay pending)."""
+        rows = [(p.id, p.hash, known[p.hash]) for p in chunks if p.hash in known]
+        if not rows:
+            return
+        new = {p.hash: fresh[p.hash] for p in chunks if p.hash in fresh}
+        reused = list({p.hash for p in chunks if p.hash in known and p.hash not in fresh})
+        await self._lanes.write(
+            _store_batch, identity, len(rows[0][2]) // 4, rows, new, reused, None
+        )
 
     def _record_failure(self, exc: EmbeddingError) -> None:
         self._failures += 1
@@ -255,6 +364,12 @@ class VectorIndexer:
         self.fallback_active = True
         self._cursor = 0
         self._failures = 0
+
+    def _batch_jobs(self) -> int:
+        """Batch jobs running now (waited for, or kept in the index)."""
+        if self._jobs is not None:
+            return len(self._jobs.jobs)
+        return self._batcher.jobs_running if self._batcher is not None else 0
 
     async def status(self) -> EmbeddingStatus:
         identity = self.embedder.identity()
@@ -280,6 +395,7 @@ class VectorIndexer:
             last_error=self.last_error,
             last_error_at=self.last_error_at,
             cache_entries=entries,
+            batch_jobs=self._batch_jobs(),
         )
 
 

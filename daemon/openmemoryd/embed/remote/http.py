@@ -81,6 +81,7 @@ class RemoteEmbedder(ABC):
         self._label = f"{self.provider} ({self._model} at {self._endpoint})"
         self._dims: int | None = None
         self._lock = threading.Lock()
+        self.has_api_key = bool(config.api_key)
         auth = self.auth_headers(config.api_key) if config.api_key else {}
         self._session = HttpSession(
             self.provider,
@@ -159,26 +160,41 @@ class RemoteEmbedder(ABC):
     # ------------------------------------------------------------ helpers
 
     def _embed(self, texts: Sequence[str], *, query: bool) -> Vectors:
-        pieces: list[str] = []
-        owners: list[int] = []
-        for index, text in enumerate(texts):
-            for piece in self._pieces(text):
-                pieces.append(piece)
-                owners.append(index)
-        sizes = [len(piece.encode("utf-8")) for piece in pieces]
+        pieces = self.split_texts(texts)
+        sizes = [len(piece.encode("utf-8")) for piece, _ in pieces]
         parts: list[Vectors] = []
         for start, end in _batches(sizes, self._batch_bytes, self.batch_count_limit):
-            batch = pieces[start:end]
+            batch = [piece for piece, _ in pieces[start:end]]
             parts.append(self._check(self._request(batch, query=query), len(batch)))
         if not parts:
             return np.zeros((0, self._dims or 0), dtype=np.float32)
-        vectors = sanitize(np.concatenate(parts))
-        if len(pieces) == len(texts):
+        owners = [owner for _, owner in pieces]
+        return self.merge_pieces(np.concatenate(parts), sizes, owners, len(texts))
+
+    def split_texts(self, texts: Sequence[str]) -> list[tuple[str, int]]:
+        """(piece, index of its text) for every piece sent to the API.
+
+        Public for the batch path (`embed.remote.batch`), which sends the
+        same pieces through another endpoint and must merge them alike.
+        """
+        return [(piece, index) for index, text in enumerate(texts) for piece in self._pieces(text)]
+
+    def merge_pieces(
+        self, vectors: Vectors, sizes: Sequence[int], owners: Sequence[int], count: int
+    ) -> Vectors:
+        """One normalised row per text: a split text's pieces averaged by
+        their *sizes* (UTF-8 bytes); *owners* names each piece's text."""
+        vectors = sanitize(vectors)
+        if len(owners) == count:
             return vectors
-        weighted = vectors * np.asarray(sizes, dtype=np.float32)[:, None]
-        merged = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
-        np.add.at(merged, np.asarray(owners), weighted)
+        weights = np.asarray(sizes, dtype=np.float32)[:, None]
+        merged = np.zeros((count, vectors.shape[1]), dtype=np.float32)
+        np.add.at(merged, np.asarray(owners), vectors * weights)
         return sanitize(merged)
+
+    def check_vectors(self, raw: list[object], expected: int) -> Vectors:
+        """`_check` for the batch path: *expected* raw vectors of one width."""
+        return self._check(raw, expected)
 
     def _pieces(self, text: str) -> list[str]:
         if not text.strip():
