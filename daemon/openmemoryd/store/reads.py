@@ -133,12 +133,7 @@ def lexical_candidates(
         "WHERE chunks_fts MATCH ?"
     )
     args: list[object] = [match]
-    if sources:
-        sql += f" AND c.source IN ({', '.join('?' * len(sources))})"
-        args.extend(sources)
-    if agent is not None:
-        sql += " AND c.agent = ?"
-        args.append(agent)
+    sql += _narrowed(args, sources, agent)
     sql += " ORDER BY f.rank LIMIT ?"
     args.append(limit)
     return [(_record(row[:-1]), as_float(row[-1])) for row in conn.execute(sql, args)]
@@ -160,13 +155,21 @@ def dated_chunks(
         dated += " OR c.msg_time BETWEEN ? AND ?"
         args.extend(msg_time_range)
     sql = f"SELECT {_CHUNK_COLUMNS} FROM chunks AS c WHERE {dated})"
+    sql += _narrowed(args, sources, agent)
+    return [_record(row) for row in conn.execute(sql, args)]
+
+
+def _narrowed(args: list[object], sources: Sequence[str] | None, agent: str | None) -> str:
+    """The ``AND`` clauses that keep chunks of *sources* and *agent* (of
+    table alias ``c``); their values are appended to *args*."""
+    clauses = ""
     if sources:
-        sql += f" AND c.source IN ({', '.join('?' * len(sources))})"
+        clauses += f" AND c.source IN ({', '.join('?' * len(sources))})"
         args.extend(sources)
     if agent is not None:
-        sql += " AND c.agent = ?"
+        clauses += " AND c.agent = ?"
         args.append(agent)
-    return [_record(row) for row in conn.execute(sql, args)]
+    return clauses
 
 
 def chunk_records(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, ChunkRecord]:
