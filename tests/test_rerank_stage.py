@@ -262,7 +262,7 @@ async def test_the_daemons_own_look_ups_are_not_reranked(
 
     await filled(engine)
     with_rerank(engine, provider="tei", base_url=tei.url)
-    assert await paths(engine, "tea", rerank=False)
+    assert await paths(engine, "tea", for_reader=False)
     assert await nearby_lines(engine, "Wei likes tea")
     assert tei.requests == []
     assert await paths(engine, "tea")

@@ -132,3 +132,9 @@ def test_a_query_with_a_topic_is_ranked_as_usual(conn: apsw.Connection) -> None:
 def test_the_timeline_can_be_switched_off(conn: apsw.Connection) -> None:
     mode, _ = search(conn, "yesterday", timeline=False)
     assert mode == "lexical"
+
+
+def test_the_daemons_own_look_ups_never_take_the_timeline(conn: apsw.Connection) -> None:
+    """forget("yesterday") must match lines by their words, not delete a day."""
+    own = SearchQuery("yesterday", for_reader=False)
+    assert run_search(conn, own, SearchSettings(), CONTEXT, now=NOW).mode == "lexical"

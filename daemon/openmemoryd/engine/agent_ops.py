@@ -324,7 +324,7 @@ async def _forget_query(engine: Engine, query: str) -> ForgetResult:
             limit=DUPLICATE_NEIGHBOURS,
             sources=("memory",),
             min_score=0.0,
-            rerank=False,
+            for_reader=False,
         )
     )
     options: list[tuple[float, _Target]] = []

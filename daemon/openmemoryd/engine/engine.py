@@ -258,7 +258,7 @@ class Engine:
             fallback=self.vectors is not None and self.vectors.fallback_active,
         )
         settings, now = self.config.search, time.time()
-        if not (query.rerank and self.rerank.enabled(settings.rerank)):
+        if not (query.for_reader and self.rerank.enabled(settings.rerank)):
             result = await self.read(run_search, query, settings, context, vector, now)
         else:
             # The index part on a reader, the service awaited with no reader

@@ -115,7 +115,7 @@ async def nearby_lines(engine: Engine, text: str) -> list[MemoryLine]:
     """The memory lines of the chunks a search for *text* finds, each once."""
     found = await engine.search(
         SearchQuery(
-            text=text, limit=NEIGHBOUR_CHUNKS, sources=("memory",), min_score=0.0, rerank=False
+            text=text, limit=NEIGHBOUR_CHUNKS, sources=("memory",), min_score=0.0, for_reader=False
         )
     )
     lines: dict[tuple[str, int], MemoryLine] = {}

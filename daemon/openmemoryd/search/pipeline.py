@@ -77,9 +77,11 @@ class SearchQuery:
     sources: tuple[str, ...] | None = None
     explain: bool = False
     agent: str | None = None
-    # False for the daemon's own look-ups (duplicates, forget), which use the
-    # set of hits, not their order: no rerank request, cost or latency for them.
-    rerank: bool = True
+    # Hits a reader (an agent, a person) will see: reranked when a reranker
+    # is set, and a query for days may take the timeline. False for the
+    # daemon's own look-ups (duplicates, forget), which use the set of hits
+    # for their own matching: no rerank cost or latency, no shortcut.
+    for_reader: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +151,7 @@ def rank_candidates(
     # words "May" and "2022" still helped BM25 a little (docs/recall.md).
     calibrated = vector is not None and settings.fusion == "calibrated"
     dates = _query_dates(query.text, settings, now)
-    if settings.timeline and is_timeline_request(dates):
+    if settings.timeline and query.for_reader and is_timeline_request(dates):
         return _timeline(conn, query, dates, limit, min_score)
     if not calibrated:
         dates = QueryDates((), query.text, query.text)
