@@ -163,3 +163,17 @@ def test_a_query_for_days_alone_returns_those_days_notes(used_workspace: Daemon)
         [],
         "nothing_dated",
     )
+
+
+def test_a_query_naming_a_kind_of_memory_reads_its_section(used_workspace: Daemon) -> None:
+    """ "my preferences" in three languages: the section as it is on disk,
+    its template comment left out; a section with nothing in it is no
+    answer, and the query is searched as usual."""
+    for query in ("user preferences", "我的偏好", "мои предпочтения"):
+        reply = _search(used_workspace, query)
+        assert reply["mode"] == "section", reply
+        hits = reply["results"]
+        assert [(h["path"], h["snippet"]) for h in hits] == [  # type: ignore[attr-defined]
+            ("MEMORY.md", "- Prefers dark mode in every editor")
+        ]
+    assert _search(used_workspace, "important decisions")["mode"] == "hybrid"

@@ -163,6 +163,14 @@ class SearchSettings(_Section, frozen=True):
             pattern=r"^[a-z0-9][a-z0-9_-]{0,31}$",
         ),
     ] = "default"
+    sections: Annotated[
+        bool,
+        doc(
+            "A query that only names a kind of memory (my preferences, open tasks,"
+            " 重要决定, мои задачи) is answered from its section of MEMORY.md, USER.md,"
+            " PROJECT.md or memory/TASKS.md."
+        ),
+    ] = True
     timeline: Annotated[
         bool,
         doc(

@@ -63,6 +63,7 @@ from openmemoryd.engine.recovery import (
     index_fault,
 )
 from openmemoryd.engine.rerank_ops import RerankSlot
+from openmemoryd.engine.section_ops import section_answer
 from openmemoryd.engine.syncing import Syncer
 from openmemoryd.engine.vectors import VectorIndexer
 from openmemoryd.errors import Unavailable
@@ -247,6 +248,10 @@ class Engine:
             stats = self.syncer.statistics()
             stale = self.files.syncing or stats.running or stats.queue_depth > 0
             self.syncer.search_happened()
+        answered = await section_answer(self, query, stale=stale)
+        if answered is not None:  # "my preferences": read from the section itself
+            took = round((time.perf_counter() - started) * 1000, 3)
+            return msgspec.structs.replace(answered, took_ms=took)
         vector, degraded_reason = await self._query_vector(query.text)
         embedder = self.vectors.embedder if self.vectors is not None else None
         context = SearchContext(

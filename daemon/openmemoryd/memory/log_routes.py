@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
 from openmemoryd.errors import BadRequest
+from openmemoryd.workspace import SECTIONS
 
 __all__ = [
     "ALIASES",
@@ -189,12 +190,9 @@ def classify(text: str) -> Typed:
 def route(kind: MemoryType, text: str) -> Route:
     """Where a memory of *kind* saying *text* is written."""
     match kind:
-        case "preference":
-            return Route("MEMORY.md", "User Preferences", ("Preferences",), "preferences")
-        case "decision":
-            return Route("MEMORY.md", "Important Decisions", ("Decisions",), "decisions")
-        case "lesson":
-            return Route("MEMORY.md", "Lessons Learned", ("Lessons",), "lessons")
+        case "preference" | "decision" | "lesson":
+            file, (section, *aliases) = SECTIONS[kind]
+            return Route(file, section, tuple(aliases), f"{kind}s")
         case "fact":
             return Route("USER.md", "Notes", (), "facts about the user")
         case "project":

@@ -112,6 +112,16 @@ def _section_span(lines: list[str], titles: tuple[str, ...]) -> tuple[int, int] 
     return None
 
 
+def section_lines(lines: list[str], titles: tuple[str, ...]) -> tuple[int, int] | None:
+    """The 1-based line range (inclusive) of the body of the first section
+    named in *titles* (any case), without its heading; None if there is no
+    such section or it is empty."""
+    span = _section_span(lines, titles)
+    if span is None or span[1] <= span[0] + 1:
+        return None
+    return span[0] + 2, span[1]
+
+
 def insert_bullet(text: str, titles: tuple[str, ...], bullet: str) -> Inserted:
     """*text* with *bullet* (one line) added to the section ``titles[0]``
     (or one of the other *titles*), creating the section when none exists."""

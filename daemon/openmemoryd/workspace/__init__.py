@@ -5,6 +5,7 @@ from __future__ import annotations
 from openmemoryd.workspace.files import DiskFile, Scan, scan_memory_files
 from openmemoryd.workspace.layout import (
     DAILY_KEY_RE,
+    SECTIONS,
     daily_date,
     daily_key,
     init_workspace,
@@ -28,6 +29,7 @@ __all__ = [
     "IGNORED_DIRS",
     "MEMORY_DIR",
     "ROOT_FILES",
+    "SECTIONS",
     "SESSION_SUFFIX",
     "DiskFile",
     "MemoryPath",

@@ -19,6 +19,19 @@ from openmemoryd.workspace.paths import MEMORY_DIR, ROOT_FILES
 
 DAILY_KEY_RE: Final = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")
 
+# Where each kind of lasting memory is kept: the file, and the headings of
+# its section (the first is the templates'; the others count as it). No
+# headings: the whole file. `log` writes there; a search that asks for one
+# of them by name reads it there.
+SECTIONS: Final[dict[str, tuple[str, tuple[str, ...]]]] = {
+    "preference": ("MEMORY.md", ("User Preferences", "Preferences")),
+    "decision": ("MEMORY.md", ("Important Decisions", "Decisions")),
+    "lesson": ("MEMORY.md", ("Lessons Learned", "Lessons")),
+    "user": ("USER.md", ()),
+    "project": ("PROJECT.md", ()),
+    "task": ("memory/TASKS.md", ("Open",)),
+}
+
 
 def daily_key(day: date) -> str:
     """Index key of the daily file for *day*: ``memory/YYYY-MM-DD.md``."""
