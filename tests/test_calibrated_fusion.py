@@ -217,3 +217,25 @@ def test_no_relaxed_fallback_for_partial_matches_unless_configured(
     every_word = run_search(conn, SearchQuery("quantum filler"), SearchSettings(), CTX, vq, NOW)
     assert every_word.results
     assert every_word.threshold_relaxed
+
+
+def test_hybrid_off_searches_by_vectors_alone(conn: apsw.Connection) -> None:
+    """OpenClaw's hybrid.enabled = false: the keyword leg is not consulted
+    while vectors are there (the exact-word note the model dislikes is not
+    found), and answers again when they are not."""
+    add(
+        conn,
+        "a.md",
+        [
+            ("oolong oolong oolong", unit(0.0, 1.0)),  # the word, far from the query
+            ("Wei drinks a green brew every morning", unit(1.0, 0.1)),  # near, no shared word
+        ],
+    )
+    vector = query(conn, unit(1.0))
+    settings = SearchSettings(hybrid=False)
+    result = run_search(conn, SearchQuery("oolong", min_score=0.0), settings, CTX, vector, NOW)
+    assert result.mode == "vector"
+    assert result.results[0].start_line == 2
+    assert all(h.text_score is None for h in result.results)
+    keywords = run_search(conn, SearchQuery("oolong"), settings, CTX, None, NOW)
+    assert (keywords.mode, [h.start_line for h in keywords.results]) == ("lexical", [1])

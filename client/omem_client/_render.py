@@ -68,6 +68,8 @@ def _explain_header(result: SearchResult) -> list[str]:
             )
         else:
             formula = f"{ex.vector_weight:.2f}·vector + {ex.text_weight:.2f}·text"
+    elif result.mode == "vector":
+        formula = "vector score only (search.hybrid = false)"
     elif result.mode == "timeline":
         formula = "the notes of the days the query names, newest first"
     else:

@@ -61,6 +61,11 @@ class SearchExplain(Msg, tag="search_explain", frozen=True):
 class SearchResult(Msg, tag="search_result", frozen=True):
     """Results plus everything a caller needs to trust or doubt them.
 
+    `mode` says how the hits were found: ``hybrid`` (both legs), ``lexical``
+    (keywords; no vectors), ``vector`` (``search.hybrid = false``),
+    ``timeline`` (a query for days alone), ``section`` (a query naming a kind
+    of memory alone), ``mixed`` (a search of several workspaces that went
+    different ways).
     `empty_reason` is set only when `results` is empty: ``index_empty``,
     ``no_terms`` (the query has nothing searchable), ``no_match``,
     ``below_min_score`` (then `best_score` says how close the best hit came)

@@ -148,6 +148,13 @@ class SearchSettings(_Section, frozen=True):
         ),
     ] = "calibrated"
     rrf_k: Annotated[int, doc("The k of reciprocal rank fusion.", ge=1, le=1000)] = 60
+    hybrid: Annotated[
+        bool,
+        doc(
+            "Search with both legs; false: the vector leg alone while vectors are"
+            " available (keywords still answer when they are not)."
+        ),
+    ] = True
     date_aware: Annotated[
         bool,
         doc(

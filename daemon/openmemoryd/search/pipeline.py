@@ -158,7 +158,10 @@ def rank_candidates(
     terms = query_terms(dates.rest)
     pool = min(MAX_CANDIDATES, max(1, limit * settings.candidate_multiplier))
 
-    lexical = lexical_leg(conn, terms, pool, query.sources, query.agent)
+    # `hybrid = false` (OpenClaw's hybrid.enabled): the vector leg alone
+    # while there is one; keywords still answer when there is not.
+    keywords = settings.hybrid or vector is None
+    lexical = lexical_leg(conn, terms, pool, query.sources, query.agent) if keywords else []
     nearest = (
         vector_leg(conn, vector, pool, query.sources, query.agent) if vector is not None else []
     )
@@ -199,7 +202,7 @@ def rank_candidates(
         limit=limit,
         min_score=min_score,
         relaxed=relaxed,
-        mode="hybrid" if vector is not None else "lexical",
+        mode="lexical" if vector is None else "hybrid" if keywords else "vector",
         lexical_count=len(lexical),
         nearest_count=len(nearest),
         mtimes=mtimes,
