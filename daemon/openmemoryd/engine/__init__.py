@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from openmemoryd.engine.engine import Engine, open_engine
+from openmemoryd.engine.engine import Engine
 from openmemoryd.engine.hosts import ProgressFn
+from openmemoryd.engine.opening import open_engine
 from openmemoryd.engine.status_report import EngineStatus, workspace_status
 
 __all__ = ["Engine", "EngineStatus", "ProgressFn", "open_engine", "workspace_status"]

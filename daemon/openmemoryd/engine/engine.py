@@ -27,11 +27,9 @@ Concurrency model:
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -50,11 +48,10 @@ from omem_protocol import (
 from openmemoryd.config import Config, EmbeddingSettings
 from openmemoryd.embed import Embedder, EmbeddingError, Vectors, is_zero, to_blob
 from openmemoryd.embed.local import LocalEmbedder
-from openmemoryd.embed.registry import Choice, choose_embedder, choose_fallback
+from openmemoryd.embed.registry import Choice
 from openmemoryd.engine.hosts import ProgressFn
 from openmemoryd.engine.indexing import FileSync
-from openmemoryd.engine.journal_keeper import keep_journal
-from openmemoryd.engine.rebuild import needs_rebuild, rebuild_index, swap_files
+from openmemoryd.engine.rebuild import rebuild_index, swap_files
 from openmemoryd.engine.recovery import (
     FaultSeen,
     IndexDamaged,
@@ -83,7 +80,7 @@ from openmemoryd.search import (
     run_search,
 )
 from openmemoryd.search.vector import VectorQuery
-from openmemoryd.store import OpenedIndex, open_index, open_reader
+from openmemoryd.store import OpenedIndex, open_reader
 from openmemoryd.store.vectors import active_table
 from openmemoryd.workspace import (
     MemoryPath,
@@ -248,12 +245,20 @@ class Engine:
             stats = self.syncer.statistics()
             stale = self.files.syncing or stats.running or stats.queue_depth > 0
             self.syncer.search_happened()
-        answered = await section_answer(self, query, stale=stale)
+        embedder = self.vectors.embedder if self.vectors is not None else None
+        answered = await section_answer(
+            query,
+            self.config.search,
+            self.policy,
+            self.config.index.max_file_bytes,
+            provider=embedder.name if embedder is not None else "none",
+            model=embedder.model if embedder is not None else None,
+            stale=stale,
+        )
         if answered is not None:  # "my preferences": read from the section itself
             took = round((time.perf_counter() - started) * 1000, 3)
             return msgspec.structs.replace(answered, took_ms=took)
         vector, degraded_reason = await self._query_vector(query.text)
-        embedder = self.vectors.embedder if self.vectors is not None else None
         context = SearchContext(
             provider=embedder.name if embedder is not None else "none",
             model=embedder.model if embedder is not None else None,
@@ -541,58 +546,6 @@ def _close_all(writer: apsw.Connection, readers: list[apsw.Connection]) -> None:
     except apsw.Error as exc:  # a damaged index must not stop the shutdown
         logger.warning("closing the index failed: %s", exc)
         writer.close(True)
-
-
-@asynccontextmanager
-async def open_engine(
-    config: Config,
-    environ: Mapping[str, str] | None = None,
-    *,
-    choice: Choice | None = None,
-    fallback: Embedder | None = None,
-) -> AsyncIterator[Engine]:
-    """Open the workspace's index and its embedder; vector indexing and the
-    file watcher run in the background while the engine is open. Everything
-    is closed (shielded) on exit.
-
-    The embedder comes from the configuration unless *choice* (and
-    *fallback*) are given, e.g. by a program embedding the engine with a
-    provider of its own.
-    """
-    opened = await trio.to_thread.run_sync(
-        lambda: open_index(config.index_path, workspace=config.workspace)
-    )
-    if config.sessions.enabled:
-        config.sessions_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    env = os.environ if environ is None else environ
-    if choice is None:
-        choice = choose_embedder(config.embedding, env)
-        if choice.embedder is not None:
-            fallback = choose_fallback(config.embedding, env)
-    engine = Engine(config, opened, choice, fallback)
-    try:
-        async with trio.open_nursery() as background:
-            await background.start(engine.health.serve)
-            if engine.vectors is not None:
-                await background.start(engine.vectors.serve)
-            try:
-                rebuild = await engine.write(needs_rebuild, config.index)
-            except IndexDamaged:
-                rebuild = False  # the repair rebuilds it with the current chunking anyway
-            if rebuild:
-                logger.info("the chunking changed: rebuilding the index in the background")
-                background.start_soon(engine.rebuild_in_background)
-            await background.start(engine.syncer.serve)
-            background.start_soon(keep_journal, engine)
-            yield engine
-            engine.syncer.stop()
-            background.cancel_scope.cancel()
-    finally:
-        with trio.CancelScope(shield=True), trio.move_on_after(30):
-            await engine.aclose()
-        for embedder in (choice.embedder, fallback):
-            if embedder is not None:
-                await trio.to_thread.run_sync(embedder.close)
 
 
 def _growth(result: object) -> dict[str, Grown]:

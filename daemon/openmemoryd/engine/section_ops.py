@@ -12,11 +12,10 @@ section is no answer: the query then goes through the usual search.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import trio
 
 from omem_protocol import SearchHit, SearchResult
+from openmemoryd.config import SearchSettings
 from openmemoryd.errors import OmemdError
 from openmemoryd.memory.sections import section_lines
 from openmemoryd.search import SearchQuery, citation
@@ -24,40 +23,46 @@ from openmemoryd.search.asked import asked_section
 from openmemoryd.workspace import SECTIONS, PathPolicy, read_memory_file
 from openmemoryd.workspace.boilerplate import has_memory, mask_boilerplate
 
-if TYPE_CHECKING:
-    from openmemoryd.engine.engine import Engine
-
-__all__ = ["section_answer"]
+__all__ = ["section_answer", "section_hits"]
 
 
-async def section_answer(engine: Engine, query: SearchQuery, *, stale: bool) -> SearchResult | None:
+async def section_answer(
+    query: SearchQuery,
+    settings: SearchSettings,
+    policy: PathPolicy,
+    max_bytes: int,
+    *,
+    provider: str,
+    model: str | None,
+    stale: bool,
+) -> SearchResult | None:
     """The reply to *query* from the section it names, or None (`section_hits`)."""
-    hits = await section_hits(engine, query)
+    hits = await section_hits(query, settings, policy, max_bytes)
     if hits is None:
         return None
-    embedder = engine.vectors.embedder if engine.vectors is not None else None
     return SearchResult(
         results=tuple(hits),
         mode="section",
-        provider=embedder.name if embedder is not None else "none",
-        model=embedder.model if embedder is not None else None,
+        provider=provider,
+        model=model,
         degraded=False,
         degraded_reason=None,
         fallback=False,
         stale=stale,
         empty_reason=None,
         best_score=None,
-        min_score=engine.config.search.min_score,
+        min_score=settings.min_score,
         threshold_relaxed=False,
         took_ms=0.0,
         explain=None,
     )
 
 
-async def section_hits(engine: Engine, query: SearchQuery) -> list[SearchHit] | None:
+async def section_hits(
+    query: SearchQuery, settings: SearchSettings, policy: PathPolicy, max_bytes: int
+) -> list[SearchHit] | None:
     """The hits of the section *query* asks for by name, or None when it
     asks for none, is narrowed to transcripts, or the section holds nothing."""
-    settings = engine.config.search
     if not (settings.sections and query.for_reader) or query.agent is not None:
         return None
     if query.sources and "memory" not in query.sources:
@@ -66,12 +71,10 @@ async def section_hits(engine: Engine, query: SearchQuery) -> list[SearchHit] | 
     if kind is None:
         return None
     key, titles = SECTIONS[kind]
-    limit = query.limit or settings.limit
-    max_bytes = engine.config.index.max_file_bytes
     hits = await trio.to_thread.run_sync(
-        read_section, engine.policy, key, titles, settings.snippet_chars, max_bytes
+        read_section, policy, key, titles, settings.snippet_chars, max_bytes
     )
-    return hits[:limit] or None
+    return hits[: query.limit or settings.limit] or None
 
 
 def read_section(
