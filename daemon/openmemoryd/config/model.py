@@ -75,6 +75,21 @@ class DecaySettings(_Section, frozen=True):
     )
 
 
+class SalienceSettings(_Section, frozen=True):
+    """`[search.salience]`: among relevant memories, prefer those logged
+    again (the ``(×N)`` count `log` keeps) and those readers were shown
+    often. Off by default: LoCoMo has neither to measure it on, and counting
+    what is shown feeds back into what is shown next."""
+
+    enabled: Annotated[bool, doc("Raise scores by reinforcement and access counts.")] = False
+    reinforcement: Annotated[
+        float, doc("Weight of ln(times logged) in the salience factor.", ge=0.0, le=10.0)
+    ] = 0.5
+    access: Annotated[
+        float, doc("Weight of ln(1 + times shown) in the salience factor.", ge=0.0, le=10.0)
+    ] = 0.2
+
+
 RerankProvider = Literal["none", "cohere", "jina", "voyage", "tei", "llamacpp"]
 
 
@@ -197,6 +212,7 @@ class SearchSettings(_Section, frozen=True):
     ] = 10.0
     mmr: MmrSettings = msgspec.field(default_factory=MmrSettings)
     decay: DecaySettings = msgspec.field(default_factory=DecaySettings)
+    salience: SalienceSettings = msgspec.field(default_factory=SalienceSettings)
     rerank: RerankSettings = msgspec.field(default_factory=RerankSettings)
 
 

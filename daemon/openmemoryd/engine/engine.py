@@ -49,6 +49,7 @@ from openmemoryd.config import Config, EmbeddingSettings
 from openmemoryd.embed import Embedder, EmbeddingError, Vectors, is_zero, to_blob
 from openmemoryd.embed.local import LocalEmbedder
 from openmemoryd.embed.registry import Choice
+from openmemoryd.engine.access import AccessCounts
 from openmemoryd.engine.hosts import ProgressFn
 from openmemoryd.engine.indexing import FileSync
 from openmemoryd.engine.rebuild import rebuild_index, swap_files
@@ -146,6 +147,7 @@ class Engine:
         # Appends continue from what the last one left (`memory.known`).
         self.known = KnownFiles()
         self.rerank = RerankSlot()
+        self.access = AccessCounts()
 
     # ------------------------------------------------------------ lanes
 
@@ -291,6 +293,8 @@ class Engine:
                 )
                 explain = msgspec.structs.replace(result.explain, rerank=explained)
                 result = msgspec.structs.replace(result, explain=explain)
+        if settings.salience.enabled and query.for_reader:
+            self.access.note(result.results)
         took = round((time.perf_counter() - started) * 1000, 3)
         return msgspec.structs.replace(result, took_ms=took)
 
@@ -513,6 +517,8 @@ class Engine:
 
     async def aclose(self) -> None:
         """Close every connection; waits for a running write to commit first."""
+        if not self._closed:
+            await self.access.flush(self.write)
         async with self._write_limiter:
             if self._closed:
                 return

@@ -66,6 +66,7 @@ async def open_engine(
                 background.start_soon(engine.rebuild_in_background)
             await background.start(engine.syncer.serve)
             background.start_soon(keep_journal, engine)
+            background.start_soon(engine.access.serve, engine.write)
             yield engine
             engine.syncer.stop()
             background.cancel_scope.cancel()

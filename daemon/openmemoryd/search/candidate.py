@@ -4,7 +4,8 @@ Each leg produces candidates with its own part score (`text_score` from BM25,
 `vector_score` from cosine similarity, rescaled by the model's score floor);
 fusion combines them into `score`; an optional reranker replaces `score` by
 a blend with its own (`rerank_score`, see `rerank.stage`); decay multiplies
-`score` by `decay`; MMR records the rank it chose. The parts are kept so
+`score` by `decay`; salience (optional) raises it towards 1; MMR records the
+rank it chose. The parts are kept so
 ``--explain`` can show why a result ranked where it did.
 """
 
@@ -32,6 +33,8 @@ class Candidate:
     agent: str | None = None
     msg_time: float | None = None
     rerank_score: float | None = None
+    access_count: int = 0  # times it was among the hits a reader saw
+    salience: float = 1.0  # the share of the distance to 1 kept (`search.salience`)
 
     @classmethod
     def found_by_keyword(cls, chunk: ChunkRecord, score: float) -> Candidate:
@@ -68,4 +71,5 @@ class Candidate:
             score=score,
             agent=chunk.agent,
             msg_time=chunk.msg_time,
+            access_count=chunk.access_count,
         )

@@ -57,6 +57,7 @@ from openmemoryd.search.decay import apply_decay
 from openmemoryd.search.fusion import fuse_rrf, fuse_weighted, normalize_weights
 from openmemoryd.search.lexical import lexical_leg
 from openmemoryd.search.mmr import mmr_rerank
+from openmemoryd.search.salience import apply_salience
 from openmemoryd.search.snippet import line_matches, make_snippet
 from openmemoryd.search.timeline import is_timeline_request, timeline_candidates
 from openmemoryd.search.vector import VectorQuery, rescale, vector_leg
@@ -234,6 +235,12 @@ def finish_search(
             half_life_days=settings.decay.half_life_days,
             mtime_of=lambda c: c.msg_time if c.msg_time is not None else mtimes.get(c.path),
             floor=settings.decay.floor,
+        )
+    if settings.salience.enabled and chosen and not timeline:
+        chosen = apply_salience(
+            chosen,
+            reinforcement_weight=settings.salience.reinforcement,
+            access_weight=settings.salience.access,
         )
     if settings.mmr.enabled and len(chosen) > 1 and not timeline:
         chosen = mmr_rerank(chosen, lambda_=settings.mmr.lambda_)

@@ -35,6 +35,7 @@ from openmemoryd.store.sessions import (
 from openmemoryd.store.writes import (
     ChunkRow,
     FileState,
+    count_access,
     delete_file,
     replace_file,
     replace_file_in_parts,
@@ -55,6 +56,7 @@ __all__ = [
     "advance_session",
     "chunk_count",
     "chunk_records",
+    "count_access",
     "dated_chunks",
     "delete_file",
     "file_mtimes",

@@ -36,6 +36,7 @@ class ChunkRecord:
     text: str
     agent: str | None = None
     msg_time: float | None = None
+    access_count: int = 0  # times among the hits a reader saw (`search.salience`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,12 +100,13 @@ def chunk_count(conn: apsw.Connection) -> int:
 
 
 _CHUNK_COLUMNS = (
-    "c.id, c.path, c.source, c.start_line, c.end_line, c.heading, c.text, c.agent, c.msg_time"
+    "c.id, c.path, c.source, c.start_line, c.end_line, c.heading, c.text, c.agent, c.msg_time,"
+    " c.access_count"
 )
 
 
 def _record(row: tuple[SQLiteValue, ...]) -> ChunkRecord:
-    rowid, path, source, start_line, end_line, heading, text, agent, msg_time = row
+    rowid, path, source, start_line, end_line, heading, text, agent, msg_time, accessed = row
     return ChunkRecord(
         id=as_int(rowid),
         path=as_str(path),
@@ -115,6 +117,7 @@ def _record(row: tuple[SQLiteValue, ...]) -> ChunkRecord:
         text=as_str(text),
         agent=None if agent is None else as_str(agent),
         msg_time=None if msg_time is None else as_float(msg_time),
+        access_count=as_int(accessed),
     )
 
 

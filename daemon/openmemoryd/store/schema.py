@@ -149,11 +149,19 @@ def _m005_chunks_by_line(conn: apsw.Connection) -> None:
     )
 
 
+def _m006_access_counts(conn: apsw.Connection) -> None:
+    # How often each chunk was among the hits a reader saw, for salience
+    # ranking (`search.salience`); it lives and dies with its row, and a
+    # chunk re-indexed unchanged keeps its row (`replace_file`).
+    conn.execute("ALTER TABLE chunks ADD COLUMN access_count INTEGER NOT NULL DEFAULT 0")
+
+
 MIGRATIONS: Final[tuple[Callable[[apsw.Connection], None], ...]] = (
     _m001_initial,
     _m002_vector_progress,
     _m003_bm25_smoothing,
     _m004_sessions,
     _m005_chunks_by_line,
+    _m006_access_counts,
 )
 SCHEMA_VERSION: Final = len(MIGRATIONS)

@@ -167,6 +167,17 @@ def insert_chunks(
         )
 
 
+def count_access(conn: apsw.Connection, shown: Sequence[tuple[str, int, int]]) -> None:
+    """Count one access for the chunks holding each shown (path, first line,
+    last line): the hits a reader saw (`search.salience`)."""
+    with conn:
+        conn.executemany(
+            "UPDATE chunks SET access_count = access_count + 1 "
+            "WHERE path = ? AND start_line <= ? AND end_line >= ?",
+            [(path, first, last) for path, first, last in shown],
+        )
+
+
 def touch_file(conn: apsw.Connection, path: str, mtime_ns: int, size: int) -> None:
     """Record a new stat for a file whose content hash did not change."""
     with conn:
