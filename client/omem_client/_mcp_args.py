@@ -73,7 +73,7 @@ class SearchArgs(_Args, frozen=True):
             Score,
             Meta(
                 description="Only hits scoring at least this, 0 to 1 (default 0.35; when nothing "
-                "reaches the default, the closest matches are returned anyway)."
+                "reaches the default, only hits holding every word of the query come back)."
             ),
         ]
         | UnsetType

@@ -261,7 +261,7 @@ class TasksParams(Msg, tag="tasks", frozen=True):
 
 
 class LogParams(Msg, tag="log", frozen=True):
-    """Seed 003's write pipeline: gate, privacy, routing, dedupe, then write.
+    """The Python MCP memory server's write pipeline: gate, privacy, routing, dedupe, then write.
 
     `memory_type` is preference, decision, lesson, fact, project or note
     (None: classified from the text; the reply says why). A memory 0.85–0.92
@@ -280,7 +280,7 @@ class LogParams(Msg, tag="log", frozen=True):
 
 
 class CompactParams(Msg, tag="compact", frozen=True):
-    """Compact a conversation (seed 000 §7) with the daemon's chat model.
+    """Compact a conversation (the openmemory design's compaction) with the daemon's chat model.
 
     All but the last `keep_last` messages (default ``chat.keep_last``, 5)
     are summarised in stages; the summary is appended to today's daily file

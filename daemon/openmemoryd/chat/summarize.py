@@ -1,4 +1,4 @@
-"""Staged summarisation (seed 000 §7 ``summarizeInStages``, OpenClaw's compaction).
+"""Staged summarisation (the openmemory design's ``summarizeInStages``, OpenClaw's compaction).
 
 The caller cuts the messages into stages that fit the model's input budget
 (`staging.split_stages`, in a worker thread: it is linear but not cheap for a

@@ -436,7 +436,8 @@ class CaptureSettings(_Section, frozen=True):
 
 
 class PrimerSettings(_Section, frozen=True):
-    """`primer`: seed 003 bootstraps a session with roughly 500-1000 tokens."""
+    """`primer`: a session starts from roughly 500-1000 tokens of context (as
+    the Python MCP memory server's primer)."""
 
     budget: Annotated[int, doc("Token budget when the caller gives none.", ge=50, le=200_000)] = (
         1000
@@ -500,7 +501,8 @@ class HttpSettings(_Section, frozen=True):
 
 
 class ChatSettings(_Section, frozen=True):
-    """The chat model `compact` uses to summarise a conversation (seed 000 §7).
+    """The chat model `compact` uses to summarise a conversation (the
+    openmemory design's compaction).
 
     Off until ``provider`` is set: ``openai`` speaks the OpenAI-compatible
     ``/chat/completions`` API (OpenAI, vLLM, LM Studio, llama.cpp,

@@ -1,4 +1,4 @@
-"""compact: seed 000 §7's compaction flow, run for agents that want it done for them.
+"""compact: the openmemory design's compaction flow, run for agents that want it done for them.
 
 1. Refuse before anything else when no chat model is configured, or when
    nothing would be summarised (every message is among the last `keep_last`,
@@ -8,10 +8,10 @@
    own small limiter, so a slow model holds neither the event loop nor the
    threads searches use; while it runs, a progress frame every
    `HEARTBEAT_S` keeps the client's per-frame timeout from firing.
-3. The memory flush: `capture` over all the messages (seed:
+3. The memory flush: `capture` over all the messages (the design's
    ``flushBeforeCompact``), unless turned off.
 4. Append the summary to today's daily file under ``## Session Summary``
-   (seed: the summary goes to long-term memory; DESIGN.md's daily file keeps
+   (the design sends the summary to long-term memory; the daily file keeps
    it dated and decaying like the conversation it replaces); indexed, so
    searchable, when the call returns.
 5. Record the compaction in the flush record: this cycle's flush is done and
@@ -19,7 +19,7 @@
 
 Nothing is written before the summary exists, so a missing or failing chat
 model leaves the Markdown untouched; the flush still lands before the summary
-in the file, the seed's order. Tokens are estimated the same way before and
+in the file, the design's order. Tokens are estimated the same way before and
 after (`chat.staging`), so ``tokens_after < tokens_before`` is meaningful.
 """
 
@@ -204,7 +204,7 @@ def compact_check(
     """Whether a context of *tokens* in *context_window* passed the compaction
     *threshold* (a share of the window), and how much must go to fit *budget*.
 
-    The seed's rule: compact once the conversation holds 60 % of the window,
+    The design's rule: compact once the conversation holds 60 % of the window,
     down to 40 %; below the threshold it is "within budget" and nothing is done.
     """
     threshold_tokens = math.floor(context_window * threshold)

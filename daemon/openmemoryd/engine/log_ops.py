@@ -1,4 +1,4 @@
-"""`log`: seed 003's write pipeline, from an agent's sentence to a filed memory.
+"""`log`: the Python MCP memory server's write pipeline, from an agent's sentence to a filed memory.
 
 Quality gate → privacy filter → routing → dedupe → write, each stage adding
 a reason to the reply, so the caller always learns where the memory went
@@ -57,7 +57,7 @@ __all__ = ["CONFLICT_AT", "REINFORCE_AT", "log"]
 
 logger = logging.getLogger("openmemoryd.log")
 
-# Seed 003's thresholds, applied to the rescaled similarity (see module doc).
+# The Python MCP memory server's thresholds, applied to the rescaled similarity (see module doc).
 REINFORCE_AT: Final = 0.92
 CONFLICT_AT: Final = 0.85
 

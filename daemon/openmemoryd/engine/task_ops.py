@@ -1,4 +1,4 @@
-"""session_end and tasks as the daemon runs them (seed 003's
+"""session_end and tasks as the daemon runs them (the Python MCP memory server's
 ``memory_session_end`` and ``memory_update_tasks``).
 
 Invariants:

@@ -1,6 +1,6 @@
 """Whether a text an agent logs is worth remembering, and safe to keep.
 
-Seed 003's write pipeline starts with a quality gate (too short, filler,
+The Python MCP memory server's write pipeline starts with a quality gate (too short, filler,
 pure code, speculative) and a privacy filter. A memory is read back into
 later prompts as if it were knowledge, so noise here costs every future
 session: "Sure, I'll remember that!" or "maybe we should use Redis?" would

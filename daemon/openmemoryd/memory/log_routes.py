@@ -1,7 +1,7 @@
 """Which kind of memory a logged text is, and where in the workspace it goes.
 
-Seed 003 routes a write by keywords to the file that holds its kind; our
-workspace has those files already (DESIGN.md, "Files on disk"):
+The Python MCP memory server routes a write by keywords to the file that holds its kind; our
+workspace has those files already (docs/architecture.md):
 
 =============  ============================================  ==========================
 type           file and section                              for
@@ -49,7 +49,7 @@ __all__ = [
 
 MemoryType = Literal["preference", "decision", "lesson", "fact", "project", "note"]
 TYPES: Final[tuple[MemoryType, ...]] = get_args(MemoryType)
-# Seed 003 files instructions with preferences and patterns with lessons.
+# The Python MCP memory server files instructions with preferences and patterns with lessons.
 ALIASES: Final[dict[str, MemoryType]] = {
     "instruction": "preference",
     "pattern": "lesson",

@@ -1,6 +1,6 @@
 """The session primer: what an agent should know before its first turn.
 
-OpenClaw injects its bootstrap files whole; seed 003's primer aims at
+OpenClaw injects its bootstrap files whole; the Python MCP memory server's primer aims at
 500-1000 tokens. We read USER.md, PROJECT.md, the open tasks of memory/TASKS.md (with
 their ids, so the agent can close them), today's and yesterday's daily
 files, and MEMORY.md only for private sessions (it holds personal, curated

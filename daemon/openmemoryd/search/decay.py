@@ -16,7 +16,7 @@ note dated in the future counts as today's. What a candidate's age is:
 Unlike OpenClaw, the multiplier is floored: the decayed score is
 ``score · max(floor, multiplier)``. OpenClaw's pure multiplier drives a
 year-old note to ~0, below any ``min_score``, which on LoCoMo cut recall
-from 0.61 to 0.23 (DESIGN.md, "Search"); with a floor decay re-orders
+from 0.61 to 0.23 (docs/recall.md); with a floor decay re-orders
 relevant results and never removes more than ``1 - floor`` of a score.
 
 Invariants (for scores >= 0): decay never raises a score, never lowers it

@@ -227,7 +227,7 @@ def finish_search(
     timeline = ranked.mode == "timeline"
     if settings.decay.enabled and chosen and not timeline:
         # After thresholding, so decay re-orders relevant memories and never
-        # pushes an old one under min_score (DESIGN.md, "Search").
+        # pushes an old one under min_score (docs/recall.md).
         mtimes = ranked.mtimes
         chosen = apply_decay(
             chosen,

@@ -1,4 +1,5 @@
-"""The wizard's questions (seed 000 §9.3): workspace, embedding provider, model.
+"""The wizard's questions (as in the openmemory design's setup wizard):
+workspace, embedding provider, model.
 
 Defaults are what the daemon would do anyway or what the config already
 says, so pressing Enter throughout never changes behaviour by surprise.
