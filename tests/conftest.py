@@ -18,6 +18,15 @@ tmp_path can exceed the 107-byte limit of Unix socket addresses.
 from __future__ import annotations
 
 import os
+
+# One BLAS thread for the models loaded in test processes (and inherited by
+# the daemons they start): the suite already runs a worker per core, and
+# OpenBLAS threads waiting for a core spin instead of sleeping. test_e5.py
+# took 58 CPU-seconds with two threads beside another worker, 18 with one.
+# Set before anything imports numpy.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 import shlex
 import shutil
 import signal
