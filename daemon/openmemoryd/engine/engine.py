@@ -128,7 +128,13 @@ class Engine:
             OrderedDict()
         )
         self.vectors: VectorIndexer | None = None
-        if choice.embedder is not None:
+        # Without sqlite-vec there is nowhere to keep vectors: searches use
+        # keywords and say why, and nothing is embedded (it could not be kept).
+        self.vectors_off: str | None = None
+        if choice.embedder is not None and opened.vector_error is not None:
+            self.vectors_off = f"{opened.vector_error}; keyword search only"
+            logger.warning("%s", self.vectors_off)
+        elif choice.embedder is not None:
             embedding = config.embedding
             self.vectors = VectorIndexer(
                 self,
@@ -301,7 +307,7 @@ class Engine:
     async def _query_vector(self, text: str) -> tuple[VectorQuery | None, str | None]:
         """The embedded query and its table, or None and why not (None: not degraded)."""
         if self.vectors is None or not text.strip():
-            return None, None
+            return None, self.vectors_off if text.strip() else None
         embedder = self.vectors.embedder
         identity = embedder.identity()
         active = await self.read(active_table)
