@@ -153,7 +153,9 @@ def rank_candidates(
 
     lexical = lexical_leg(conn, terms, pool, query.sources, query.agent)
     nearest = (
-        vector_leg(conn, vector, pool, query.sources, query.agent) if vector is not None else []
+        vector_leg(conn, vector, pool, query.sources, query.agent, settings.quantised_above)
+        if vector is not None
+        else []
     )
     if vector is None:
         merged = lexical

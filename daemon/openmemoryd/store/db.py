@@ -133,6 +133,12 @@ def _open_writer(path: Path, workspace: Path) -> tuple[apsw.Connection, str | No
         vector_error = load_vector_extension(conn)
         _migrate(conn, path)
         _ensure_terms(conn)
+        if vector_error is None:
+            # Imported here: store.vectors reads meta through this module.
+            from openmemoryd.store.vectors import ensure_vector_companions
+
+            for table in ensure_vector_companions(conn):
+                logger.info("vector table %s: quantised companions created", table)
         set_meta(conn, "workspace", str(workspace))
     except BaseException:
         conn.close()

@@ -29,6 +29,15 @@ from dataclasses import dataclass
 import apsw
 
 from openmemoryd.store.db import get_meta
+from openmemoryd.store.quantised import (
+    companion_distances,
+    create_companions,
+    delete_companion_ids,
+    delete_companion_path,
+    drop_companions,
+    ensure_companions,
+    write_companions,
+)
 from openmemoryd.store.rows import as_bytes, as_float, as_int, as_str
 
 _ACTIVE = "vec_active"
@@ -106,10 +115,12 @@ def target_table(conn: apsw.Connection, identity: str, dims: int) -> VecTable:
     with conn:
         if building is not None:
             conn.execute(f"DROP TABLE IF EXISTS {building.table}")
+            drop_companions(conn, building.table)
         conn.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {table.table} USING vec0("
             f"embedding float[{dims}] distance_metric=cosine, source text)"
         )
+        create_companions(conn, table.table)
         _write(conn, _ACTIVE if active is None else _BUILDING, table)
     return table
 
@@ -123,6 +134,7 @@ def promote_building(conn: apsw.Connection) -> VecTable | None:
         old = active_table(conn)
         if old is not None and old.table != building.table:
             conn.execute(f"DROP TABLE IF EXISTS {old.table}")
+            drop_companions(conn, old.table)
         _write(conn, _ACTIVE, building)
         _write(conn, _BUILDING, None)
     return building
@@ -135,6 +147,7 @@ def retire_active(conn: apsw.Connection) -> None:
         active = active_table(conn)
         if active is not None:
             conn.execute(f"DROP TABLE IF EXISTS {active.table}")
+            drop_companions(conn, active.table)
         _write(conn, _ACTIVE, None)
 
 
@@ -166,6 +179,7 @@ def store_vectors(
     changed) is skipped: its vector would describe text that no longer exists.
     """
     stored = 0
+    written: list[tuple[int, bytes, str]] = []
     with conn:
         for chunk_id, digest, blob in rows:
             found = conn.execute(
@@ -178,14 +192,17 @@ def store_vectors(
                 f"INSERT INTO {table.table}(rowid, embedding, source) VALUES (?, ?, ?)",
                 (chunk_id, blob, found[0][1]),
             )
+            written.append((chunk_id, blob, as_str(found[0][1])))
             conn.execute("UPDATE chunks SET model = ? WHERE id = ?", (table.identity, chunk_id))
             stored += 1
+        write_companions(conn, table.table, written)
     return stored
 
 
 def delete_chunk_vectors(conn: apsw.Connection, path: str) -> None:
     """Remove the vectors of every chunk of *path* (call inside its transaction)."""
     for table in vector_tables(conn):
+        delete_companion_path(conn, table, path)
         conn.execute(
             f"DELETE FROM {table} WHERE rowid IN (SELECT id FROM chunks WHERE path = ?)", (path,)
         )
@@ -194,6 +211,7 @@ def delete_chunk_vectors(conn: apsw.Connection, path: str) -> None:
 def delete_vectors(conn: apsw.Connection, ids: Sequence[int]) -> None:
     """Remove the vectors of the chunks *ids* (call inside their transaction)."""
     for table in vector_tables(conn):
+        delete_companion_ids(conn, table, ids)
         for chunk_id in ids:
             conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (chunk_id,))
 
@@ -280,15 +298,18 @@ def distances(
     """Cosine distance from *query* to each of these chunks that has a vector.
 
     Fusion scores keyword hits the vector leg did not return by their own
-    vectors; a point lookup per id costs far less than a wider KNN scan.
+    vectors. They are read from the float companion (`store.quantised`):
+    primary-key lookups, where ``rowid IN (...)`` on the vec0 table scans it
+    whole (~50 ms at 100k chunks).
     """
-    found: dict[int, float] = {}
-    for start in range(0, len(ids), 400):
-        part = list(ids[start : start + 400])
-        sql = (
-            f"SELECT rowid, vec_distance_cosine(embedding, ?) FROM {table.table} "
-            f"WHERE rowid IN ({', '.join('?' * len(part))})"
-        )
-        for rowid, distance in conn.execute(sql, [query, *part]):
-            found[as_int(rowid)] = as_float(distance)
-    return found
+    return companion_distances(conn, table.table, query, ids)
+
+
+def ensure_vector_companions(conn: apsw.Connection) -> list[str]:
+    """Create and fill the companions of vector tables written before they
+    existed (`store.quantised`); the tables it filled. Run on the writer at open."""
+    filled = []
+    for table in (active_table(conn), building_table(conn)):
+        if table is not None and ensure_companions(conn, table.table):
+            filled.append(table.table)
+    return filled
