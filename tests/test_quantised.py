@@ -186,3 +186,23 @@ def test_the_vector_leg_switches_at_the_threshold(conn: apsw.Connection) -> None
     assert ids(vector_leg(conn, query, 5, None, quantised_above=0)) == ids(exact)
     assert ids(vector_leg(conn, query, 5, None, quantised_above=10**9)) == ids(exact)
     assert ids(vector_leg(conn, query, 5, ["sessions"], quantised_above=0)) == []
+
+
+def test_a_centre_from_a_young_index_is_taken_again_on_open(tmp_path: Path) -> None:
+    path = tmp_path / "index.sqlite"
+    opened = open_index(path, workspace=tmp_path)
+    table = target_table(opened.conn, "test:a", DIMS)
+    fill(opened.conn, table, add_file(opened.conn, "memory/a.md", CENTRE_MIN), seed=1)
+    fill(opened.conn, table, add_file(opened.conn, "memory/b.md", 4 * CENTRE_MIN), seed=2)
+    key = f"vec_centre:{table.table}"
+    first = opened.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchall()
+    assert str(first[0][0]).startswith(f"{CENTRE_MIN}:")
+    opened.conn.close()
+
+    reopened = open_index(path, workspace=tmp_path)
+    try:
+        again = reopened.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchall()
+        assert str(again[0][0]).startswith(f"{5 * CENTRE_MIN}:")
+        assert count(reopened.conn, bits_name(table.table)) == 5 * CENTRE_MIN
+    finally:
+        reopened.conn.close()

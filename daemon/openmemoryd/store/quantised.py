@@ -168,16 +168,17 @@ def ensure_companions(conn: apsw.Connection, table: str) -> bool:
 
 
 def _stale_centre(conn: apsw.Connection, table: str) -> bool:
-    """Whether the centre is missing or was taken over a quarter or less of
-    the vectors there are now (counted up to `CENTRE_SAMPLE`)."""
+    """Whether the centre is missing (with `CENTRE_MIN` vectors there), or was
+    taken over fewer than `CENTRE_SAMPLE` vectors and four times as many (or
+    `CENTRE_SAMPLE`) are there now. Counts stop at that many: no full scan."""
     found = _centre_row(conn, table)
+    wanted = CENTRE_MIN if found is None else min(4 * found[0], CENTRE_SAMPLE)
+    if found is not None and found[0] >= CENTRE_SAMPLE:
+        return False
     (row,) = conn.execute(
-        f"SELECT count(*) FROM (SELECT 1 FROM {floats_name(table)} LIMIT ?)", (CENTRE_SAMPLE,)
+        f"SELECT count(*) FROM (SELECT 1 FROM {floats_name(table)} LIMIT ?)", (wanted,)
     ).fetchall()
-    count = as_int(row[0])
-    if found is None:
-        return count >= CENTRE_MIN
-    return found[0] < CENTRE_SAMPLE and count >= 4 * found[0]
+    return as_int(row[0]) >= wanted
 
 
 def write_companions(
