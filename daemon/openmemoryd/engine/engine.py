@@ -47,7 +47,7 @@ from omem_protocol import (
     SearchResult,
     SyncResult,
 )
-from openmemoryd.config import Config
+from openmemoryd.config import Config, SearchSettings
 from openmemoryd.embed import Embedder, EmbeddingError, Vectors, is_zero, to_blob
 from openmemoryd.embed.local import LocalEmbedder
 from openmemoryd.embed.registry import Choice, choose_embedder, choose_fallback
@@ -79,6 +79,7 @@ from openmemoryd.search import (
     rank_candidates,
     run_search,
 )
+from openmemoryd.search.pipeline import EarlyKeywords, early_keywords
 from openmemoryd.search.vector import VectorQuery
 from openmemoryd.store import OpenedIndex, open_index, open_reader
 from openmemoryd.store.vectors import active_table
@@ -239,7 +240,8 @@ class Engine:
             stats = self.syncer.statistics()
             stale = self.files.syncing or stats.running or stats.queue_depth > 0
             self.syncer.search_happened()
-        vector, degraded_reason = await self._query_vector(query.text)
+        settings, now = self.config.search, time.time()
+        vector, degraded_reason, early = await self._vector_and_keywords(query, settings, now)
         embedder = self.vectors.embedder if self.vectors is not None else None
         context = SearchContext(
             provider=embedder.name if embedder is not None else "none",
@@ -249,13 +251,12 @@ class Engine:
             degraded_reason=degraded_reason,
             fallback=self.vectors is not None and self.vectors.fallback_active,
         )
-        settings, now = self.config.search, time.time()
         if not (query.rerank and self.rerank.enabled(settings.rerank)):
-            result = await self.read(run_search, query, settings, context, vector, now)
+            result = await self.read(run_search, query, settings, context, vector, now, early)
         else:
             # The index part on a reader, the service awaited with no reader
             # held, the rest in a thread (snippets tokenise).
-            ranked = await self.read(rank_candidates, query, settings, vector, now)
+            ranked = await self.read(rank_candidates, query, settings, vector, now, early)
             chosen = note = None
             if ranked.chosen:
                 chosen, note = await self.rerank.rerank(settings.rerank, query.text, ranked.chosen)
@@ -275,6 +276,28 @@ class Engine:
                 result = msgspec.structs.replace(result, explain=explain)
         took = round((time.perf_counter() - started) * 1000, 3)
         return msgspec.structs.replace(result, took_ms=took)
+
+    async def _vector_and_keywords(
+        self, query: SearchQuery, settings: SearchSettings, now: float
+    ) -> tuple[VectorQuery | None, str | None, EarlyKeywords | None]:
+        """The embedded query (`_query_vector`) and, meanwhile on a reader,
+        the keyword leg: each takes 15-25 ms at 100k chunks, and neither
+        needs the other (docs/benchmarks.md, "Search at scale")."""
+        if self.vectors is None or not query.text.strip():
+            vector, reason = await self._query_vector(query.text)
+            return vector, reason, None
+        early: list[EarlyKeywords | None] = []
+
+        async def keywords() -> None:
+            try:
+                early.append(await self.read(early_keywords, query, settings, now))
+            except Exception:  # the search itself runs the leg, and reports its error
+                early.append(None)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(keywords)
+            vector, reason = await self._query_vector(query.text)
+        return vector, reason, early[0] if early else None
 
     async def _query_vector(self, text: str) -> tuple[VectorQuery | None, str | None]:
         """The embedded query and its table, or None and why not (None: not degraded)."""
