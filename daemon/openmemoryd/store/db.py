@@ -28,6 +28,7 @@ import apsw
 import sqlite_vec
 
 from openmemoryd.errors import StartupError
+from openmemoryd.store.quantised import ensure_vector_companions
 from openmemoryd.store.schema import (
     APPLICATION_ID,
     MIGRATIONS,
@@ -134,9 +135,6 @@ def _open_writer(path: Path, workspace: Path) -> tuple[apsw.Connection, str | No
         _migrate(conn, path)
         _ensure_terms(conn)
         if vector_error is None:
-            # Imported here: store.vectors reads meta through this module.
-            from openmemoryd.store.vectors import ensure_vector_companions
-
             for table in ensure_vector_companions(conn):
                 logger.info("vector table %s: quantised companions created", table)
         set_meta(conn, "workspace", str(workspace))

@@ -25,6 +25,7 @@ vectors are stored twice (1.5 KB a chunk at 384 dimensions).
 
 from __future__ import annotations
 
+import json
 import struct
 from collections.abc import Sequence
 from typing import Final
@@ -43,6 +44,7 @@ __all__ = [
     "delete_companion_path",
     "drop_companions",
     "ensure_companions",
+    "ensure_vector_companions",
     "floats_name",
     "quantised_knn",
     "size_hint",
@@ -179,6 +181,19 @@ def _stale_centre(conn: apsw.Connection, table: str) -> bool:
         f"SELECT count(*) FROM (SELECT 1 FROM {floats_name(table)} LIMIT ?)", (wanted,)
     ).fetchall()
     return as_int(row[0]) >= wanted
+
+
+def ensure_vector_companions(conn: apsw.Connection) -> list[str]:
+    """`ensure_companions` for the active and the building vector table (named
+    in ``meta``, `store.vectors`); the tables it filled. Run on the writer at open."""
+    filled = []
+    for (value,) in conn.execute(
+        "SELECT value FROM meta WHERE key IN ('vec_active', 'vec_building')"
+    ).fetchall():
+        table = str(json.loads(str(value))["table"])
+        if ensure_companions(conn, table):
+            filled.append(table)
+    return filled
 
 
 def write_companions(

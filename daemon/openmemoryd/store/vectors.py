@@ -35,7 +35,6 @@ from openmemoryd.store.quantised import (
     delete_companion_ids,
     delete_companion_path,
     drop_companions,
-    ensure_companions,
     write_companions,
 )
 from openmemoryd.store.rows import as_bytes, as_float, as_int, as_str
@@ -303,13 +302,3 @@ def distances(
     whole (~50 ms at 100k chunks).
     """
     return companion_distances(conn, table.table, query, ids)
-
-
-def ensure_vector_companions(conn: apsw.Connection) -> list[str]:
-    """Create and fill the companions of vector tables written before they
-    existed (`store.quantised`); the tables it filled. Run on the writer at open."""
-    filled = []
-    for table in (active_table(conn), building_table(conn)):
-        if table is not None and ensure_companions(conn, table.table):
-            filled.append(table.table)
-    return filled
