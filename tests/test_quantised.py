@@ -17,7 +17,7 @@ import pytest
 from openmemoryd.search.candidate import Candidate
 from openmemoryd.search.vector import VectorQuery, vector_leg
 from openmemoryd.store import ChunkRow, FileState, delete_file, replace_file
-from openmemoryd.store.db import open_index
+from openmemoryd.store.db import open_index, open_reader
 from openmemoryd.store.quantised import (
     CENTRE_MIN,
     bits_name,
@@ -29,6 +29,7 @@ from openmemoryd.store.rows import as_int
 from openmemoryd.store.vectors import (
     VecTable,
     active_table,
+    distances,
     knn,
     promote_building,
     retire_active,
@@ -206,3 +207,21 @@ def test_a_centre_from_a_young_index_is_taken_again_on_open(tmp_path: Path) -> N
         assert count(reopened.conn, bits_name(table.table)) == 5 * CENTRE_MIN
     finally:
         reopened.conn.close()
+
+
+def test_a_reader_of_an_index_without_companions_searches_exactly(tmp_path: Path) -> None:
+    path = tmp_path / "index.sqlite"
+    opened = open_index(path, workspace=tmp_path)
+    table = target_table(opened.conn, "test:a", DIMS)
+    fill(opened.conn, table, add_file(opened.conn, "memory/a.md", 20), seed=1)
+    with opened.conn:
+        drop_companions(opened.conn, table.table)  # as an index from before them
+    opened.conn.close()
+    reader = open_reader(path)
+    try:
+        query = VectorQuery(table, cone_vectors(1, 5)[0])
+        exact = [c.id for c in vector_leg(reader, query, 5, None)]
+        assert [c.id for c in vector_leg(reader, query, 5, None, quantised_above=0)] == exact
+        assert set(distances(reader, table, query.vector, exact)) == set(exact)
+    finally:
+        reader.close()

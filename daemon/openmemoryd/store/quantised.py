@@ -235,7 +235,10 @@ def delete_companion_path(conn: apsw.Connection, table: str, path: str) -> None:
 def size_hint(conn: apsw.Connection, table: str) -> int:
     """The highest chunk id with a vector: an upper bound of the vector count,
     read from the primary key in O(log n) where ``count(*)`` walks every row."""
-    rows = conn.execute(f"SELECT max(id) FROM {floats_name(table)}").fetchall()
+    try:
+        rows = conn.execute(f"SELECT max(id) FROM {floats_name(table)}").fetchall()
+    except apsw.SQLError:  # no companions yet (`store.vectors.distances`): search exactly
+        return 0
     return 0 if not rows or rows[0][0] is None else as_int(rows[0][0])
 
 

@@ -16,6 +16,10 @@ of different models are not comparable. ``meta`` records:
 "what still needs embedding" is a query, and a crash mid-way resumes where it
 stopped. The cache maps (identity, text hash) to a vector: re-chunking
 unchanged text, or a full re-index, computes no new embeddings.
+
+Each table has two companions kept in step here (`store.quantised`): its
+float vectors in a plain table, for point lookups, and their centred sign
+bits, which large indexes scan instead of the floats.
 """
 
 from __future__ import annotations
@@ -299,6 +303,20 @@ def distances(
     Fusion scores keyword hits the vector leg did not return by their own
     vectors. They are read from the float companion (`store.quantised`):
     primary-key lookups, where ``rowid IN (...)`` on the vec0 table scans it
-    whole (~50 ms at 100k chunks).
+    whole (~50 ms at 100k chunks). A read-only look at an index no writer has
+    opened since the companions came has none: the vec0 table then serves.
     """
-    return companion_distances(conn, table.table, query, ids)
+    try:
+        return companion_distances(conn, table.table, query, ids)
+    except apsw.SQLError:
+        pass
+    found: dict[int, float] = {}
+    for start in range(0, len(ids), 400):
+        part = list(ids[start : start + 400])
+        sql = (
+            f"SELECT rowid, vec_distance_cosine(embedding, ?) FROM {table.table} "
+            f"WHERE rowid IN ({', '.join('?' * len(part))})"
+        )
+        for rowid, distance in conn.execute(sql, [query, *part]):
+            found[as_int(rowid)] = as_float(distance)
+    return found
