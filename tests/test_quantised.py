@@ -225,3 +225,17 @@ def test_a_reader_of_an_index_without_companions_searches_exactly(tmp_path: Path
         assert set(distances(reader, table, query.vector, exact)) == set(exact)
     finally:
         reader.close()
+
+
+def test_dimensions_not_a_multiple_of_8_are_searched_exactly(conn: apsw.Connection) -> None:
+    table = target_table(conn, "test:odd", 12)
+    chunks = add_file(conn, "memory/a.md", 2 * CENTRE_MIN)
+    vectors = [unit([float(i + j) for j in range(12)]) for i in range(len(chunks))]
+    store_vectors(conn, table, [(i, h, v) for (i, h), v in zip(chunks, vectors, strict=True)])
+    assert count(conn, floats_name(table.table)) == 2 * CENTRE_MIN
+    assert count(conn, bits_name(table.table)) == 0
+    assert quantised_knn(conn, table.table, vectors[0], 3) is None
+    query = VectorQuery(table, vectors[0])
+    assert [c.id for c in vector_leg(conn, query, 3, None, quantised_above=0)] == [
+        c.id for c in vector_leg(conn, query, 3, None)
+    ]

@@ -106,7 +106,7 @@ def _centre(conn: apsw.Connection, table: str) -> bytes | None:
     centre from a young index's first batch does not stay for good.
     """
     found = _centre_row(conn, table)
-    return None if found is None else found[1]
+    return found[1] if found is not None and found[1] else None
 
 
 def _centre_row(conn: apsw.Connection, table: str) -> tuple[int, bytes] | None:
@@ -130,6 +130,14 @@ def _set_centre(conn: apsw.Connection, table: str) -> bytes | None:
     if len(blobs) < CENTRE_MIN:
         return None
     dims = len(blobs[0]) // 4
+    if dims % 8:
+        # sqlite-vec packs signs 8 to a byte; such a table is always searched
+        # exactly. Recorded as a full-sample empty centre: never tried again.
+        conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+            (_CENTRE_KEY + table, f"{CENTRE_SAMPLE}:"),
+        )
+        return None
     sums = [0.0] * dims
     for blob in blobs:
         for i, value in enumerate(struct.unpack(f"<{dims}f", blob)):
@@ -207,10 +215,13 @@ def write_companions(
         f"INSERT OR REPLACE INTO {floats}(id, vector) VALUES (?, ?)",
         [(chunk_id, blob) for chunk_id, blob, _ in rows],
     )
-    centre = _centre(conn, table)
-    if centre is None:
+    found = _centre_row(conn, table)
+    if found is None:
         _set_centre(conn, table)  # binarises these rows too, once there are enough
         return
+    centre = found[1]
+    if not centre:
+        return  # dimensions not a multiple of 8: no sign bits
     conn.executemany(
         f"INSERT OR REPLACE INTO {bits_name(table)}(id, source, bits) "
         "VALUES (?, ?, vec_quantize_binary(vec_sub(?, ?)))",
