@@ -109,6 +109,10 @@ class BenchDaemon:
             keys here are honoured, so a benchmark can vary a setting on purpose.
         config_toml: the daemon's config file (e.g. ``[embedding] provider =
             "none"`` for keyword-only runs); empty means the defaults.
+        root: use this directory (created if absent, kept on exit) instead of
+            a new temp one, so a benchmark can build a large index once and
+            start daemons on it again (`bench.scale_build`). It must be short,
+            like the temp ones, for the socket address.
     """
 
     def __init__(
@@ -118,8 +122,10 @@ class BenchDaemon:
         log_level: str | None = None,
         extra_env: Mapping[str, str] | None = None,
         config_toml: str = "",
+        root: Path | None = None,
     ) -> None:
-        self.keep = keep
+        self.keep = keep or root is not None
+        self._given_root = root
         self._config_toml = config_toml
         self._log_level = log_level
         self._extra_env = dict(extra_env or {})
@@ -134,9 +140,13 @@ class BenchDaemon:
             raise RuntimeError("BenchDaemon is not re-entrant")
         # mkdtemp makes the directory 0700, which the daemon requires of the
         # socket's directory.
-        self._root = Path(tempfile.mkdtemp(prefix="omb-", dir="/tmp"))
-        self.workspace.mkdir()
-        self.config_home.mkdir()
+        if self._given_root is not None:
+            self._root = self._given_root
+            self._root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        else:
+            self._root = Path(tempfile.mkdtemp(prefix="omb-", dir="/tmp"))
+        self.workspace.mkdir(exist_ok=self._given_root is not None)
+        self.config_home.mkdir(exist_ok=self._given_root is not None)
         if self._config_toml:
             self.write_config(self._config_toml)
         return self
@@ -156,12 +166,13 @@ class BenchDaemon:
             self._root = None
             self._workspace = None
 
-    def start(self, timeout: float = 30.0) -> float:
+    def start(self, timeout: float = 30.0, status_timeout: float = 5.0) -> float:
         """Spawn the daemon and return the seconds until it answered `status`.
 
         Raises `BenchDaemonError` with the daemon's log if it exits or does not
         answer within *timeout*. The startup sync may still be running on
-        return; see `wait_indexed`.
+        return; see `wait_indexed`. A status request scans the workspace, so
+        one of a hundred thousand files needs a longer *status_timeout*.
         """
         if self.running:
             raise RuntimeError("the daemon is already running")
@@ -179,7 +190,7 @@ class BenchDaemon:
         while True:
             self._check_alive()
             try:
-                with Client(self.socket, timeout=5.0) as client:
+                with Client(self.socket, timeout=status_timeout) as client:
                     client.status()
                 return time.perf_counter() - started
             except DaemonNotRunning:

@@ -58,6 +58,7 @@ from bench import (
     load,
     locomo,
     search_latency,
+    search_scale,
     soak,
 )
 from bench.locomo import to_json
@@ -91,6 +92,9 @@ PARTS: Final[tuple[Part, ...]] = (
     Part("append", "Append cost vs file size", "bench.append_scaling", append_scaling.main),
     Part("index-memory", "Indexing memory vs file size", "bench.index_memory", index_memory.main),
     Part("cli-startup", "CLI start-up", "bench.cli_startup", cli_startup.main),
+    Part(
+        "search-scale", "Search at 10k, 100k and 1M chunks", "bench.search_scale", search_scale.main
+    ),
     Part("soak", "Soak under mixed load", "bench.soak", soak.main),
 )
 # Parts that run only when --only names them (the soak takes half an hour).
@@ -108,6 +112,8 @@ FULL: Final[Mapping[str, str]] = {
     "append": "--lines 20,2000,20000 --appends 60",
     "index-memory": "--mb 1,5,20",
     "cli-startup": "--runs 30",
+    # Builds are kept in /tmp/omscale and reused: 1M chunks take ~40 minutes.
+    "search-scale": "--sizes 10000,100000,1000000 --queries 100 --cache /tmp/omscale",
     "soak": "--minutes 30 --model local",
 }
 QUICK: Final[Mapping[str, str]] = {
@@ -119,6 +125,7 @@ QUICK: Final[Mapping[str, str]] = {
     "append": "--lines 20,200 --appends 3",
     "index-memory": "--mb 0.2",
     "cli-startup": "--runs 2",
+    "search-scale": "--sizes 2000 --queries 5 --keyword-only",
     "soak": "--minutes 0.5 --rebuild-every 0.2",
 }
 
@@ -150,7 +157,7 @@ def git_info() -> dict[str, Any]:
 def _part_args(part: Part, quick: bool, nice: int, locomo_data: Path | None) -> list[str]:
     table = QUICK if quick else FULL
     args = table[part.name].replace("{nice}", str(nice)).split()
-    if part.name == "locomo" and locomo_data is not None:
+    if part.name in ("locomo", "search-scale") and locomo_data is not None:
         args += ["--data", str(locomo_data)]
     return args
 

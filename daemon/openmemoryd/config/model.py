@@ -210,6 +210,17 @@ class SearchSettings(_Section, frozen=True):
     query_timeout_s: Annotated[
         float, doc("A slower query embedding falls back to keyword search.", gt=0.0, le=120.0)
     ] = 10.0
+    # The float scan costs ~0.65 µs a vector on the project's machine (65 ms
+    # at 100k); the quantised scan plus rescoring ~0.1 µs, with recall@10
+    # 0.99+ against exact (docs/benchmarks.md, "Search at scale").
+    quantised_above: Annotated[
+        int,
+        doc(
+            "From this many vectors on (by highest chunk id), the vector leg scans 1-bit"
+            " quantised vectors and rescores the best exactly; 0: always.",
+            ge=0,
+        ),
+    ] = 20_000
     mmr: MmrSettings = msgspec.field(default_factory=MmrSettings)
     decay: DecaySettings = msgspec.field(default_factory=DecaySettings)
     salience: SalienceSettings = msgspec.field(default_factory=SalienceSettings)

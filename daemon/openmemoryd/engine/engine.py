@@ -45,7 +45,7 @@ from omem_protocol import (
     SearchResult,
     SyncResult,
 )
-from openmemoryd.config import Config, EmbeddingSettings
+from openmemoryd.config import Config, EmbeddingSettings, SearchSettings
 from openmemoryd.embed import Embedder, EmbeddingError, Vectors, is_zero, to_blob
 from openmemoryd.embed.local import LocalEmbedder
 from openmemoryd.embed.registry import Choice
@@ -80,6 +80,7 @@ from openmemoryd.search import (
     rank_candidates,
     run_search,
 )
+from openmemoryd.search.pipeline import EarlyKeywords, early_keywords
 from openmemoryd.search.vector import VectorQuery
 from openmemoryd.store import OpenedIndex, open_reader
 from openmemoryd.store.vectors import active_table
@@ -266,7 +267,8 @@ class Engine:
         if answered is not None:  # "my preferences": read from the section itself
             took = round((time.perf_counter() - started) * 1000, 3)
             return msgspec.structs.replace(answered, took_ms=took)
-        vector, degraded_reason = await self._query_vector(query.text)
+        settings, now = self.config.search, time.time()
+        vector, degraded_reason, early = await self._vector_and_keywords(query, settings, now)
         context = SearchContext(
             provider=embedder.name if embedder is not None else "none",
             model=embedder.model if embedder is not None else None,
@@ -275,13 +277,12 @@ class Engine:
             degraded_reason=degraded_reason,
             fallback=self.vectors is not None and self.vectors.fallback_active,
         )
-        settings, now = self.config.search, time.time()
         if not (query.for_reader and self.rerank.enabled(settings.rerank)):
-            result = await self.read(run_search, query, settings, context, vector, now)
+            result = await self.read(run_search, query, settings, context, vector, now, early)
         else:
             # The index part on a reader, the service awaited with no reader
             # held, the rest in a thread (snippets tokenise).
-            ranked = await self.read(rank_candidates, query, settings, vector, now)
+            ranked = await self.read(rank_candidates, query, settings, vector, now, early)
             chosen = note = None
             if ranked.chosen and ranked.mode != "timeline":  # days in order, not by relevance
                 chosen, note = await self.rerank.rerank(settings.rerank, query.text, ranked.chosen)
@@ -303,6 +304,28 @@ class Engine:
             self.access.note(result.results)
         took = round((time.perf_counter() - started) * 1000, 3)
         return msgspec.structs.replace(result, took_ms=took)
+
+    async def _vector_and_keywords(
+        self, query: SearchQuery, settings: SearchSettings, now: float
+    ) -> tuple[VectorQuery | None, str | None, EarlyKeywords | None]:
+        """The embedded query (`_query_vector`) and, meanwhile on a reader,
+        the keyword leg: each takes 15-25 ms at 100k chunks, and neither
+        needs the other (docs/benchmarks.md, "Search at scale")."""
+        if self.vectors is None or not query.text.strip():
+            vector, reason = await self._query_vector(query.text)
+            return vector, reason, None
+        early: list[EarlyKeywords | None] = []
+
+        async def keywords() -> None:
+            try:
+                early.append(await self.read(early_keywords, query, settings, now))
+            except Exception:  # the search itself runs the leg, and reports its error
+                early.append(None)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(keywords)
+            vector, reason = await self._query_vector(query.text)
+        return vector, reason, early[0] if early else None
 
     async def _query_vector(self, text: str) -> tuple[VectorQuery | None, str | None]:
         """The embedded query and its table, or None and why not (None: not degraded)."""

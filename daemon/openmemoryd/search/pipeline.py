@@ -98,6 +98,40 @@ class SearchContext:
 
 
 @dataclass(frozen=True, slots=True)
+class EarlyKeywords:
+    """The keyword leg run ahead, while the query is being embedded.
+
+    Its terms depend on whether the vector leg takes part (calibrated fusion
+    takes the query's dates out of them), which is known only once the
+    embedding is done; `rank_candidates` uses it only if its terms and pool
+    are what it would have searched for, and runs the leg itself otherwise.
+    """
+
+    terms: list[str]
+    pool: int
+    candidates: list[Candidate]
+
+
+def early_keywords(
+    conn: apsw.Connection, query: SearchQuery, settings: SearchSettings, now: float = 0.0
+) -> EarlyKeywords | None:
+    """The keyword leg as a search with a vector leg will run it; None for a
+    query `rank_candidates` refuses (it says why)."""
+    if (
+        not settings.hybrid
+        or not query.text.strip()
+        or set(query.sources or ()) - set(KNOWN_SOURCES)
+    ):
+        return None
+    limit = query.limit or settings.limit
+    pool = min(MAX_CANDIDATES, max(1, limit * settings.candidate_multiplier))
+    calibrated = settings.fusion == "calibrated"
+    dates = _query_dates(query.text, settings, now) if calibrated else QueryDates((), query.text)
+    terms = query_terms(dates.rest)
+    return EarlyKeywords(terms, pool, lexical_leg(conn, terms, pool, query.sources, query.agent))
+
+
+@dataclass(frozen=True, slots=True)
 class Ranked:
     """A search after fusion and thresholds: everything the index had to say.
 
@@ -126,9 +160,10 @@ def run_search(
     context: SearchContext,
     vector: VectorQuery | None = None,
     now: float = 0.0,
+    early: EarlyKeywords | None = None,
 ) -> SearchResult:
     """Run *query* on *conn*; `took_ms` is left 0 for the caller to fill."""
-    ranked = rank_candidates(conn, query, settings, vector, now)
+    ranked = rank_candidates(conn, query, settings, vector, now, early)
     return finish_search(ranked, query, settings, context, now)
 
 
@@ -138,8 +173,10 @@ def rank_candidates(
     settings: SearchSettings,
     vector: VectorQuery | None = None,
     now: float = 0.0,
+    early: EarlyKeywords | None = None,
 ) -> Ranked:
-    """The legs, fusion and thresholds of *query* on *conn*."""
+    """The legs, fusion and thresholds of *query* on *conn*; *early*: the
+    keyword leg already run (`early_keywords`), used if it fits."""
     if not query.text.strip():
         raise BadRequest("query is empty")
     unknown = sorted(set(query.sources or ()) - set(KNOWN_SOURCES))
@@ -162,9 +199,16 @@ def rank_candidates(
     # `hybrid = false` (OpenClaw's hybrid.enabled): the vector leg alone
     # while there is one; keywords still answer when there is not.
     keywords = settings.hybrid or vector is None
-    lexical = lexical_leg(conn, terms, pool, query.sources, query.agent) if keywords else []
+    if not keywords:
+        lexical = []
+    elif early is not None and early.terms == terms and early.pool == pool:
+        lexical = early.candidates
+    else:
+        lexical = lexical_leg(conn, terms, pool, query.sources, query.agent)
     nearest = (
-        vector_leg(conn, vector, pool, query.sources, query.agent) if vector is not None else []
+        vector_leg(conn, vector, pool, query.sources, query.agent, settings.quantised_above)
+        if vector is not None
+        else []
     )
     if vector is None:
         merged = lexical

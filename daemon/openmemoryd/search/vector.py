@@ -17,6 +17,7 @@ import apsw
 
 from openmemoryd.search.candidate import Candidate
 from openmemoryd.store import chunk_records
+from openmemoryd.store.quantised import quantised_knn, size_hint
 from openmemoryd.store.vectors import VecTable, knn
 
 
@@ -62,13 +63,21 @@ def vector_leg(
     limit: int,
     sources: Sequence[str] | None,
     agent: str | None = None,
+    quantised_above: int | None = None,
 ) -> list[Candidate]:
     """The *limit* nearest chunks, best first.
 
     An agent filter is applied after the nearest-neighbour scan (vec tables
     index the source, not the agent), so it asks for more neighbours first.
+    From *quantised_above* vectors on, the scan is the quantised one with
+    exact rescoring (`store.quantised`); None: always the exact float scan.
     """
-    neighbours = knn(conn, query.table, query.vector, limit * 4 if agent else limit, sources)
+    wanted = limit * 4 if agent else limit
+    neighbours = None
+    if quantised_above is not None and size_hint(conn, query.table.table) >= quantised_above:
+        neighbours = quantised_knn(conn, query.table.table, query.vector, wanted, sources)
+    if neighbours is None:
+        neighbours = knn(conn, query.table, query.vector, wanted, sources)
     records = chunk_records(conn, [chunk_id for chunk_id, _ in neighbours])
     candidates = []
     for chunk_id, distance in neighbours:

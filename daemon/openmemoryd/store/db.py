@@ -28,6 +28,7 @@ import apsw
 import sqlite_vec
 
 from openmemoryd.errors import StartupError
+from openmemoryd.store.quantised import ensure_vector_companions
 from openmemoryd.store.schema import (
     APPLICATION_ID,
     MIGRATIONS,
@@ -133,6 +134,9 @@ def _open_writer(path: Path, workspace: Path) -> tuple[apsw.Connection, str | No
         vector_error = load_vector_extension(conn)
         _migrate(conn, path)
         _ensure_terms(conn)
+        if vector_error is None:
+            for table in ensure_vector_companions(conn):
+                logger.info("vector table %s: quantised companions created", table)
         set_meta(conn, "workspace", str(workspace))
     except BaseException:
         conn.close()

@@ -26,6 +26,10 @@ Tables:
   table per embedding identity; ``meta`` names the active one and the one
   being built. ``chunks.model`` holds the identity whose table has the
   chunk's vector.
+* ``vec_<id>_f32`` and ``vec_<id>_bits`` (run time, `store.quantised`): each
+  vec table's float vectors keyed by chunk id and their centred sign bits,
+  for the quantised KNN of large indexes and for fast point lookups;
+  ``meta`` holds the centre (``vec_centre:<table>``).
 """
 
 from __future__ import annotations

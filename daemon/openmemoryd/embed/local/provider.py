@@ -248,3 +248,9 @@ class _Worker:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        # Killed, its pipes stay open until collected: an unclosed-file
+        # warning, and a descriptor held, in a process that embeds again.
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()

@@ -1,0 +1,49 @@
+"""End to end with the real default embedder and the quantised vector path
+forced on (``quantised_above = 0``): search by meaning still works, through
+the real daemon and client, and the index holds the quantised companions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import apsw
+
+from conftest import Daemon, Env
+from openmemoryd.store.quantised import CENTRE_MIN, bits_name
+from test_e2e_semantic import NOTES, paths, search, wait_for_vectors
+
+MORE = {
+    "memory/garden.md": "The tomatoes in the back garden need watering every other day",
+    "memory/car.md": "The car is due for its annual inspection in March",
+    "memory/books.md": "Currently reading a history of the Byzantine empire",
+    "memory/music.md": "Practising Chopin nocturnes on the piano on weekends",
+    "memory/cat.md": "Mochi the cat gets half a pouch of wet food at 7pm",
+}
+
+
+def test_search_by_meaning_on_the_quantised_path(env: Env) -> None:
+    env.write_config("[search]\nquantised_above = 0\n")
+    daemon = Daemon(env).start()
+    try:
+        notes = {**NOTES, **MORE}
+        assert len(notes) >= CENTRE_MIN  # enough vectors for a centre: quantised, not exact
+        for path, text in notes.items():
+            assert daemon.cli("append", "--path", path, text).returncode == 0
+        wait_for_vectors(daemon)
+        result = search(daemon, "what drink does Wei like")
+        assert result["mode"] == "hybrid"
+        assert "memory/tea.md" in paths(result)
+        assert paths(search(daemon, "feeding the pet", "--min-score", "0"))[0] == "memory/cat.md"
+        status = json.loads(daemon.cli("status", "--json").stdout)
+        index = Path(status["index_path"])
+    finally:
+        daemon.stop()
+    conn = apsw.Connection(str(index), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        (active,) = conn.execute("SELECT value FROM meta WHERE key = 'vec_active'").fetchall()[0]
+        table = json.loads(str(active))["table"]
+        (rows,) = conn.execute(f"SELECT count(*) FROM {bits_name(table)}").fetchall()[0]
+        assert rows == len(notes)
+    finally:
+        conn.close()
