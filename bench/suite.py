@@ -55,6 +55,7 @@ from bench import (
     freshness,
     index_memory,
     indexing,
+    int8_matmul,
     load,
     locomo,
     search_latency,
@@ -92,6 +93,7 @@ PARTS: Final[tuple[Part, ...]] = (
     Part("append", "Append cost vs file size", "bench.append_scaling", append_scaling.main),
     Part("index-memory", "Indexing memory vs file size", "bench.index_memory", index_memory.main),
     Part("cli-startup", "CLI start-up", "bench.cli_startup", cli_startup.main),
+    Part("int8", "int8 vs float32 matrix products", "bench.int8_matmul", int8_matmul.main),
     Part(
         "search-scale", "Search at 10k, 100k and 1M chunks", "bench.search_scale", search_scale.main
     ),
@@ -114,6 +116,7 @@ FULL: Final[Mapping[str, str]] = {
     "cli-startup": "--runs 30",
     # Builds are kept in /tmp/omscale and reused: 1M chunks take ~40 minutes.
     "search-scale": "--sizes 10000,100000,1000000 --queries 100 --cache /tmp/omscale",
+    "int8": "--tokens 512 --repeat 7",
     "soak": "--minutes 30 --model local",
 }
 QUICK: Final[Mapping[str, str]] = {
@@ -126,6 +129,7 @@ QUICK: Final[Mapping[str, str]] = {
     "index-memory": "--mb 0.2",
     "cli-startup": "--runs 2",
     "search-scale": "--sizes 2000 --queries 5 --keyword-only",
+    "int8": "--tokens 16 --repeat 1",
     "soak": "--minutes 0.5 --rebuild-every 0.2",
 }
 

@@ -110,6 +110,10 @@ def test_quick_suite_runs_every_part(quick_run: tuple[int, Path]) -> None:
     assert [r["lines"] for r in sizes] == [20, 200]
     assert all(r["p50_ms"] > 0 and r["samples"] == 3 for r in sizes)
 
+    products = parts["int8"]["report"]["results"]
+    assert [r["name"] for r in products] == ["qkv", "attention out", "ffn in", "ffn out"]
+    assert all(r["float32_ms"] > 0 and r["int8_ms"] > 0 for r in products)
+
     # LoCoMo's per-question rows live in their own file, not in the summary.
     locomo = parts["locomo"]
     assert (out / locomo["details"]).is_file()
