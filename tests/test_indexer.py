@@ -318,6 +318,37 @@ def test_appends_indexed_with_what_the_append_knows_equal_a_fresh_index(
         assert stored == hashlib.sha256(mp.absolute.read_bytes()).hexdigest()
 
 
+def test_an_append_is_indexed_reading_only_the_end_of_the_file(
+    conn: apsw.Connection, ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memo, mp = indexed_with_memo(conn, ws, "# 2026-01-05\n" + notes(400))
+    known = KnownFiles()
+    done = append_block(mp, "- the kestrel nests on the mill", 1 << 20, known)
+    reads: list[int] = []
+    real = indexer_module.read_memory_file
+
+    def reading(path: MemoryPath, max_bytes: int, offset: int = 0) -> Any:
+        reads.append(offset)
+        return real(path, max_bytes, offset)
+
+    monkeypatch.setattr(indexer_module, "read_memory_file", reading)
+    grown = Grown(done.before_len, done.before_hash, done.after_len, done.after_hash)
+    index_file(conn, KEY, mp, KEEP_SETTINGS, memo=memo, grown=grown)
+    assert len(reads) == 1
+    assert reads[0] > done.before_len // 2  # from the last restart point, not from 0
+    assert rows(conn) == from_scratch(tmp_path, ws)
+    # Another writer got in after the append: the file is read and hashed whole.
+    done = append_block(mp, "- the heron left", 1 << 20, known)
+    append_text(mp, "- added by another program\n")
+    grown = Grown(done.before_len, done.before_hash, done.after_len, done.after_hash)
+    reads.clear()
+    index_file(conn, KEY, mp, KEEP_SETTINGS, memo=memo, grown=grown)
+    assert reads[-1] == 0
+    assert rows(conn) == from_scratch(tmp_path, ws)
+    digest = hashlib.sha256(mp.absolute.read_bytes()).hexdigest()
+    assert indexed_files(conn)[KEY].hash == digest
+
+
 def test_a_growth_that_does_not_match_the_file_is_not_trusted(
     conn: apsw.Connection, ws: Path, tmp_path: Path
 ) -> None:

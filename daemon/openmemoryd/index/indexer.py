@@ -76,13 +76,18 @@ def index_file(
     With *memo*, a file that only grew since it was last chunked is chunked
     again from its last restart point only (`index.resume`); the rows are
     the same as from chunking it whole. *grown* is what the write that just
-    made the file grow knows of its hashes (`ChunkMemo.lookup`).
+    made the file grow knows of its hashes: then only the end of the file is
+    read (`ChunkMemo.resume_point`).
     """
     known = indexed_file(conn, key)
     if mp is None:
         if memo is not None:
             memo.forget(key)
         return _remove(conn, key, known is not None)
+    if memo is not None and grown is not None and known is not None and not force:
+        appended = _index_appended(conn, key, mp, source, settings, memo, known.hash, grown)
+        if appended is not None:
+            return appended
     try:
         data, st = read_memory_file(mp, settings.max_file_bytes)
     except (NotFound, Forbidden):
@@ -98,8 +103,8 @@ def index_file(
 
     shape = (settings.chunk_tokens, settings.chunk_overlap)
     if memo is not None and known is not None and not force:
-        resume = memo.lookup(key, known.hash, data, shape, grown)
-        resumed = resume and _index_tail(conn, key, source, data, st, settings, memo, resume)
+        resume = memo.lookup(key, known.hash, data, shape)
+        resumed = resume and _index_tail(conn, key, source, data, 0, st, settings, memo, resume)
         if resumed:
             return resumed
     digest = sha256_hex(data)
@@ -141,8 +146,35 @@ def index_file(
     replace_file(conn, FileState(key, source, digest, st.st_mtime_ns, st.st_size, note), rows)
     if memo is not None:
         usable = usable_restarts(data, restarts) if note is None else []
-        memo.remember(key, data, digest, shape, usable)
+        memo.remember(key, len(data), digest, shape, usable)
     return FileOutcome(key, kind, len(rows), note)
+
+
+def _index_appended(
+    conn: apsw.Connection,
+    key: str,
+    mp: MemoryPath,
+    source: str,
+    settings: IndexSettings,
+    memo: ChunkMemo,
+    indexed_digest: str,
+    grown: Grown,
+) -> FileOutcome | None:
+    """Index a file this process just appended to, reading it only from its
+    last restart point on (`ChunkMemo.resume_point`); None when that cannot
+    be done (the caller reads the file whole)."""
+    shape = (settings.chunk_tokens, settings.chunk_overlap)
+    start = memo.resume_point(key, indexed_digest, shape, grown)
+    if start is None:
+        return None
+    try:
+        tail, st = read_memory_file(mp, settings.max_file_bytes, offset=start.offset)
+    except OmemdError:
+        return None
+    if st.st_size != grown.after_len or start.offset + len(tail) != grown.after_len:
+        return None  # changed again since the write: read and hash it whole
+    resume = (start, grown.after_hash)
+    return _index_tail(conn, key, source, tail, start.offset, st, settings, memo, resume)
 
 
 def _index_tail(
@@ -150,16 +182,18 @@ def _index_tail(
     key: str,
     source: str,
     data: bytes,
+    data_offset: int,
     st: os.stat_result,
     settings: IndexSettings,
     memo: ChunkMemo,
     grown: tuple[Resumable, str],
 ) -> FileOutcome | None:
-    """Chunk *data* from its last restart point on and replace only the
-    chunks from there; None if the tail is not valid UTF-8 or holds NUL
-    bytes (the whole file then goes the usual way, to be skipped or noted)."""
+    """Chunk the file from its last restart point on and replace only the
+    chunks from there (*data*: the file's bytes from *data_offset* on); None
+    if the tail is not valid UTF-8 or holds NUL bytes (the whole file then
+    goes the usual way, to be skipped or noted)."""
     start, digest = grown
-    text = tail_text(data, start.offset)
+    text = tail_text(data, start.offset, data_offset)
     if text is None or "\x00" in text:
         return None
     chunks, restarts = chunk_markdown_from(
@@ -172,8 +206,11 @@ def _index_tail(
     rows = _rows(chunks)
     state = FileState(key, source, digest, st.st_mtime_ns, st.st_size)
     total = replace_file(conn, state, rows, from_line=start.line)
-    usable = memo.earlier(key, start.line) + usable_restarts(data, restarts, base=start)
-    memo.remember(key, data, digest, (settings.chunk_tokens, settings.chunk_overlap), usable)
+    usable = memo.earlier(key, start.line) + usable_restarts(
+        data, restarts, base=start, data_offset=data_offset
+    )
+    shape = (settings.chunk_tokens, settings.chunk_overlap)
+    memo.remember(key, data_offset + len(data), digest, shape, usable)
     logger.debug("indexed %s from line %d on (the file grew)", key, start.line)
     return FileOutcome(key, "updated", total)
 
@@ -200,7 +237,7 @@ def _index_in_windows(
         return None
     if memo is not None:
         shape = (settings.chunk_tokens, settings.chunk_overlap)
-        memo.remember(state.path, data, state.hash, shape, windows.restarts)
+        memo.remember(state.path, len(data), state.hash, shape, windows.restarts)
     return total
 
 

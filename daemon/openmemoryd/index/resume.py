@@ -50,8 +50,8 @@ class Resumable:
 @dataclass(frozen=True, slots=True)
 class Grown:
     """How a write of this process made a file grow, hashes included: an
-    append knows them (`memory.known`), so the index need not hash the file
-    again to see that it is the chunked version plus more."""
+    append knows them (`memory.known`), so the index need not read and hash
+    the file again to see that it is the chunked version plus more."""
 
     before_len: int
     before_hash: str  # sha256 of the first before_len bytes
@@ -78,15 +78,17 @@ class ChunkMemo:
     def remember(
         self,
         key: str,
-        data: bytes,
+        length: int,
         digest: str,
         settings: tuple[int, int],
         restarts: Sequence[Resumable],
     ) -> None:
+        """Note that *key*, *length* bytes with sha256 *digest*, was chunked
+        with *settings* and may be resumed at *restarts*."""
         if not restarts:
             self._files.pop(key, None)
             return
-        self._files[key] = _Chunked(len(data), digest, settings, tuple(restarts[-_KEEP:]))
+        self._files[key] = _Chunked(length, digest, settings, tuple(restarts[-_KEEP:]))
         self._files.move_to_end(key)
         while len(self._files) > self._max:
             self._files.popitem(last=False)
@@ -95,20 +97,11 @@ class ChunkMemo:
         self._files.pop(key, None)
 
     def lookup(
-        self,
-        key: str,
-        indexed_digest: str | None,
-        data: bytes,
-        settings: tuple[int, int],
-        grown: Grown | None = None,
+        self, key: str, indexed_digest: str | None, data: bytes, settings: tuple[int, int]
     ) -> tuple[Resumable, str] | None:
         """Where to resume chunking *data* (the file now), and *data*'s
         sha256; None unless the index holds exactly the chunked version
-        (*indexed_digest*) and *data* is that version plus more.
-
-        *grown*, from the write that just made *data*, saves hashing it: the
-        write hashed the same bytes under the file's lock.
-        """
+        (*indexed_digest*) and *data* is that version plus more."""
         entry = self._files.get(key)
         if (
             entry is None
@@ -117,17 +110,29 @@ class ChunkMemo:
             or len(data) <= entry.length
         ):
             return None
-        if (
-            grown is not None
-            and (grown.before_len, grown.before_hash) == (entry.length, entry.digest)
-            and grown.after_len == len(data)
-        ):
-            return entry.restarts[-1], grown.after_hash
         hasher = hashlib.sha256(data[: entry.length])
         if hasher.hexdigest() != entry.digest:
             return None
         hasher.update(data[entry.length :])
         return entry.restarts[-1], hasher.hexdigest()
+
+    def resume_point(
+        self, key: str, indexed_digest: str | None, settings: tuple[int, int], grown: Grown
+    ) -> Resumable | None:
+        """Where to resume chunking *key* after the write *grown* describes,
+        without reading the file: the write's own hashes say it is the
+        chunked version plus more. The caller reads from the returned
+        restart's offset on and checks the file's size is `grown.after_len`."""
+        entry = self._files.get(key)
+        if (
+            entry is None
+            or entry.settings != settings
+            or entry.digest != indexed_digest
+            or (grown.before_len, grown.before_hash) != (entry.length, entry.digest)
+            or grown.after_len <= entry.length
+        ):
+            return None
+        return entry.restarts[-1]
 
     def earlier(self, key: str, line: int) -> list[Resumable]:
         """The remembered restarts of *key* before *line*."""
@@ -141,29 +146,33 @@ def usable_restarts(
     *,
     base: Resumable | None = None,
     end: int | None = None,
+    data_offset: int = 0,
 ) -> list[Resumable]:
-    """The last of *restarts* (of a chunking of *data*, from *base* on if
+    """The last of *restarts* (of a chunking of the file, from *base* on if
     given, up to byte *end* if given) that a later chunking may resume at,
-    with their byte offsets."""
+    with their byte offsets in the file. *data* holds the file's bytes from
+    *data_offset* on (at most *base*'s offset)."""
     kept = restarts[-_KEEP:]
     if not kept or (base is None and _FRONT_MATTER.match(data.removeprefix(_BOM))):
         return []
     first_line, first_offset = (base.line, base.offset) if base else (1, 0)
-    pieces = data[first_offset:end].split(b"\n", kept[-1].line - first_line)
+    local_end = None if end is None else end - data_offset
+    pieces = data[first_offset - data_offset : local_end].split(b"\n", kept[-1].line - first_line)
     offsets = list(accumulate((len(piece) + 1 for piece in pieces[:-1]), initial=first_offset))
     found = []
     for restart in kept:
         offset = offsets[restart.line - first_line]
-        if not _in_comment(data, offset, first_offset):
+        if not _in_comment(data, offset - data_offset, first_offset - data_offset):
             found.append(Resumable(restart.line, offset, restart.sections))
     return found
 
 
-def tail_text(data: bytes, offset: int) -> str | None:
-    """*data* from *offset* on as text, or None if it is not valid UTF-8
-    (the whole file is then indexed the usual way, with its note)."""
+def tail_text(data: bytes, offset: int, data_offset: int = 0) -> str | None:
+    """The file from byte *offset* on as text (*data* holds it from
+    *data_offset* on), or None if it is not valid UTF-8 (the whole file is
+    then indexed the usual way, with its note)."""
     try:
-        text = data[offset:].decode("utf-8")
+        text = data[offset - data_offset :].decode("utf-8")
     except UnicodeDecodeError:
         return None
     return text.removeprefix("\ufeff") if offset == 0 else text

@@ -213,8 +213,10 @@ def _map_os_error(exc: OSError, key: str) -> OmemdError:
     return OmemdError(f"cannot open {key}: {exc.strerror}")
 
 
-def read_memory_file(mp: MemoryPath, max_bytes: int) -> tuple[bytes, os.stat_result]:
-    """Read the whole file and the stat of exactly what was read.
+def read_memory_file(
+    mp: MemoryPath, max_bytes: int, offset: int = 0
+) -> tuple[bytes, os.stat_result]:
+    """Read the file (from byte *offset* on) and the stat of exactly what was read.
 
     Raises:
         TooLarge: the file is over *max_bytes* (checked before and while reading,
@@ -226,9 +228,9 @@ def read_memory_file(mp: MemoryPath, max_bytes: int) -> tuple[bytes, os.stat_res
         if st.st_size > max_bytes:
             raise TooLarge(f"{mp.key} is {st.st_size} bytes, over the {max_bytes}-byte limit")
         chunks: list[bytes] = []
-        total = 0
+        total = offset
         while True:
-            block = os.read(fd, 1 << 20)
+            block = os.pread(fd, 1 << 20, total)
             if not block:
                 break
             total += len(block)
