@@ -14,7 +14,6 @@ from openmemoryd.config.model import (
     CaptureSettings,
     ChatSettings,
     Config,
-    DecaySettings,
     EmbeddingSettings,
     FileConfig,
     FlushSettings,
@@ -22,17 +21,21 @@ from openmemoryd.config.model import (
     IndexSettings,
     LocalSettings,
     LogLevel,
-    MmrSettings,
     PrimerSettings,
     ProviderName,
     RecallSettings,
     RemoteSettings,
-    RerankProvider,
-    RerankSettings,
-    SearchSettings,
     ServerSettings,
     SessionSettings,
     SyncSettings,
+)
+from openmemoryd.config.search import (
+    DecaySettings,
+    MmrSettings,
+    RerankProvider,
+    RerankSettings,
+    SalienceSettings,
+    SearchSettings,
 )
 
 __all__ = [
@@ -58,6 +61,7 @@ __all__ = [
     "RemoteSettings",
     "RerankProvider",
     "RerankSettings",
+    "SalienceSettings",
     "SearchSettings",
     "ServerSettings",
     "SessionSettings",

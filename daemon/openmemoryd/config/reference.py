@@ -1,6 +1,6 @@
 """The config reference, generated from the schema so it cannot drift.
 
-Every key's meaning and limits live once, on the field (`model.doc`); this
+Every key's meaning and limits live once, on the field (`sections.doc`); this
 module walks `FileConfig` and renders them as the reference tables of docs/configuration.md
 (between two marker comments) or as a JSON Schema for editors that validate
 TOML (Taplo, Even Better TOML).

@@ -1,0 +1,196 @@
+"""`[search]`: how a query becomes ranked hits, and its optional stages."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+from omem_protocol import MAX_LIMIT
+from openmemoryd.config.sections import Section, doc
+
+__all__ = [
+    "DecaySettings",
+    "MmrSettings",
+    "RerankProvider",
+    "RerankSettings",
+    "SalienceSettings",
+    "SearchSettings",
+]
+
+
+class MmrSettings(Section, frozen=True):
+    """Maximal marginal relevance: trade a little relevance for less repetition."""
+
+    enabled: Annotated[bool, doc("Re-rank results for diversity.")] = False
+    lambda_: Annotated[float, doc("1 = pure relevance, 0 = pure diversity.", ge=0.0, le=1.0)] = (
+        msgspec.field(default=0.7, name="lambda")
+    )
+
+
+class DecaySettings(Section, frozen=True):
+    """Temporal decay of dated notes. Off by default: LoCoMo showed OpenClaw's
+    always-on decay hiding year-old memories (recall 0.61 -> 0.23). When on,
+    a note never loses more than ``1 - floor`` of its score, so decay
+    re-orders relevant results instead of pushing them under min_score."""
+
+    enabled: Annotated[bool, doc("Let older dated notes and sessions score lower.")] = False
+    half_life_days: Annotated[
+        float,
+        doc("Age at which a note keeps half its decayable score.", ge=1.0, le=36_500.0),
+    ] = 30.0
+    floor: Annotated[float, doc("The share of its score a note always keeps.", ge=0.0, le=1.0)] = (
+        0.5
+    )
+
+
+class SalienceSettings(Section, frozen=True):
+    """`[search.salience]`: among relevant memories, prefer those logged
+    again (the ``(×N)`` count `log` keeps) and those readers were shown
+    often. Off by default: LoCoMo has neither to measure it on, and counting
+    what is shown feeds back into what is shown next."""
+
+    enabled: Annotated[bool, doc("Raise scores by reinforcement and access counts.")] = False
+    reinforcement: Annotated[
+        float, doc("Weight of ln(times logged) in the salience factor.", ge=0.0, le=10.0)
+    ] = 0.5
+    access: Annotated[
+        float, doc("Weight of ln(1 + times shown) in the salience factor.", ge=0.0, le=10.0)
+    ] = 0.2
+
+
+RerankProvider = Literal["none", "cohere", "jina", "voyage", "tei", "llamacpp"]
+
+
+class RerankSettings(Section, frozen=True):
+    """`[search.rerank]`: an optional cross-encoder pass over the best candidates.
+
+    Off by default: it sends the top `top_n` chunk texts of every search to
+    a service and waits for it, which costs a round trip (and, hosted, money
+    and the notes leaving the machine) per search. Its score is blended with
+    the fused score to *order* hits; ``min_score`` still judges a hit's own
+    evidence, so a reranker can neither hide a hit nor surface one below the
+    bar. A failing reranker never fails a search: the fused order is kept,
+    a warning is logged and status says why. The key comes from `api_key`,
+    else the variable named by `api_key_env`, else ``COHERE_API_KEY``,
+    ``JINA_API_KEY`` or ``VOYAGE_API_KEY``; it never appears in logs or errors.
+    """
+
+    provider: Annotated[
+        RerankProvider,
+        doc(
+            "none (off), cohere, jina, voyage, tei (text-embeddings-inference /rerank)"
+            " or llamacpp (llama.cpp server, vLLM and other Jina-style /v1/rerank servers)."
+        ),
+    ] = "none"
+    model: Annotated[str, doc("The rerank model; empty for the provider's default.")] = ""
+    base_url: Annotated[str, doc("The API's base URL; empty for the provider's own.")] = ""
+    api_key: Annotated[str, doc("The API key; empty to take it from the environment.")] = ""
+    api_key_env: Annotated[
+        str, doc("An environment variable holding the key, instead of the usual one.")
+    ] = ""
+    top_n: Annotated[
+        int, doc("How many of the best candidates are sent to the reranker.", ge=1, le=200)
+    ] = 30
+    weight: Annotated[
+        float,
+        doc("Share of the rerank score in the blended order (1 = rerank alone).", ge=0.0, le=1.0),
+    ] = 0.7
+    timeout_s: Annotated[
+        float, doc("A slower reranker is ignored for that search.", gt=0.0, le=120.0)
+    ] = 5.0
+    max_retries: Annotated[
+        int, doc("Retries of a failed rerank request, within timeout_s.", ge=0, le=5)
+    ] = 0
+
+
+class SearchSettings(Section, frozen=True):
+    """Defaults for a search request that does not say otherwise."""
+
+    limit: Annotated[int, doc("Results per search.", ge=1, le=MAX_LIMIT)] = 6
+    min_score: Annotated[
+        float, doc("Hits whose strongest signal is below this are dropped.", ge=0.0, le=1.0)
+    ] = 0.35
+    candidate_multiplier: Annotated[
+        int, doc("Each leg fetches limit × this candidates (at most 200).", ge=1, le=20)
+    ] = 4
+    snippet_chars: Annotated[int, doc("Longest snippet returned per hit.", ge=80, le=10_000)] = 700
+    # 0.3/0.7 measured best on LoCoMo at 200- and 400-token chunks (R@10
+    # 0.879 vs 0.874 for 0.5/0.5 and 0.867 for keywords alone); the vector
+    # leg still carries paraphrases and cross-language questions.
+    vector_weight: Annotated[
+        float, doc("Weight of the vector score in weighted fusion.", ge=0.0, le=1.0)
+    ] = 0.3
+    text_weight: Annotated[
+        float, doc("Weight of the keyword (BM25) score in weighted fusion.", ge=0.0, le=1.0)
+    ] = 0.7
+    fusion: Annotated[
+        Literal["calibrated", "weighted", "rrf"],
+        doc(
+            "How the two legs combine: a calibrated estimate from both legs' ranks,"
+            " scores and the query's dates, weighted scores, or reciprocal rank fusion."
+        ),
+    ] = "calibrated"
+    rrf_k: Annotated[int, doc("The k of reciprocal rank fusion.", ge=1, le=1000)] = 60
+    hybrid: Annotated[
+        bool,
+        doc(
+            "Search with both legs; false: the vector leg alone while vectors are"
+            " available (keywords still answer when they are not)."
+        ),
+    ] = True
+    date_aware: Annotated[
+        bool,
+        doc(
+            "Read dates in the query (25 May 2022, last week, 昨天, вчера) and prefer notes"
+            " of those days instead of matching the date's words (calibrated fusion)."
+        ),
+    ] = True
+    global_workspace: Annotated[
+        str,
+        doc(
+            "The workspace a search with scope global (or all, with the connection's"
+            " own) covers: user-wide memory beside each project's.",
+            pattern=r"^[a-z0-9][a-z0-9_-]{0,31}$",
+        ),
+    ] = "default"
+    sections: Annotated[
+        bool,
+        doc(
+            "A query that only names a kind of memory (my preferences, open tasks,"
+            " 重要决定, мои задачи) is answered from its section of MEMORY.md, USER.md,"
+            " PROJECT.md or memory/TASKS.md."
+        ),
+    ] = True
+    timeline: Annotated[
+        bool,
+        doc(
+            "A query that names days and nothing else (today, what did I do yesterday,"
+            " 最近, что было вчера) returns those days' notes, newest first."
+        ),
+    ] = True
+    relaxed_fallback: Annotated[
+        bool,
+        doc(
+            "When nothing reaches min_score, return the closest matches anyway"
+            " (off: an unrelated query returns nothing and says how close the nearest was)."
+        ),
+    ] = False
+    query_timeout_s: Annotated[
+        float, doc("A slower query embedding falls back to keyword search.", gt=0.0, le=120.0)
+    ] = 10.0
+    # The float scan costs ~0.65 µs a vector on the project's machine (65 ms
+    # at 100k); the quantised scan plus rescoring ~0.1 µs, with recall@10
+    # 0.99+ against exact (docs/benchmarks.md, "Search at scale").
+    quantised_above: Annotated[
+        int,
+        doc(
+            "From this many vectors on (by highest chunk id), the vector leg scans 1-bit"
+            " quantised vectors and rescores the best exactly; 0: always.",
+            ge=0,
+        ),
+    ] = 20_000
+    mmr: MmrSettings = msgspec.field(default_factory=MmrSettings)
+    decay: DecaySettings = msgspec.field(default_factory=DecaySettings)
+    salience: SalienceSettings = msgspec.field(default_factory=SalienceSettings)
+    rerank: RerankSettings = msgspec.field(default_factory=RerankSettings)
