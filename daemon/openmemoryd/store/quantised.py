@@ -39,6 +39,7 @@ __all__ = [
     "DEFAULT_OVERSAMPLE",
     "bits_name",
     "companion_distances",
+    "cosine_distances",
     "create_companions",
     "delete_companion_ids",
     "delete_companion_path",
@@ -257,13 +258,20 @@ def companion_distances(
     conn: apsw.Connection, table: str, query: bytes, ids: Sequence[int]
 ) -> dict[int, float]:
     """Exact cosine distance from *query* to each of these chunks that has a vector."""
+    return cosine_distances(conn, floats_name(table), "id", "vector", query, ids)
+
+
+def cosine_distances(
+    conn: apsw.Connection, table: str, key: str, column: str, query: bytes, ids: Sequence[int]
+) -> dict[int, float]:
+    """Cosine distance from *query* to the vector in *column* of each row of
+    *table* whose *key* is one of *ids* (rows without one are absent)."""
     found: dict[int, float] = {}
-    name = floats_name(table)
     for start in range(0, len(ids), 400):
         part = list(ids[start : start + 400])
         sql = (
-            f"SELECT id, vec_distance_cosine(vector, ?) FROM {name} "
-            f"WHERE id IN ({', '.join('?' * len(part))})"
+            f"SELECT {key}, vec_distance_cosine({column}, ?) FROM {table} "
+            f"WHERE {key} IN ({', '.join('?' * len(part))})"
         )
         for rowid, distance in conn.execute(sql, [query, *part]):
             found[as_int(rowid)] = as_float(distance)

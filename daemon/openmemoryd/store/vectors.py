@@ -35,6 +35,7 @@ import apsw
 from openmemoryd.store.db import get_meta
 from openmemoryd.store.quantised import (
     companion_distances,
+    cosine_distances,
     create_companions,
     delete_companion_ids,
     delete_companion_path,
@@ -309,14 +310,4 @@ def distances(
     try:
         return companion_distances(conn, table.table, query, ids)
     except apsw.SQLError:
-        pass
-    found: dict[int, float] = {}
-    for start in range(0, len(ids), 400):
-        part = list(ids[start : start + 400])
-        sql = (
-            f"SELECT rowid, vec_distance_cosine(embedding, ?) FROM {table.table} "
-            f"WHERE rowid IN ({', '.join('?' * len(part))})"
-        )
-        for rowid, distance in conn.execute(sql, [query, *part]):
-            found[as_int(rowid)] = as_float(distance)
-    return found
+        return cosine_distances(conn, table.table, "rowid", "embedding", query, ids)
