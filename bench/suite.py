@@ -128,7 +128,7 @@ QUICK: Final[Mapping[str, str]] = {
     "append": "--lines 20,200 --appends 3",
     "index-memory": "--mb 0.2",
     "cli-startup": "--runs 2",
-    "search-scale": "--sizes 2000 --queries 5 --keyword-only",
+    "search-scale": "--sizes 500 --queries 3 --keyword-only",
     "int8": "--tokens 16 --repeat 1",
     "soak": "--minutes 0.5 --rebuild-every 0.2",
 }
