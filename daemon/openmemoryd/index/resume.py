@@ -30,12 +30,19 @@ from typing import Final
 
 from openmemoryd.index.chunker import Restart, Sections
 
-__all__ = ["ChunkMemo", "Grown", "Resumable", "tail_text", "usable_restarts"]
+__all__ = [
+    "KEEP_RESTARTS",
+    "ChunkMemo",
+    "Grown",
+    "Resumable",
+    "tail_text",
+    "usable_restarts",
+]
 
 _FRONT_MATTER: Final = re.compile(rb"---[ \t]*\r?(?:\n|$)")
 _BOM: Final = b"\xef\xbb\xbf"
 # Only the last few restarts are kept: an append resumes at the last one.
-_KEEP: Final = 4
+KEEP_RESTARTS: Final = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +95,7 @@ class ChunkMemo:
         if not restarts:
             self._files.pop(key, None)
             return
-        self._files[key] = _Chunked(length, digest, settings, tuple(restarts[-_KEEP:]))
+        self._files[key] = _Chunked(length, digest, settings, tuple(restarts[-KEEP_RESTARTS:]))
         self._files.move_to_end(key)
         while len(self._files) > self._max:
             self._files.popitem(last=False)
@@ -152,7 +159,7 @@ def usable_restarts(
     given, up to byte *end* if given) that a later chunking may resume at,
     with their byte offsets in the file. *data* holds the file's bytes from
     *data_offset* on (at most *base*'s offset)."""
-    kept = restarts[-_KEEP:]
+    kept = restarts[-KEEP_RESTARTS:]
     if not kept or (base is None and _FRONT_MATTER.match(data.removeprefix(_BOM))):
         return []
     first_line, first_offset = (base.line, base.offset) if base else (1, 0)

@@ -19,15 +19,13 @@ from collections.abc import Iterator
 from typing import Final
 
 from openmemoryd.index.chunker import Chunk, chunk_markdown_from
-from openmemoryd.index.resume import Resumable, usable_restarts
+from openmemoryd.index.resume import KEEP_RESTARTS, Resumable, usable_restarts
 from openmemoryd.workspace.boilerplate import mask_boilerplate
 
 __all__ = ["WINDOW_BYTES", "ChunkWindows", "NotStreamable"]
 
 # Files above this are chunked in windows of about this size.
 WINDOW_BYTES: Final = 1 << 20
-# Restarts kept for the memo (as `index.resume` keeps).
-_KEEP: Final = 4
 
 
 class NotStreamable(Exception):
@@ -64,7 +62,7 @@ class ChunkWindows:
             )
             usable = usable_restarts(data, restarts, base=start, end=end)
             if end == len(data):
-                self.restarts = [*cuts, *usable][-_KEEP:]
+                self.restarts = [*cuts, *usable][-KEEP_RESTARTS:]
                 yield chunks
                 return
             line = start.line if start else 1
@@ -73,7 +71,7 @@ class ChunkWindows:
                 window *= 2
                 continue
             yield [c for c in chunks if c.start_line < cut.line]
-            cuts = [*cuts, cut][-_KEEP:]
+            cuts = [*cuts, cut][-KEEP_RESTARTS:]
             start, window = cut, self._window
 
 

@@ -28,6 +28,8 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from openmemoryd.text.counts import COUNT_SUFFIX
+
 __all__ = [
     "Inserted",
     "insert_bullet",
@@ -39,7 +41,7 @@ __all__ = [
 _HEADING: Final = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
 _FENCE: Final = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _BREAK: Final = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
-_COUNT: Final = re.compile(r"[ \t]+\(×(\d+)\)[ \t]*$")
+_COUNT: Final = re.compile(COUNT_SUFFIX)
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,11 +29,11 @@ from dataclasses import replace
 from typing import Final
 
 from openmemoryd.search.candidate import Candidate
+from openmemoryd.text.counts import COUNT_SUFFIX
 
 __all__ = ["apply_salience", "reinforcement"]
 
-# The count `log` writes on a line it saw again (memory.sections.with_count).
-_COUNT: Final = re.compile(r"[ \t]+\(×(\d+)\)[ \t]*$", re.MULTILINE)
+_COUNT: Final = re.compile(COUNT_SUFFIX, re.MULTILINE)
 
 
 def reinforcement(text: str) -> int:

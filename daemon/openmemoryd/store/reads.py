@@ -152,12 +152,15 @@ def dated_chunks(
     file's name, a digit in their heading, or (with *msg_time_range*) a
     transcript message written within it. The caller reads the day itself
     (`search.dates.memory_date`); this only narrows what it reads."""
-    dated = "(c.path GLOB '*[12][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9]*' OR c.heading GLOB '*[0-9]*'"
+    dated = [
+        "c.path GLOB '*[12][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9]*'",
+        "c.heading GLOB '*[0-9]*'",
+    ]
     args: list[object] = []
     if msg_time_range is not None:
-        dated += " OR c.msg_time BETWEEN ? AND ?"
+        dated.append("c.msg_time BETWEEN ? AND ?")
         args.extend(msg_time_range)
-    sql = f"SELECT {_CHUNK_COLUMNS} FROM chunks AS c WHERE {dated})"
+    sql = f"SELECT {_CHUNK_COLUMNS} FROM chunks AS c WHERE ({' OR '.join(dated)})"
     sql += _narrowed(args, sources, agent)
     return [_record(row) for row in conn.execute(sql, args)]
 
