@@ -23,6 +23,7 @@ def _config(
     mmr: bool = False,
     decay: bool = False,
     date_aware: bool = False,
+    neighbours: bool = False,
     snippet_chars: int = 700,
 ) -> str:
     """A complete ranking config, so a method means the same whatever the defaults become."""
@@ -30,6 +31,7 @@ def _config(
         f'[embedding]\nprovider = "{provider}"\n\n'
         f"[search]\nvector_weight = {vector_weight}\ntext_weight = {text_weight}\n"
         f'fusion = "{fusion}"\ndate_aware = {str(date_aware).lower()}\n'
+        f"neighbours = {str(neighbours).lower()}\n"
         f"snippet_chars = {snippet_chars}\n\n"
         f"[search.mmr]\nenabled = {str(mmr).lower()}\nlambda = 0.7\n\n"
         f"[search.decay]\nenabled = {str(decay).lower()}\nhalf_life_days = 30.0\nfloor = 0.5\n"
@@ -58,20 +60,36 @@ METHODS: Final[Mapping[str, Method]] = {
     for m in (
         Method(
             "calibrated",
-            "calibrated fusion with dates (the default)",
-            _config("local", fusion="calibrated", date_aware=True),
+            "calibrated fusion with dates and neighbours (the default)",
+            _config("local", fusion="calibrated", date_aware=True, neighbours=True),
             vectors=True,
             default_layouts=LAYOUTS,
         ),
         Method(
             "calibrated-snippets-400",
             "the default with 400-character snippets (more hits in a budget)",
-            _config("local", fusion="calibrated", date_aware=True, snippet_chars=400),
+            _config(
+                "local", fusion="calibrated", date_aware=True, neighbours=True, snippet_chars=400
+            ),
+            vectors=True,
+        ),
+        Method(
+            "calibrated-snippets-800",
+            "the default with 800-character snippets (whole 200-token chunks)",
+            _config(
+                "local", fusion="calibrated", date_aware=True, neighbours=True, snippet_chars=800
+            ),
+            vectors=True,
+        ),
+        Method(
+            "calibrated-noneighbours",
+            "calibrated fusion with dates, neighbouring chunks not raised",
+            _config("local", fusion="calibrated", date_aware=True),
             vectors=True,
         ),
         Method(
             "calibrated-nodates",
-            "calibrated fusion, query dates not read",
+            "calibrated fusion, neither query dates nor neighbours",
             _config("local", fusion="calibrated"),
             vectors=True,
         ),

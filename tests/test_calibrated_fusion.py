@@ -11,8 +11,13 @@ import pytest
 
 from openmemoryd.config import SearchSettings
 from openmemoryd.embed import to_blob
-from openmemoryd.search import SearchContext, SearchQuery, run_search
-from openmemoryd.search.calibrated import calibrated_score, coverage, fuse_calibrated
+from openmemoryd.search import SearchContext, SearchQuery, calibrated, run_search
+from openmemoryd.search.calibrated import (
+    calibrated_score,
+    coverage,
+    fuse_calibrated,
+    neighbour_best,
+)
 from openmemoryd.search.candidate import Candidate
 from openmemoryd.search.vector import VectorQuery
 from openmemoryd.store import ChunkRow, FileState, open_index, replace_file
@@ -84,6 +89,7 @@ def test_scores_are_probabilities_and_rise_with_each_feature() -> None:
         ("vector_rr", 1.0),
         ("coverage", 1.0),
         ("date_match", 1.0),
+        ("neighbour", 1.0),
     ):
         assert calibrated_score({**base, name: value}) > low
 
@@ -93,6 +99,49 @@ def test_coverage_is_the_best_single_line() -> None:
     assert coverage("oolong tea\nnothing", ["oolong", "tea"]) == 1.0
     assert coverage("乌龙茶很好", ["乌龙", "龙茶"]) == 1.0
     assert coverage("anything", []) == 0.0
+
+
+def test_neighbours_are_candidates_of_one_file_within_two_lines() -> None:
+    spans = {
+        1: ("a.md", 1, 10),
+        2: ("a.md", 9, 20),  # overlaps 1
+        3: ("a.md", 22, 30),  # starts two lines after 2 ends (a blank line between)
+        4: ("a.md", 33, 40),  # three lines after 3: not a neighbour
+        5: ("b.md", 11, 20),  # next to 1's lines, but another file
+    }
+    estimate = {1: 0.9, 2: 0.2, 3: 0.5, 4: 0.7, 5: 0.99}
+    assert neighbour_best(spans, estimate) == {1: 0.2, 2: 0.9, 3: 0.2, 4: 0.0, 5: 0.0}
+    assert neighbour_best({}, {}) == {}
+
+
+@pytest.mark.parametrize(
+    ("query_text", "match", "follow_up"),
+    [
+        ("oolong", "Wei drinks oolong every morning", "she brews it in a clay pot"),
+        ("乌龙茶", "魏每天早上喝乌龙茶", "她用紫砂壶泡"),
+        ("улун", "Вэй каждое утро пьёт улун", "она заваривает его в глиняном чайнике"),
+    ],
+)
+def test_a_chunk_next_to_a_strong_match_outranks_an_equal_one_elsewhere(
+    conn: apsw.Connection,
+    monkeypatch: pytest.MonkeyPatch,
+    query_text: str,
+    match: str,
+    follow_up: str,
+) -> None:
+    """The same follow-up line in two files, found by the vector leg alone:
+    the copy elsewhere is a little nearer the query, the copy right after
+    the line that matches wins by its neighbour."""
+    q = unit(1.0)
+    add(conn, "b.md", [(follow_up, unit(1.0, 0.55))])
+    add(conn, "a.md", [(match, unit(1.0, 0.1)), (follow_up, unit(1.0, 0.6))])
+    add(conn, "c.md", [(f"filler {i}", unit(0.0, 0.0, 1.0)) for i in range(10)])
+    hits = search(conn, query_text, query(conn, q))
+    assert hits[:3] == ["a.md:1", "a.md:2", "b.md:1"], hits
+    without = ["a.md:1", "b.md:1", "a.md:2"]
+    assert search(conn, query_text, query(conn, q), neighbours=False)[:3] == without
+    monkeypatch.setitem(calibrated.WEIGHTS, "neighbour", 0.0)  # type: ignore[arg-type]
+    assert search(conn, query_text, query(conn, q))[:3] == without
 
 
 def test_a_keyword_hit_the_model_dislikes_ranks_below_one_it_likes(conn: apsw.Connection) -> None:

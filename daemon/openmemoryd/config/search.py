@@ -146,6 +146,13 @@ class SearchSettings(Section, frozen=True):
             " of those days instead of matching the date's words (calibrated fusion)."
         ),
     ] = True
+    neighbours: Annotated[
+        bool,
+        doc(
+            "Rank a chunk next to a strong match (the chunk before or after it in the same"
+            " file) higher, since the rest of an answer often follows (calibrated fusion)."
+        ),
+    ] = True
     global_workspace: Annotated[
         str,
         doc(

@@ -19,7 +19,14 @@ captures. So each candidate (the union of both legs' pools) is described by:
   question's words together on one line beat the same words spread over a
   chunk;
 * ``date_match``: 1 when the query names a date (see `dates`) and the chunk's
-  file name or heading is that day, month or year.
+  file name or heading is that day, month or year;
+* ``neighbour``: the highest estimate, from the features above, of another
+  candidate of the same file next to this one (the chunk before or after
+  it, or one overlapping it, at most one line apart); 0 when there is none. What people
+  write about one thing runs on across a chunk boundary: a conversation
+  stays on its topic for a while, a section's notes continue one another.
+  So a chunk next to a strong match is likelier to hold the rest of the
+  answer than an equally scored chunk elsewhere.
 
 and the score is the logistic ``σ(b + Σ wᵢ·fᵢ)``, an estimate in (0, 1) of
 how likely the chunk holds what was asked. The weights started from a
@@ -28,7 +35,9 @@ on nine of its ten conversations, that fit ranks the tenth as well as when
 fitted on all ten, so the signals are not memorised. The values below are
 rounded from it and picked among a few variants by recall on LoCoMo itself
 (docs/recall.md says how much that last step is worth); `bench/locomo.py`
-measures this fusion against weighted and RRF fusion, with ablations.
+measures this fusion against weighted and RRF fusion, with ablations. The
+``neighbour`` weight was added later, on a plateau: any weight from 1 to 4
+gained the same on LoCoMo.
 
 The score orders results. ``min_score`` still applies to a candidate's
 strongest raw evidence (`pipeline.strongest`), so a query that matches
@@ -46,7 +55,15 @@ from openmemoryd.search.candidate import Candidate
 from openmemoryd.search.fusion import Found, first_by_id, ranked, union_of_legs
 from openmemoryd.search.snippet import line_matches
 
-__all__ = ["BIAS", "WEIGHTS", "calibrated_score", "coverage", "fuse_calibrated"]
+__all__ = [
+    "BIAS",
+    "NEIGHBOUR_LINES",
+    "WEIGHTS",
+    "calibrated_score",
+    "coverage",
+    "fuse_calibrated",
+    "neighbour_best",
+]
 
 # Logistic weights per feature and the bias (see the module docstring).
 WEIGHTS: Final[Mapping[str, float]] = {
@@ -55,14 +72,51 @@ WEIGHTS: Final[Mapping[str, float]] = {
     "vector_rr": 1.3,
     "coverage": 1.8,
     "date_match": 2.0,
+    "neighbour": 2.0,
 }
 BIAS: Final = -4.5
+# Candidates of one file are neighbours when one starts at most this many
+# lines after the other ends: a blank line may separate the chunk that ends
+# a section from the one that opens the next with its heading.
+NEIGHBOUR_LINES: Final = 2
 
 
 def calibrated_score(features: Mapping[str, float]) -> float:
     """σ(bias + Σ weight·feature), in (0, 1)."""
-    z = BIAS + sum(WEIGHTS[name] * value for name, value in features.items())
+    return _sigmoid(_logit(features))
+
+
+def _logit(features: Mapping[str, float]) -> float:
+    return BIAS + sum(WEIGHTS[name] * value for name, value in features.items())
+
+
+def _sigmoid(z: float) -> float:
     return 1.0 / (1.0 + math.exp(-z))
+
+
+def neighbour_best(
+    spans: Mapping[int, tuple[str, int, int]], estimate: Mapping[int, float]
+) -> dict[int, float]:
+    """For each candidate, the best *estimate* among its neighbours (0 if none).
+
+    *spans* maps a candidate to its (path, first line, last line). Sorted by
+    first line, a candidate's neighbours after it are the ones starting no
+    more than `NEIGHBOUR_LINES` after its last line, so one sweep per file
+    finds every pair.
+    """
+    best = dict.fromkeys(spans, 0.0)
+    by_path: dict[str, list[tuple[int, int, int]]] = {}
+    for chunk_id, (path, start, end) in spans.items():
+        by_path.setdefault(path, []).append((start, end, chunk_id))
+    for ordered in by_path.values():
+        ordered.sort()
+        for i, (_, end, chunk_id) in enumerate(ordered):
+            for later_start, _, other in ordered[i + 1 :]:
+                if later_start > end + NEIGHBOUR_LINES:
+                    break
+                best[chunk_id] = max(best[chunk_id], estimate[other])
+                best[other] = max(best[other], estimate[chunk_id])
+    return best
 
 
 def coverage(text: str, terms: Sequence[str]) -> float:
@@ -98,14 +152,16 @@ def fuse_calibrated(
     vector_scores: Mapping[int, float],
     terms: Sequence[str],
     date_match: Callable[[Candidate], bool] | None = None,
+    neighbours: bool = True,
 ) -> list[Candidate]:
     """Union of both legs, each candidate scored by `calibrated_score`.
 
     *vector_scores* holds the rescaled vector score of every candidate the
     vector leg did not return (read from the index by the caller); a
     candidate missing from both has no vector yet and counts the lowest
-    score seen. The union and the order are those of the other fusions
-    (`fusion.union_of_legs`, `fusion.ranked`).
+    score seen. With *neighbours* false the ``neighbour`` feature is left
+    out (`search.neighbours`). The union and the order are those of the
+    other fusions (`fusion.union_of_legs`, `fusion.ranked`).
     """
     lexical_rank = {i: r for r, i in enumerate(first_by_id(lexical), start=1)}
     vector_rank = {i: r for r, i in enumerate(first_by_id(nearest), start=1)}
@@ -128,4 +184,12 @@ def fuse_calibrated(
             "date_match": 1.0 if date_match is not None and date_match(entry.base) else 0.0,
         }
 
-    return ranked(found, {i: calibrated_score(features(i, entry)) for i, entry in found.items()})
+    logits = {i: _logit(features(i, entry)) for i, entry in found.items()}
+    if not neighbours:
+        return ranked(found, {i: _sigmoid(z) for i, z in logits.items()})
+    near = neighbour_best(
+        {i: (e.base.path, e.base.start_line, e.base.end_line) for i, e in found.items()},
+        {i: _sigmoid(z) for i, z in logits.items()},
+    )
+    weight = WEIGHTS["neighbour"]
+    return ranked(found, {i: _sigmoid(z + weight * near[i]) for i, z in logits.items()})

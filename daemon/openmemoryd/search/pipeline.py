@@ -213,7 +213,9 @@ def rank_candidates(
     if vector is None:
         merged = lexical
     elif calibrated:
-        merged = _fuse_calibrated(conn, lexical, nearest, vector, terms, dates)
+        merged = _fuse_calibrated(
+            conn, lexical, nearest, vector, terms, dates, neighbours=settings.neighbours
+        )
     else:
         merged = _fuse(lexical, nearest, settings)
 
@@ -377,6 +379,8 @@ def _fuse_calibrated(
     vector: VectorQuery,
     terms: list[str],
     dates: QueryDates,
+    *,
+    neighbours: bool,
 ) -> list[Candidate]:
     found = {c.id for c in nearest}
     missing = [c.id for c in lexical if c.id not in found]
@@ -391,7 +395,12 @@ def _fuse_calibrated(
             return dates.matches(memory_date(candidate.path, candidate.heading))
 
     return fuse_calibrated(
-        lexical, nearest, vector_scores=scores, terms=terms, date_match=date_match
+        lexical,
+        nearest,
+        vector_scores=scores,
+        terms=terms,
+        date_match=date_match,
+        neighbours=neighbours,
     )
 
 
