@@ -40,6 +40,7 @@ from pathlib import Path
 
 import pytest
 
+from file_order import order_by_expected_duration
 from omem_client import Client, DaemonNotRunning
 from openmemoryd.config import Config, Overrides, SyncSettings, load_config
 from openmemoryd.engine import Engine, open_engine
@@ -52,7 +53,9 @@ DAEMON_FIXTURES = frozenset({"daemon"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test with its kind: reliability, e2e or unit."""
+    """Mark every test with its kind: reliability, e2e or unit; queue the
+    longest files first (tests/file_order.py says why)."""
+    items[:] = order_by_expected_duration(items)
     for item in items:
         name = item.path.name
         if name.startswith("test_reliability_"):
