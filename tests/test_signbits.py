@@ -20,6 +20,7 @@ from openmemoryd.store.quantised import (
     ensure_companions,
     quantised_knn,
 )
+from openmemoryd.store.quantised import warm_sign_bits as signbits_warm
 from openmemoryd.store.rows import as_bytes, as_int
 from openmemoryd.store.signbits import cached_candidates, log_name, sql_candidates
 from openmemoryd.store.vectors import VecTable, store_vectors, target_table
@@ -175,3 +176,18 @@ def test_a_table_without_a_log_is_scanned_in_sql(conn: apsw.Connection) -> None:
     assert quantised_knn(conn, table.table, cone_vectors(1, 4)[0], 5) is not None
     assert ensure_companions(conn, table.table) is False  # the log comes back, nothing else
     agree(conn, table.table)
+
+
+def test_warming_loads_the_copy_only_for_a_quantised_table(
+    conn: apsw.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert not signbits_warm(conn, 0)  # no vector table yet
+    table = target_table(conn, "test:a", DIMS)
+    add(conn, table, "memory/a.md", 50, seed=1)
+    reloaded = loads(monkeypatch)
+    assert not signbits_warm(conn, 10_000)  # searched exactly at this size
+    assert reloaded == []
+    assert signbits_warm(conn, 0)
+    assert reloaded == [table.table]
+    agree(conn, table.table)
+    assert reloaded == [table.table]  # the searches found it loaded

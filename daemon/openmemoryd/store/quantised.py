@@ -62,6 +62,7 @@ __all__ = [
     "floats_name",
     "quantised_knn",
     "size_hint",
+    "warm_sign_bits",
     "write_companions",
 ]
 
@@ -296,6 +297,20 @@ def cosine_distances(
         for rowid, distance in conn.execute(sql, [query, *part]):
             found[as_int(rowid)] = as_float(distance)
     return found
+
+
+def warm_sign_bits(conn: apsw.Connection, quantised_above: int) -> bool:
+    """Load the in-memory copy of the active table's sign bits if its searches
+    will be quantised (~57 bytes a vector; seconds at 1M vectors, which the
+    first search would otherwise wait for); whether it did."""
+    rows = conn.execute("SELECT value FROM meta WHERE key = 'vec_active'").fetchall()
+    if not rows:
+        return False
+    table = str(json.loads(str(rows[0][0]))["table"])
+    centre = _centre(conn, table)
+    if centre is None or size_hint(conn, table) < quantised_above:
+        return False
+    return cached_candidates(conn, table, centre, b"\0" * (len(centre) // 32), 1, None) is not None
 
 
 def quantised_knn(
