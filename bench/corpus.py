@@ -20,9 +20,10 @@ Invariants:
   which equals the ``sections`` argument.
 * Every section (its ``## `` line up to the line before the next ``## `` line
   or the end of the file) costs between `SECTION_MIN_TOKENS` and
-  `SECTION_MAX_TOKENS` per `estimate_tokens`. The daemon packs up to 200
-  tokens a chunk (its default) and flushes before a heading once a chunk
-  holds 50, so each section becomes about one chunk.
+  `SECTION_MAX_TOKENS` per `estimate_tokens`. The daemon packs up to 175
+  tokens a chunk (its default; a line's break costs one more) and flushes
+  before a heading once a chunk holds 50, so each section becomes about one
+  chunk.
 * The text before a file's first section (its ``#`` title) costs at most
   `PREAMBLE_MAX_TOKENS`, so title plus first section still fits one chunk.
 * Only titles and section headings start with ``#``; code blocks never do, so
@@ -59,8 +60,8 @@ __all__ = [
     "sample_queries",
 ]
 
-SECTION_MIN_TOKENS: Final = 75
-SECTION_MAX_TOKENS: Final = 175
+SECTION_MIN_TOKENS: Final = 65
+SECTION_MAX_TOKENS: Final = 150
 PREAMBLE_MAX_TOKENS: Final = 20
 CHINESE_SECTION_SHARE: Final = 0.3
 NEWEST_DAY: Final = date(2026, 11, 1)
@@ -71,9 +72,9 @@ NEWEST_DAY: Final = date(2026, 11, 1)
 # and at most one token per piece above it, so with pieces of >= ~10 tokens a
 # section lands inside [SECTION_MIN_TOKENS, SECTION_MAX_TOKENS] without ever
 # estimating the whole section.
-_TARGET_LOW: Final = 100
-_TARGET_HIGH: Final = 160
-_HARD_MAX: Final = 170
+_TARGET_LOW: Final = 85
+_TARGET_HIGH: Final = 135
+_HARD_MAX: Final = 145
 
 _DAILY_MIN_SECTIONS: Final = 3
 _DAILY_MAX_SECTIONS: Final = 12

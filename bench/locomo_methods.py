@@ -75,7 +75,7 @@ METHODS: Final[Mapping[str, Method]] = {
         ),
         Method(
             "calibrated-snippets-800",
-            "the default with 800-character snippets (whole 200-token chunks)",
+            "800-character snippets: whole chunks up to 200 tokens (--chunk-tokens 200)",
             _config(
                 "local", fusion="calibrated", date_aware=True, neighbours=True, snippet_chars=800
             ),

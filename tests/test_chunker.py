@@ -13,7 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from openmemoryd.config import IndexSettings, SearchSettings
 from openmemoryd.index.chunker import Chunk, chunk_markdown
+from openmemoryd.search.snippet import make_snippet
 from openmemoryd.text.tokens import estimate_tokens
 
 ZWJ = "\u200d"
@@ -663,3 +665,21 @@ def test_chunks_joined_reproduce_the_file(text: str, max_tokens: int, overlap: i
 )
 def test_rejoin_examples(text: str) -> None:
     assert rejoin(text, chunk_markdown(text, max_tokens=16)) == text
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.one_of(markdown(), st.text()))
+def test_at_the_default_size_a_hit_shows_its_whole_chunk(text: str) -> None:
+    """Default chunks fit the default snippet, so no evidence is cut from a
+    hit (docs/recall.md measures what cutting cost)."""
+    index, limit = IndexSettings(), SearchSettings().snippet_chars
+    for chunk in chunk_markdown(
+        text, max_tokens=index.chunk_tokens, overlap_tokens=index.chunk_overlap
+    ):
+        assert len(chunk.text) <= limit
+        shown = make_snippet(chunk.text, chunk.start_line, ["x"], limit)
+        assert (shown.text, shown.start_line, shown.end_line) == (
+            chunk.text,
+            chunk.start_line,
+            chunk.end_line,
+        )

@@ -23,8 +23,8 @@ def test_defaults_without_a_config_file(tmp_path: Path) -> None:
     assert config.workspace == Path.home() / ".openmemory" / "workspace"
     assert config.search.limit == 6
     assert config.search.min_score == 0.35
-    assert config.index.chunk_tokens == 200  # measured on LoCoMo; the seeds said 400/80
-    assert config.index.chunk_overlap == 40
+    assert config.index.chunk_tokens == 175  # measured on LoCoMo; the seeds said 400/80
+    assert config.index.chunk_overlap == 35
     assert config.search.snippet_chars == 700
 
 

@@ -123,7 +123,8 @@ def test_file_turned_into_a_symlink_leaves_the_index(
 
 
 def test_chunk_lines_follow_the_file(conn: apsw.Connection, ws: Path) -> None:
-    body = "\n\n".join(f"## Section {i}\n\n" + ("word " * 150).strip() for i in range(6))
+    # each line fits a default chunk (a longer one is cut into pieces)
+    body = "\n\n".join(f"## Section {i}\n\n" + ("word " * 120).strip() for i in range(6))
     (ws / "memory" / "long.md").write_text("# Long\n\n" + body + "\n")
     run(conn, ws, "memory/long.md")
     rows = conn.execute(

@@ -1,9 +1,13 @@
 """Snippets: the part of a chunk worth showing, with exact line numbers.
 
-A chunk (~400 tokens) is often longer than the snippet budget (700
-characters). A plain prefix cut would hide the line that matched whenever it
-sits in the chunk's second half, so the snippet is a window of whole lines
-around the line matching the most query terms. The reported line range is the
+At the default sizes a chunk (175 estimated tokens) is never longer than
+the snippet budget (700 characters), and the snippet is the whole chunk:
+cutting one loses evidence more often than the shorter hit saves (measured
+on LoCoMo, docs/recall.md). A chunk larger than the budget (a bigger
+``chunk_tokens`` or a smaller ``snippet_chars``) is cut; a plain prefix cut
+would hide the line that matched whenever it sits in the chunk's second
+half, so the snippet is a window of whole lines around the line matching
+the most query terms. The reported line range is the
 window's, so ``get path --from start --lines n`` returns the snippet's lines
 and a citation points at what was shown.
 
