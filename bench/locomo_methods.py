@@ -38,6 +38,13 @@ def _config(
     )
 
 
+def _default(*, snippet_chars: int = 700) -> str:
+    """The default configuration: calibrated fusion with dates and neighbours."""
+    return _config(
+        "local", fusion="calibrated", date_aware=True, neighbours=True, snippet_chars=snippet_chars
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Method:
     """One search configuration under test.
@@ -61,24 +68,20 @@ METHODS: Final[Mapping[str, Method]] = {
         Method(
             "calibrated",
             "calibrated fusion with dates and neighbours (the default)",
-            _config("local", fusion="calibrated", date_aware=True, neighbours=True),
+            _default(),
             vectors=True,
             default_layouts=LAYOUTS,
         ),
         Method(
             "calibrated-snippets-400",
             "the default with 400-character snippets (more hits in a budget)",
-            _config(
-                "local", fusion="calibrated", date_aware=True, neighbours=True, snippet_chars=400
-            ),
+            _default(snippet_chars=400),
             vectors=True,
         ),
         Method(
             "calibrated-snippets-800",
             "800-character snippets: whole chunks up to 200 tokens (--chunk-tokens 200)",
-            _config(
-                "local", fusion="calibrated", date_aware=True, neighbours=True, snippet_chars=800
-            ),
+            _default(snippet_chars=800),
             vectors=True,
         ),
         Method(
