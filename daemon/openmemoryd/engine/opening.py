@@ -1,6 +1,7 @@
 """Opening an engine on a workspace: its index, its embedder, and the
 background work (vector indexing, the watcher and sync queue, the append
-journal's keeper, a rebuild for new chunking) that runs while it is open."""
+journal's keeper, the keyword index's merger, a rebuild for new chunking)
+that runs while it is open."""
 
 from __future__ import annotations
 
@@ -67,6 +68,7 @@ async def open_engine(
             await background.start(engine.syncer.serve)
             background.start_soon(keep_journal, engine)
             background.start_soon(engine.access.serve, engine.write)
+            background.start_soon(engine.keyword_merger.serve, engine)
             yield engine
             engine.syncer.stop()
             background.cancel_scope.cancel()
