@@ -1,6 +1,8 @@
 """End to end with the real default embedder and the quantised vector path
 forced on (``quantised_above = 0``): search by meaning still works, through
-the real daemon and client, and the index holds the quantised companions."""
+the real daemon and client, the index holds the quantised companions, and
+notes added or deleted after the daemon's first searches (which loaded its
+in-memory copy of the sign bits) are found, or gone, by meaning."""
 
 from __future__ import annotations
 
@@ -35,6 +37,14 @@ def test_search_by_meaning_on_the_quantised_path(env: Env) -> None:
         assert result["mode"] == "hybrid"
         assert "memory/tea.md" in paths(result)
         assert paths(search(daemon, "feeding the pet", "--min-score", "0"))[0] == "memory/cat.md"
+        boat = "The sailing boat is moored at the marina in Kiel over the winter"
+        assert daemon.cli("append", "--path", "memory/boat.md", boat).returncode == 0
+        wait_for_vectors(daemon)
+        yacht = search(daemon, "where is the yacht kept", "--min-score", "0")
+        assert paths(yacht)[0] == "memory/boat.md"
+        (env.workspace / "memory" / "cat.md").unlink()
+        assert daemon.cli("sync").returncode == 0
+        assert "memory/cat.md" not in paths(search(daemon, "feeding the pet", "--min-score", "0"))
         status = json.loads(daemon.cli("status", "--json").stdout)
         index = Path(status["index_path"])
     finally:
@@ -44,6 +54,6 @@ def test_search_by_meaning_on_the_quantised_path(env: Env) -> None:
         (active,) = conn.execute("SELECT value FROM meta WHERE key = 'vec_active'").fetchall()[0]
         table = json.loads(str(active))["table"]
         (rows,) = conn.execute(f"SELECT count(*) FROM {bits_name(table)}").fetchall()[0]
-        assert rows == len(notes)
+        assert rows == len(notes)  # one added, one deleted
     finally:
         conn.close()

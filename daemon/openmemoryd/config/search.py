@@ -187,8 +187,9 @@ class SearchSettings(Section, frozen=True):
         float, doc("A slower query embedding falls back to keyword search.", gt=0.0, le=120.0)
     ] = 10.0
     # The float scan costs ~0.65 µs a vector on the project's machine (65 ms
-    # at 100k); the quantised scan plus rescoring ~0.1 µs, with recall@10
-    # 0.99+ against exact (docs/benchmarks.md, "Search at scale").
+    # at 100k); the quantised scan (in memory) plus rescoring ~0.01 µs, with
+    # recall@10 0.99 against exact on LoCoMo (docs/benchmarks.md, "Search at
+    # 10k, 100k and 1M chunks").
     quantised_above: Annotated[
         int,
         doc(

@@ -26,6 +26,7 @@ Concurrency model:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections import OrderedDict
@@ -81,7 +82,7 @@ from openmemoryd.search import (
     rank_candidates,
     run_search,
 )
-from openmemoryd.search.pipeline import EarlyKeywords, early_keywords
+from openmemoryd.search.pipeline import EarlyKeywords, EarlyNearest, early_keywords, early_nearest
 from openmemoryd.search.vector import VectorQuery
 from openmemoryd.store import OpenedIndex, open_reader
 from openmemoryd.store.vectors import active_table
@@ -276,7 +277,9 @@ class Engine:
             took = round((time.perf_counter() - started) * 1000, 3)
             return msgspec.structs.replace(answered, took_ms=took)
         settings, now = self.config.search, time.time()
-        vector, degraded_reason, early = await self._vector_and_keywords(query, settings, now)
+        vector, degraded_reason, early, nearest = await self._vector_and_keywords(
+            query, settings, now
+        )
         context = SearchContext(
             provider=embedder.name if embedder is not None else "none",
             model=embedder.model if embedder is not None else None,
@@ -286,11 +289,13 @@ class Engine:
             fallback=self.vectors is not None and self.vectors.fallback_active,
         )
         if not (query.for_reader and self.rerank.enabled(settings.rerank)):
-            result = await self.read(run_search, query, settings, context, vector, now, early)
+            result = await self.read(
+                run_search, query, settings, context, vector, now, early, nearest
+            )
         else:
             # The index part on a reader, the service awaited with no reader
             # held, the rest in a thread (snippets tokenise).
-            ranked = await self.read(rank_candidates, query, settings, vector, now, early)
+            ranked = await self.read(rank_candidates, query, settings, vector, now, early, nearest)
             chosen = note = None
             if ranked.chosen and ranked.mode != "timeline":  # days in order, not by relevance
                 chosen, note = await self.rerank.rerank(settings.rerank, query.text, ranked.chosen)
@@ -315,14 +320,16 @@ class Engine:
 
     async def _vector_and_keywords(
         self, query: SearchQuery, settings: SearchSettings, now: float
-    ) -> tuple[VectorQuery | None, str | None, EarlyKeywords | None]:
-        """The embedded query (`_query_vector`) and, meanwhile on a reader,
-        the keyword leg: each takes 15-25 ms at 100k chunks, and neither
-        needs the other (docs/benchmarks.md, "Search at scale")."""
+    ) -> tuple[VectorQuery | None, str | None, EarlyKeywords | None, EarlyNearest | None]:
+        """The embedded query (`_query_vector`) and its vector leg and,
+        meanwhile on another reader, the keyword leg: neither needs the
+        other, and at 1M chunks the keyword leg outlasts the other two
+        (docs/benchmarks.md, "Search at 10k, 100k and 1M chunks")."""
         if self.vectors is None or not query.text.strip():
             vector, reason = await self._query_vector(query.text)
-            return vector, reason, None
+            return vector, reason, None, None
         early: list[EarlyKeywords | None] = []
+        nearest: EarlyNearest | None = None
 
         async def keywords() -> None:
             try:
@@ -333,7 +340,10 @@ class Engine:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(keywords)
             vector, reason = await self._query_vector(query.text)
-        return vector, reason, early[0] if early else None
+            with contextlib.suppress(Exception):  # likewise
+                if vector is not None:
+                    nearest = await self.read(early_nearest, query, settings, vector)
+        return vector, reason, early[0] if early else None, nearest
 
     async def _query_vector(self, text: str) -> tuple[VectorQuery | None, str | None]:
         """The embedded query and its table, or None and why not (None: not degraded)."""

@@ -20,6 +20,7 @@ from openmemoryd.engine.journal_keeper import keep_journal
 from openmemoryd.engine.rebuild import needs_rebuild
 from openmemoryd.engine.recovery import IndexDamaged
 from openmemoryd.store import open_index
+from openmemoryd.store.quantised import warm_sign_bits
 
 __all__ = ["open_engine"]
 
@@ -69,6 +70,8 @@ async def open_engine(
             background.start_soon(keep_journal, engine)
             background.start_soon(engine.access.serve, engine.write)
             background.start_soon(engine.keyword_merger.serve, engine)
+            if engine.vectors is not None:
+                background.start_soon(_warm_sign_bits, engine)
             yield engine
             engine.syncer.stop()
             background.cancel_scope.cancel()
@@ -78,3 +81,13 @@ async def open_engine(
         for embedder in (choice.embedder, fallback):
             if embedder is not None:
                 await trio.to_thread.run_sync(embedder.close)
+
+
+async def _warm_sign_bits(engine: Engine) -> None:
+    """Load the sign bits the quantised vector leg scans in memory now, in
+    the background, rather than in the first search (seconds at 1M chunks)."""
+    try:
+        if await engine.read(warm_sign_bits, engine.config.search.quantised_above):
+            logger.info("sign bits of the vector table loaded for quantised search")
+    except Exception:  # the first search loads them, and reports any error
+        logger.exception("loading the sign bits for quantised search failed")

@@ -123,12 +123,40 @@ def early_keywords(
         or set(query.sources or ()) - set(KNOWN_SOURCES)
     ):
         return None
-    limit = query.limit or settings.limit
-    pool = min(MAX_CANDIDATES, max(1, limit * settings.candidate_multiplier))
+    pool = _pool(query, settings)
     calibrated = settings.fusion == "calibrated"
     dates = _query_dates(query.text, settings, now) if calibrated else QueryDates((), query.text)
     terms = query_terms(dates.rest)
     return EarlyKeywords(terms, pool, lexical_leg(conn, terms, pool, query.sources, query.agent))
+
+
+@dataclass(frozen=True, slots=True)
+class EarlyNearest:
+    """The vector leg run ahead, as soon as the query is embedded, while the
+    keyword leg may still be running (at 1M chunks it takes ~10x as long as
+    the embedding); used only for this vector and pool."""
+
+    vector: VectorQuery
+    pool: int
+    candidates: list[Candidate]
+
+
+def early_nearest(
+    conn: apsw.Connection, query: SearchQuery, settings: SearchSettings, vector: VectorQuery
+) -> EarlyNearest | None:
+    """The vector leg as `rank_candidates` will run it; None for a query it
+    refuses (it says why)."""
+    if not query.text.strip() or set(query.sources or ()) - set(KNOWN_SOURCES):
+        return None
+    pool = _pool(query, settings)
+    found = vector_leg(conn, vector, pool, query.sources, query.agent, settings.quantised_above)
+    return EarlyNearest(vector, pool, found)
+
+
+def _pool(query: SearchQuery, settings: SearchSettings) -> int:
+    """Candidates each leg returns."""
+    limit = query.limit or settings.limit
+    return min(MAX_CANDIDATES, max(1, limit * settings.candidate_multiplier))
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,9 +189,10 @@ def run_search(
     vector: VectorQuery | None = None,
     now: float = 0.0,
     early: EarlyKeywords | None = None,
+    nearest: EarlyNearest | None = None,
 ) -> SearchResult:
     """Run *query* on *conn*; `took_ms` is left 0 for the caller to fill."""
-    ranked = rank_candidates(conn, query, settings, vector, now, early)
+    ranked = rank_candidates(conn, query, settings, vector, now, early, nearest)
     return finish_search(ranked, query, settings, context, now)
 
 
@@ -174,9 +203,11 @@ def rank_candidates(
     vector: VectorQuery | None = None,
     now: float = 0.0,
     early: EarlyKeywords | None = None,
+    early_vectors: EarlyNearest | None = None,
 ) -> Ranked:
-    """The legs, fusion and thresholds of *query* on *conn*; *early*: the
-    keyword leg already run (`early_keywords`), used if it fits."""
+    """The legs, fusion and thresholds of *query* on *conn*; *early* and
+    *early_vectors*: the keyword and vector legs already run
+    (`early_keywords`, `early_nearest`), each used if it fits."""
     if not query.text.strip():
         raise BadRequest("query is empty")
     unknown = sorted(set(query.sources or ()) - set(KNOWN_SOURCES))
@@ -194,7 +225,7 @@ def rank_candidates(
     if not calibrated:
         dates = QueryDates((), query.text, query.text)
     terms = query_terms(dates.rest)
-    pool = min(MAX_CANDIDATES, max(1, limit * settings.candidate_multiplier))
+    pool = _pool(query, settings)
 
     # `hybrid = false` (OpenClaw's hybrid.enabled): the vector leg alone
     # while there is one; keywords still answer when there is not.
@@ -205,11 +236,16 @@ def rank_candidates(
         lexical = early.candidates
     else:
         lexical = lexical_leg(conn, terms, pool, query.sources, query.agent)
-    nearest = (
-        vector_leg(conn, vector, pool, query.sources, query.agent, settings.quantised_above)
-        if vector is not None
-        else []
-    )
+    if vector is None:
+        nearest = []
+    elif (
+        early_vectors is not None and early_vectors.vector == vector and early_vectors.pool == pool
+    ):
+        nearest = early_vectors.candidates
+    else:
+        nearest = vector_leg(
+            conn, vector, pool, query.sources, query.agent, settings.quantised_above
+        )
     if vector is None:
         merged = lexical
     elif calibrated:

@@ -29,7 +29,10 @@ Tables:
 * ``vec_<id>_f32`` and ``vec_<id>_bits`` (run time, `store.quantised`): each
   vec table's float vectors keyed by chunk id and their centred sign bits,
   for the quantised KNN of large indexes and for fast point lookups;
-  ``meta`` holds the centre (``vec_centre:<table>``).
+  ``meta`` holds the centre (``vec_centre:<table>``). ``vec_<id>_bits_log``
+  (`store.signbits`) lists the chunk ids whose sign bits changed, so the
+  daemon's in-memory copy of them follows; ``meta`` holds its epoch
+  (``vec_bits_epoch:<table>``).
 """
 
 from __future__ import annotations
