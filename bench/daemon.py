@@ -299,6 +299,24 @@ class BenchDaemon:
                 raise self._error(f"indexing did not finish within {timeout:g} s")
             time.sleep(INDEX_POLL_INTERVAL_S)
 
+    def wait_keywords_merged(
+        self, timeout: float = 3600.0, status_timeout: float = 60.0
+    ) -> StatusResult:
+        """Wait until the daemon says its keyword index is merged (it merges
+        a freshly indexed one in the background; a search timed meanwhile
+        would race the merge). A daemon that does not report it returns at once."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self._check_alive()
+            with self.client(status_timeout) as client:
+                status = client.status()
+            keywords = status.keyword_index
+            if keywords is None or (keywords.state == "merged" and not status.syncing):
+                return status
+            if time.monotonic() > deadline:
+                raise self._error(f"the keyword index was not merged after {timeout:.0f} s")
+            time.sleep(1.0)
+
     def wait_vectors(self, timeout: float = 7200.0) -> StatusResult:
         """Wait until every chunk has a vector and the embedder is idle."""
         deadline = time.monotonic() + timeout

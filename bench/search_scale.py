@@ -13,7 +13,10 @@ vectors, stored under the local e5 identity) and kept in ``--cache``. Then:
   (every daemon here runs with ``[sync] search_check_s = 0`` and
   ``interval_minutes = 0`` unless ``--with-checks``: those background
   checks rescan the workspace, 19 s of CPU for an unchanged pass at 1M
-  chunks, and would be timed as search latency);
+  chunks, and would be timed as search latency), and every daemon first
+  waits until ``status`` says its keyword index is merged (the first start
+  on a fresh build merges it in the background; searches timed meanwhile
+  would race the merge);
 * a daemon with the local e5 model (the default embedder) answers them
   as **hybrid** (the default calibrated fusion) and **vector** (weighted
   fusion 1.0 / 0.0: the keyword leg still runs, its score counts for
@@ -84,6 +87,7 @@ class SizeReport:
     built: Built
     runs: list[Run] = field(default_factory=list)
     start_s: float | None = None  # ready + unchanged startup sync, local-model daemon
+    keyword_segments: int | None = None  # the keyword index's b-trees when searched
     rss_peak_mb: float | None = None
     rss_steady_mb: float | None = None
     recall: Recall | None = None
@@ -150,6 +154,16 @@ def _start(daemon: BenchDaemon) -> float:
     return time.perf_counter() - started
 
 
+def _wait_merged(daemon: BenchDaemon) -> int | None:
+    """Wait for the daemon to merge the keyword index (the first start on a
+    freshly built one does); the number of segments searched."""
+    started = time.perf_counter()
+    keywords = daemon.wait_keywords_merged(status_timeout=STATUS_TIMEOUT_S).keyword_index
+    segments = None if keywords is None else keywords.segments
+    _progress(f"  keyword index: {segments} segment(s), {time.perf_counter() - started:.1f} s")
+    return segments
+
+
 def _reload(daemon: BenchDaemon, config: str) -> None:
     """Apply *config* by SIGHUP and wait until the daemon logged it."""
     before = daemon.log().count("SIGHUP:")
@@ -175,6 +189,7 @@ def measure_size(
     with BenchDaemon(root=built.root, config_toml=_config("none", checks=checks)) as daemon:
         _progress(f"{size:,} chunks: keyword daemon starting")
         _start(daemon)
+        report.keyword_segments = _wait_merged(daemon)
         report.runs.append(_searches(daemon, "keyword", "-", queries, n))
         daemon.stop()
     if keyword_only:
@@ -183,6 +198,7 @@ def measure_size(
     with BenchDaemon(root=built.root, config_toml=exact) as daemon:
         _progress(f"{size:,} chunks: local-model daemon starting")
         report.start_s = round(_start(daemon), 1)
+        _wait_merged(daemon)
         for vector_only in (False, True):
             mode = "vector" if vector_only else "hybrid"
             for path, above in (("exact", EXACT_ALWAYS), ("quantised", 0)):

@@ -14,6 +14,7 @@ from omem_protocol import (
     DoctorResult,
     FlushCheckResult,
     ForgetResult,
+    KeywordIndexStatus,
     LogResult,
     Progress,
     RestoreResult,
@@ -169,6 +170,8 @@ def status_lines(status: StatusResult) -> list[str]:
     lines.append(
         f"Search:     keyword {'ready' if status.fts else 'unavailable'} · vector {vector}"
     )
+    if status.keyword_index is not None:
+        lines.append(f"Keywords:   {_keyword_line(status.keyword_index)}")
     lines.append(f"Sync:       {'running' if status.syncing else 'idle'}{_last_sync(status)}")
     if status.rebuild:
         lines.append(f"Rebuild:    {status.rebuild} (searches use the previous index meanwhile)")
@@ -179,6 +182,18 @@ def status_lines(status: StatusResult) -> list[str]:
     else:
         lines.append("Issues:     none")
     return lines
+
+
+def _keyword_line(keywords: KeywordIndexStatus) -> str:
+    """How many b-trees the keyword index has and what the merger is doing."""
+    if keywords.segments is None:
+        return keywords.state
+    noun = "segment" if keywords.segments == 1 else "segments"
+    doing = {
+        "merging": "merging into one, between writes",
+        "waiting": "will merge once indexing settles",
+    }.get(keywords.state, keywords.state)
+    return f"{keywords.segments} {noun} ({doing})"
 
 
 def _sync_lines(status: StatusResult) -> list[str]:

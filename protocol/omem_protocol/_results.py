@@ -374,6 +374,19 @@ class SyncStatus(Msg, tag="sync_status", frozen=True):
     pending_sessions: tuple[PendingSession, ...] = ()
 
 
+class KeywordIndexStatus(Msg, tag="keyword_index_status", frozen=True):
+    """The keyword (FTS5) index's b-trees: fewer is faster to search.
+
+    `state` is ``merged`` (nothing worth merging), ``merging`` (folding the
+    segments into one, a small step at a time between writes), ``waiting``
+    (worth merging once indexing settles) or ``unknown`` (not looked at
+    yet, or a format this daemon cannot read). `segments` is None when unknown.
+    """
+
+    state: str
+    segments: int | None = None
+
+
 class StatusResult(Msg, tag="status_result", frozen=True):
     """The daemon and its workspace, as `omem-client status` shows them."""
 
@@ -402,6 +415,7 @@ class StatusResult(Msg, tag="status_result", frozen=True):
     sync: SyncStatus | None = None
     workspaces: tuple[str, ...] = ()  # every workspace this daemon serves
     http: str | None = None  # the HTTP API's base URL when it is on (`[http]`)
+    keyword_index: KeywordIndexStatus | None = None
 
 
 class LogSimilar(Msg, tag="log_similar", frozen=True):

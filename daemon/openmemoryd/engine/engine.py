@@ -53,6 +53,7 @@ from openmemoryd.embed.registry import Choice
 from openmemoryd.engine.access import AccessCounts
 from openmemoryd.engine.hosts import ProgressFn
 from openmemoryd.engine.indexing import FileSync
+from openmemoryd.engine.keyword_merge import KeywordMerger
 from openmemoryd.engine.rebuild import rebuild_index, swap_files
 from openmemoryd.engine.recovery import (
     FaultSeen,
@@ -156,6 +157,7 @@ class Engine:
         self.known = KnownFiles()
         self.rerank = RerankSlot()
         self.access = AccessCounts()
+        self.keyword_merger = KeywordMerger()
 
     # ------------------------------------------------------------ lanes
 
@@ -231,6 +233,12 @@ class Engine:
         """Look at these transcripts again after their delays."""
         for key, delay in recheck.items():
             self.syncer.queue.notice([key], "session-idle", delay=delay)
+
+    def indexing_busy(self) -> bool:
+        """Files are being indexed, changes are due, or a rebuild runs: the
+        keyword merger leaves the writer to them."""
+        queue = self.syncer.queue.statistics()
+        return bool(self.files.syncing or queue.running or queue.depth or self.rebuild_progress)
 
     def key_for_path(self, path: Path) -> str | None:
         return self.files.key_for_path(path)

@@ -70,3 +70,14 @@ class JournalHost(Protocol):
     async def edit_markdown(
         self, edit: Callable[..., T], *args: Any, paths: Sequence[MemoryPath], reason: str
     ) -> tuple[T, bool]: ...
+
+
+class MergeHost(Protocol):
+    """What the keyword index's merger (`keyword_merge.KeywordMerger`) uses:
+    the two lanes, and whether files are being indexed right now."""
+
+    async def write(self, fn: Callable[..., T], *args: Any) -> T: ...
+
+    async def read(self, fn: Callable[..., T], *args: Any) -> T: ...
+
+    def indexing_busy(self) -> bool: ...

@@ -1,6 +1,7 @@
 """Opening an engine on a workspace: its index, its embedder, and the
 background work (vector indexing, the watcher and sync queue, the append
-journal's keeper, a rebuild for new chunking) that runs while it is open."""
+journal's keeper, the keyword index's merger, a rebuild for new chunking)
+that runs while it is open."""
 
 from __future__ import annotations
 
@@ -68,6 +69,7 @@ async def open_engine(
             await background.start(engine.syncer.serve)
             background.start_soon(keep_journal, engine)
             background.start_soon(engine.access.serve, engine.write)
+            background.start_soon(engine.keyword_merger.serve, engine)
             if engine.vectors is not None:
                 background.start_soon(_warm_sign_bits, engine)
             yield engine

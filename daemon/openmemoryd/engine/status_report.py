@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from omem_protocol import EmbeddingStatus, LastSync, SourceCounts
+from omem_protocol import EmbeddingStatus, KeywordIndexStatus, LastSync, SourceCounts
 from openmemoryd.engine.counts import count_sources
 from openmemoryd.engine.journal_keeper import missing_report
 from openmemoryd.engine.recovery import IndexDamaged
@@ -47,6 +47,7 @@ class EngineStatus:
     rebuild: str | None
     sync: SyncerStatistics
     sessions_waiting: dict[str, int]
+    keyword_index: KeywordIndexStatus
 
 
 async def workspace_status(engine: Engine) -> EngineStatus:
@@ -110,6 +111,7 @@ async def workspace_status(engine: Engine) -> EngineStatus:
         rebuild=engine.rebuild_progress,
         sync=sync,
         sessions_waiting=dict(engine.files.waiting),
+        keyword_index=engine.keyword_merger.status(),
     )
 
 
