@@ -60,7 +60,7 @@ from bench.daemon import BenchDaemon, BenchDaemonError
 from bench.locomo_data import DEFAULT_DATA
 from bench.procstat import peak_rss_kb, rss_kb
 from bench.report import publish
-from bench.scale_build import STATUS_TIMEOUT_S, Built, build
+from bench.scale_build import INDEX_CONFIG, STATUS_TIMEOUT_S, Built, build
 from bench.scale_recall import Recall, build_locomo, embed_queries, locomo_questions, recall_at
 from bench.search_latency import Summary, machine_info
 
@@ -100,9 +100,10 @@ def _progress(message: str) -> None:
 def _config(
     provider: str, *, vector_only: bool = False, quantised_above: int = 0, checks: bool = False
 ) -> str:
-    """The daemon's config: defaults but for the provider, the vector path,
-    the vector-only weights, and (unless *checks*) the background checks."""
-    text = f'[embedding]\nprovider = "{provider}"\n\n'
+    """The daemon's config: defaults but for the provider, the chunk shape
+    the index was built with, the vector path, the vector-only weights, and
+    (unless *checks*) the background checks."""
+    text = f'[embedding]\nprovider = "{provider}"\n\n{INDEX_CONFIG}\n'
     if not checks:
         text += "[sync]\nsearch_check_s = 0\ninterval_minutes = 0\n\n"
     text += f"[search]\nquantised_above = {quantised_above}\n"
