@@ -85,6 +85,7 @@ from openmemoryd.search import (
 from openmemoryd.search.pipeline import EarlyKeywords, EarlyNearest, early_keywords, early_nearest
 from openmemoryd.search.vector import VectorQuery
 from openmemoryd.store import OpenedIndex, open_reader
+from openmemoryd.store.db import close_index
 from openmemoryd.store.vectors import active_table
 from openmemoryd.workspace import (
     MemoryPath,
@@ -571,7 +572,7 @@ class Engine:
                 return
             self._closed = True
             readers, self._readers = self._readers, []
-            await trio.to_thread.run_sync(_close_all, self._writer, readers)
+            await trio.to_thread.run_sync(close_index, self._writer, readers)
         await self.rerank.aclose()
 
 
@@ -585,20 +586,6 @@ def _batcher(embedder: Embedder, settings: EmbeddingSettings) -> BatchEmbedder |
     from openmemoryd.embed.remote.batch_wire import make_batcher
 
     return make_batcher(embedder, settings.batch)
-
-
-def _close_all(writer: apsw.Connection, readers: list[apsw.Connection]) -> None:
-    for reader in readers:
-        reader.close()
-    try:
-        writer.pragma("optimize")
-    except apsw.Error as exc:
-        logger.debug("optimize on close failed: %s", exc)
-    try:
-        writer.close()  # checkpoints: reads the whole WAL
-    except apsw.Error as exc:  # a damaged index must not stop the shutdown
-        logger.warning("closing the index failed: %s", exc)
-        writer.close(True)
 
 
 def _growth(result: object) -> dict[str, Grown]:

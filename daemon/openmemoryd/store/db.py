@@ -109,6 +109,23 @@ def index_vfs(environ: Mapping[str, str] | None = None) -> str | None:
     return name
 
 
+def close_index(writer: apsw.Connection, readers: list[apsw.Connection]) -> None:
+    """Close an index's connections at shutdown: readers first, then the
+    writer after ``PRAGMA optimize``, forcing it closed if the file is
+    damaged (a bad index must not stop the daemon from exiting)."""
+    for reader in readers:
+        reader.close()
+    try:
+        writer.pragma("optimize")
+    except apsw.Error as exc:
+        logger.debug("optimize on close failed: %s", exc)
+    try:
+        writer.close()  # checkpoints: reads the whole WAL
+    except apsw.Error as exc:  # a damaged index must not stop the shutdown
+        logger.warning("closing the index failed: %s", exc)
+        writer.close(True)
+
+
 def open_reader(path: Path) -> apsw.Connection:
     """A read-only connection for searches (used from worker threads)."""
     conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY, vfs=index_vfs())
