@@ -20,7 +20,6 @@ an append per file size, and each p50 as a ratio to the smallest file's.
 from __future__ import annotations
 
 import argparse
-import shlex
 import statistics
 import sys
 import time
@@ -33,7 +32,7 @@ from typing import Any, Final
 
 from bench.args import number_list
 from bench.daemon import BenchDaemon
-from bench.report import publish
+from bench.report import invocation, publish
 from bench.search_latency import machine_info
 
 __all__ = ["WORDS", "AppendResult", "main", "measure", "note_file", "note_lines", "render_table"]
@@ -146,13 +145,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--appends must be 2 or more")
     machine = machine_info()
     results = measure(args.lines, args.appends)
-    command = "python -m bench.append_scaling " + shlex.join(list(argv or sys.argv[1:]))
+    args_list, command = invocation("bench.append_scaling", argv)
     publish(
         "append_scaling",
         lambda m: render_table(results, m),
         [asdict(r) for r in results],
         command=command,
-        argv=list(argv or sys.argv[1:]),
+        argv=args_list,
         machine=machine,
         json_path=args.json,
     )

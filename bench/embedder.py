@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import json
 import resource
-import shlex
 import statistics
 import sys
 import tempfile
@@ -58,7 +57,7 @@ from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from bench.args import number_list
 from bench.corpus import generate_workspace, sample_queries
-from bench.report import load_average
+from bench.report import invocation, load_average
 from bench.search_latency import machine_info, percentile
 from openmemoryd.embed.e5 import MODEL_ID, E5Model
 from openmemoryd.embed.local import LocalModel, local_model
@@ -310,7 +309,7 @@ def _progress(message: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m bench.embedder``; returns the exit code (0 ok, 2 usage)."""
-    args_list = list(sys.argv[1:] if argv is None else argv)
+    args_list, command = invocation("bench.embedder", argv)
     args = _parser().parse_args(args_list)
     machine = machine_info()
     _progress("loading the models")
@@ -356,7 +355,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     report: dict[str, Any] = {
         "benchmark": "embedder",
-        "command": shlex.join([sys.executable, "-m", "bench.embedder", *args_list]),
+        "command": command,
         "machine": machine,
         "settings": {
             "models": [spec.model_id for spec in args.model],

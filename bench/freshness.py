@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import shlex
 import sys
 import time
 from collections.abc import Sequence
@@ -41,7 +40,7 @@ from typing import Any, Final
 
 from bench.corpus import generate_workspace, sample_queries
 from bench.daemon import BenchDaemon
-from bench.report import publish
+from bench.report import invocation, publish
 from bench.search_latency import Summary, machine_info
 from omem_client import Client, OmemError
 
@@ -242,7 +241,7 @@ def render_table(result: FreshnessResult, machine: dict[str, Any], command: str)
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m bench.freshness``; returns the exit code."""
-    args_list = list(sys.argv[1:] if argv is None else argv)
+    args_list, command = invocation("bench.freshness", argv)
     parser = argparse.ArgumentParser(
         prog="python -m bench.freshness",
         description="Edit-to-searchable latency and the cost of fresh searches.",
@@ -258,7 +257,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if min(args.sections, args.edits, args.queries) < 1:
         parser.error("--sections, --edits and --queries must be at least 1")
 
-    command = shlex.join([sys.executable, "-m", "bench.freshness", *args_list])
     machine = machine_info()
     try:
         result = measure(

@@ -20,7 +20,6 @@ Progress goes to stderr; stdout is a Markdown table to paste. Linux only
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 import time
 from collections.abc import Sequence
@@ -32,7 +31,7 @@ from bench.append_scaling import note_lines
 from bench.args import number_list
 from bench.daemon import BenchDaemon
 from bench.procstat import peak_rss_kb
-from bench.report import publish
+from bench.report import invocation, publish
 from bench.search_latency import machine_info
 
 __all__ = ["IndexMemory", "main", "measure", "render_table", "write_notes"]
@@ -132,13 +131,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     machine = machine_info()
     results = measure(args.mb)
-    command = "python -m bench.index_memory " + shlex.join(list(argv or sys.argv[1:]))
+    args_list, command = invocation("bench.index_memory", argv)
     publish(
         "index_memory",
         lambda m: render_table(results, m),
         [{**asdict(r), "added_mb": r.added_mb} for r in results],
         command=command,
-        argv=list(argv or sys.argv[1:]),
+        argv=args_list,
         machine=machine,
         json_path=args.json,
     )

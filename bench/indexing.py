@@ -39,7 +39,6 @@ if the warm re-index computed any embedding.
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 import time
 from collections.abc import Sequence
@@ -50,7 +49,7 @@ from typing import Any, Final
 from bench.corpus import generate_workspace
 from bench.daemon import BenchDaemon, BenchDaemonError, embedder_toml
 from bench.procstat import ProcessSampler, SampledMemory
-from bench.report import publish
+from bench.report import invocation, publish
 from bench.search_latency import machine_info
 from omem_client import OmemError, StatusResult
 
@@ -320,7 +319,7 @@ def render_table(result: IndexingResult, machine: dict[str, Any], command: str) 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m bench.indexing``; 0 ok, 1 failed (or the warm pass embedded), 2 usage."""
-    args_list = list(sys.argv[1:] if argv is None else argv)
+    args_list, command = invocation("bench.indexing", argv)
     parser = argparse.ArgumentParser(
         prog="python -m bench.indexing",
         description="Cold and warm indexing throughput of openmemoryd on a synthetic workspace.",
@@ -342,7 +341,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.keyword_sections < 1 or args.vector_sections < 1:
         parser.error("section counts must be at least 1")
 
-    command = shlex.join([sys.executable, "-m", "bench.indexing", *args_list])
     machine = machine_info()
     try:
         result = measure(

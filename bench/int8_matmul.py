@@ -22,7 +22,6 @@ Progress goes to stderr; stdout is a Markdown table to paste.
 from __future__ import annotations
 
 import argparse
-import shlex
 import statistics
 import sys
 import time
@@ -35,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
-from bench.report import publish
+from bench.report import invocation, publish
 from bench.search_latency import machine_info
 
 __all__ = ["SHAPES", "MatmulResult", "main", "measure", "render_table"]
@@ -152,13 +151,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--tokens and --repeat must be 1 or more")
     machine = machine_info()
     results = measure(args.tokens, args.repeat)
-    command = "python -m bench.int8_matmul " + shlex.join(list(argv or sys.argv[1:]))
+    args_list, command = invocation("bench.int8_matmul", argv)
     publish(
         "int8_matmul",
         lambda m: render_table(results, m, args.tokens),
         [asdict(r) | {"int8_vs_float32": round(r.int8_vs_float32, 2)} for r in results],
         command=command,
-        argv=list(argv or sys.argv[1:]),
+        argv=args_list,
         machine=machine,
         json_path=args.json,
     )

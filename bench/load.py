@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import shlex
 import sys
 import time
 from collections.abc import Sequence
@@ -60,7 +59,7 @@ from bench.procstat import (
     main_thread_cpu_seconds,
     rss_kb,
 )
-from bench.report import load_average, publish
+from bench.report import invocation, load_average, publish
 from bench.search_latency import machine_info, percentile
 from omem_client import OmemError
 
@@ -410,7 +409,7 @@ def _workers(text: str) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m bench.load``; 0 ok, 1 failed or any op errored, 2 usage."""
-    args_list = list(sys.argv[1:] if argv is None else argv)
+    args_list, command = invocation("bench.load", argv)
     parser = argparse.ArgumentParser(
         prog="python -m bench.load",
         description="Concurrent clients searching and appending against one openmemoryd.",
@@ -436,7 +435,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(args_list)
 
-    command = shlex.join([sys.executable, "-m", "bench.load", *args_list])
     machine = machine_info()
     try:
         result = measure(

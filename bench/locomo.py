@@ -68,7 +68,6 @@ the overall table, the per-category R@5 table and the indexing table).
 from __future__ import annotations
 
 import argparse
-import shlex
 import subprocess
 import sys
 import time
@@ -110,7 +109,7 @@ from bench.locomo_scoring import (
     rank_evidence,
     snippet_ids,
 )
-from bench.report import load_average
+from bench.report import invocation, load_average
 from bench.search_latency import machine_info, percentile
 from omem_client import Client, OmemError
 
@@ -384,7 +383,7 @@ def _indices(text: str) -> list[int]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m bench.locomo``; returns the exit code (0 ok, 1 failed, 2 usage or data)."""
-    args_list = list(sys.argv[1:] if argv is None else argv)
+    args_list, command = invocation("bench.locomo", argv)
     parser = argparse.ArgumentParser(
         prog="python -m bench.locomo",
         description="LoCoMo evidence retrieval through the real openmemoryd, per search method.",
@@ -425,7 +424,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(args_list)
 
-    command = shlex.join([sys.executable, "-m", "bench.locomo", *args_list])
     data_path: Path = args.data
     if not data_path.is_file():
         print(

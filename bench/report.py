@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -18,6 +19,13 @@ def load_average() -> list[float]:
     """The 1/5/15-minute load averages, rounded: every report records them at
     its start and end, since other work on the machine moves every figure."""
     return [round(x, 2) for x in os.getloadavg()]
+
+
+def invocation(module: str, argv: Sequence[str] | None) -> tuple[list[str], str]:
+    """A part's arguments (*argv*, or the process's own when None) and the
+    command that reproduces the run, as every report records them."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    return args, shlex.join([sys.executable, "-m", module, *args])
 
 
 def write_report(

@@ -55,7 +55,7 @@ from typing import Any, Final
 
 from bench.corpus import generate_workspace, sample_queries
 from bench.daemon import BenchDaemon, BenchDaemonError
-from bench.report import load_average
+from bench.report import invocation, load_average
 from omem_client import Client, OmemError, __version__
 
 __all__ = [
@@ -411,7 +411,7 @@ def _sizes(text: str) -> list[int]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m bench.search_latency``; returns the exit code (0 ok, 1 failed, 2 usage)."""
-    args_list = list(sys.argv[1:] if argv is None else argv)
+    args_list, command = invocation("bench.search_latency", argv)
     parser = argparse.ArgumentParser(
         prog="python -m bench.search_latency",
         description="Search latency of openmemoryd and omem-client on synthetic workspaces.",
@@ -434,7 +434,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     args = parser.parse_args(args_list)
 
-    command = shlex.join([sys.executable, "-m", "bench.search_latency", *args_list])
     machine = machine_info()
     machine["search_mode"] = (
         "keyword (embedding provider none)"

@@ -45,7 +45,6 @@ takes about 16 minutes on the project's 2-core machine, once per cache (and
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 import tempfile
 import time
@@ -59,7 +58,7 @@ from bench.corpus import sample_queries
 from bench.daemon import BenchDaemon, BenchDaemonError
 from bench.locomo_data import DEFAULT_DATA
 from bench.procstat import peak_rss_kb, rss_kb
-from bench.report import publish
+from bench.report import invocation, publish
 from bench.scale_build import INDEX_CONFIG, STATUS_TIMEOUT_S, Built, build
 from bench.scale_recall import Recall, build_locomo, embed_queries, locomo_questions, recall_at
 from bench.search_latency import Summary, machine_info
@@ -328,7 +327,7 @@ def _run(args: argparse.Namespace, cache: Path, argv: Sequence[str] | None) -> i
                 checks=args.with_checks,
             )
         )
-    command = "python -m bench.search_scale " + shlex.join(list(argv or sys.argv[1:]))
+    args_list, command = invocation("bench.search_scale", argv)
     results = {
         "sizes": [
             {**asdict(r), "built": {**asdict(r.built), "root": str(r.built.root)}} for r in reports
@@ -340,7 +339,7 @@ def _run(args: argparse.Namespace, cache: Path, argv: Sequence[str] | None) -> i
         lambda m: render_table(reports, locomo, m),
         results,
         command=command,
-        argv=list(argv or sys.argv[1:]),
+        argv=args_list,
         machine=machine,
         json_path=args.json,
     )

@@ -18,9 +18,7 @@ import argparse
 import json
 import os
 import random
-import shlex
 import statistics
-import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -29,6 +27,7 @@ from typing import Any
 
 from bench.daemon import BenchDaemon, embedder_toml
 from bench.procstat import rss_kb
+from bench.report import invocation
 
 KEYWORD_ONLY = embedder_toml("none")
 # Journalled appends are kept this long after the file is seen stable.
@@ -241,7 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rebuild-every", type=float, default=7.0, help="minutes")
     parser.add_argument("--json", type=Path, default=None, help="also write the report here")
     args = parser.parse_args(argv)
-    command = shlex.join(["python", "-m", "bench.soak", *(argv or sys.argv[1:])])
+    _, command = invocation("bench.soak", argv)
     with BenchDaemon(config_toml=KEYWORD_ONLY + SETTLE) as daemon:
         daemon.start()
         soak = Soak(daemon, args.minutes)
