@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Final
 
 from openmemoryd.config.model import BatchSettings
@@ -132,9 +133,7 @@ class OpenAIBatchClient(BatchClient):
             for line in str(text).splitlines():
                 if line.strip():
                     self._take(line, vectors, errors)
-        unanswered = sum(vector is None for vector in vectors) - len(errors)
-        if unanswered > 0:
-            errors.append(f"{unanswered} texts without an answer (job {state.state})")
+        _note_unanswered(vectors, errors, f"job {state.state}")
         return vectors, errors
 
     def cancel(self, job: str) -> None:
@@ -245,9 +244,7 @@ class GeminiBatchClient(BatchClient):
                 errors.append(f"text {index}: {_message(failure) or 'no embedding'}")
                 continue
             vectors[index] = values
-        unanswered = sum(vector is None for vector in vectors) - len(errors)
-        if unanswered > 0:
-            errors.append(f"{unanswered} texts without an answer ({state.state})")
+        _note_unanswered(vectors, errors, state.state)
         return vectors, errors
 
     def cancel(self, job: str) -> None:
@@ -255,6 +252,14 @@ class GeminiBatchClient(BatchClient):
 
     def cleanup(self, job: str, state: JobState) -> None:
         """Nothing to delete: inline requests and results leave no files."""
+
+
+def _note_unanswered(vectors: Sequence[object | None], errors: list[str], state: str) -> None:
+    """Texts a finished job neither embedded nor reported an error for are
+    errors too, so none of them is taken as done."""
+    unanswered = sum(vector is None for vector in vectors) - len(errors)
+    if unanswered > 0:
+        errors.append(f"{unanswered} texts without an answer ({state})")
 
 
 def _openai_errors(payload: object) -> str:
