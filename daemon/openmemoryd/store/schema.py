@@ -45,9 +45,17 @@ import apsw
 APPLICATION_ID: Final = 0x4F4D454D  # "OMEM"
 
 
+# How FTS5 ranks a keyword match: BM25 with the body weighted 1.0 and the
+# heading 0.5. The table's configured ``rank`` and the explicit ``bm25()``
+# of `store.reads.lexical_candidates` must agree, so both come from here.
+_KEYWORD_WEIGHTS: Final = "1.0, 0.5"
+KEYWORD_RANK: Final = f"bm25({_KEYWORD_WEIGHTS})"
+KEYWORD_RANK_FUNCTION: Final = f"bm25(chunks_fts, {_KEYWORD_WEIGHTS})"
+
+
 def _m001_initial(conn: apsw.Connection) -> None:
     conn.execute(
-        """
+        f"""
         CREATE TABLE meta(
             key TEXT PRIMARY KEY,
             value TEXT NOT NULL
@@ -85,7 +93,7 @@ def _m001_initial(conn: apsw.Connection) -> None:
             content='', contentless_delete=1,
             tokenize='porter unicode61 remove_diacritics 2'
         );
-        INSERT INTO chunks_fts(chunks_fts, rank) VALUES('rank', 'bm25(1.0, 0.5)');
+        INSERT INTO chunks_fts(chunks_fts, rank) VALUES('rank', '{KEYWORD_RANK}');
 
         CREATE TABLE embedding_cache(
             provider_key TEXT NOT NULL,
