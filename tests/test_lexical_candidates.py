@@ -13,6 +13,7 @@ runs).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import apsw
 import pytest
@@ -172,3 +173,45 @@ def test_padding_rows_never_come_back(conn: apsw.Connection) -> None:
 def test_no_match_is_an_empty_list(conn: apsw.Connection) -> None:
     assert lexical_candidates(conn, '"zzzqqqnothing"', 10) == []
     assert lexical_candidates(conn, '"zzzqqqnothing"', 10, sources=["sessions"]) == []
+
+
+def test_rows_and_chunks_come_from_one_snapshot(tmp_path: Path) -> None:
+    """A write that lands while the leg runs (an append re-indexes a file's
+    tail: its chunks get new ids) never leaves matched rows without their
+    chunks: here the writer replaces the file before each statement of the
+    reader after its first."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    writer = open_index(tmp_path / "index.sqlite", workspace=workspace).conn
+    reader = open_index(tmp_path / "index.sqlite", workspace=workspace).conn
+    text = "# Birds\n\nThe falcons nest on the north tower.\n"
+
+    def write(version: int) -> None:
+        body = text + f"\nseen {version} times\n"
+        rows = [
+            ChunkRow(c.start_line, c.end_line, c.heading, c.text, sha256_hex(c.text.encode()))
+            for c in chunk_markdown(body)
+        ]
+        state = FileState("memory/birds.md", "memory", sha256_hex(body.encode()), version, 1)
+        replace_file(writer, state, rows)
+
+    write(1)
+    statements: list[str] = []
+
+    def interleave(cursor: apsw.Cursor, sql: str, bindings: object) -> bool:
+        statements.append(sql)
+        if len(statements) > 1:
+            write(len(statements))
+        return True
+
+    reader.exec_trace = interleave
+    try:
+        for limit in (1, 5):
+            for sources in (None, ["memory"]):
+                got = lexical_candidates(reader, '"falcons"', limit, sources=sources)
+                assert [c.path for c, _ in got] == ["memory/birds.md"]
+                assert "falcons" in got[0][0].text
+    finally:
+        reader.exec_trace = None
+        reader.close()
+        writer.close()

@@ -146,36 +146,28 @@ def lexical_candidates(
     """
     narrowed = bool(sources) or agent is not None
     window = limit * _FILTERED_WINDOW if narrowed else limit
-    best = [
-        (as_int(rowid), as_float(rank))
-        for rowid, rank in conn.execute(
-            f"SELECT rowid, {KEYWORD_RANK_FUNCTION} AS r FROM chunks_fts "
-            "WHERE chunks_fts MATCH ? ORDER BY r LIMIT ?",
-            (match, window),
-        )
-    ]
-    found = _chunks_by_id(conn, [rowid for rowid, _ in best], sources, agent)
-    ranked = [(found[rowid], rank) for rowid, rank in best if rowid in found][:limit]
-    if len(ranked) == limit or len(best) < window:
+    # One statement, so the rows and their chunks come from one snapshot
+    # (a write between two statements could replace a matched chunk).
+    # ``matched`` counts the rows of the window before the filters.
+    args: list[object] = [match, window]
+    sql = (
+        f"SELECT {_CHUNK_COLUMNS}, f.r, f.matched FROM ("
+        " SELECT id, r, count(*) OVER () AS matched FROM ("
+        f"  SELECT rowid AS id, {KEYWORD_RANK_FUNCTION} AS r FROM chunks_fts"
+        "   WHERE chunks_fts MATCH ? ORDER BY r LIMIT ?)"
+        ") AS f JOIN chunks AS c ON c.id = f.id"
+    )
+    sql += _narrowed(args, sources, agent)
+    sql += " ORDER BY f.r"
+    rows = list(conn.execute(sql, args))
+    ranked = [(_record(row[:-2]), as_float(row[-2])) for row in rows][:limit]
+    if len(ranked) == limit or (rows and as_int(rows[0][-1]) < window):
         return ranked
     return _lexical_sorted(conn, match, limit, sources, agent)
 
 
 # Rows taken per wanted row when a source or agent filter may drop some.
 _FILTERED_WINDOW: Final = 4
-
-
-def _chunks_by_id(
-    conn: apsw.Connection, ids: list[int], sources: Sequence[str] | None, agent: str | None
-) -> dict[int, ChunkRecord]:
-    """The chunks of *ids* that pass the filters, by id (padding rows of the
-    keyword table have no chunk and are left out)."""
-    if not ids:
-        return {}
-    args: list[object] = list(ids)
-    sql = f"SELECT {_CHUNK_COLUMNS} FROM chunks AS c WHERE c.id IN ({', '.join('?' * len(ids))})"
-    sql += _narrowed(args, sources, agent)
-    return {record.id: record for record in map(_record, conn.execute(sql, args))}
 
 
 def _lexical_sorted(
