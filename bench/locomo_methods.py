@@ -25,6 +25,7 @@ def _config(
     date_aware: bool = False,
     neighbours: bool = False,
     snippet_chars: int = 700,
+    candidate_multiplier: int = 4,
 ) -> str:
     """A complete ranking config, so a method means the same whatever the defaults become."""
     return (
@@ -32,16 +33,21 @@ def _config(
         f"[search]\nvector_weight = {vector_weight}\ntext_weight = {text_weight}\n"
         f'fusion = "{fusion}"\ndate_aware = {str(date_aware).lower()}\n'
         f"neighbours = {str(neighbours).lower()}\n"
-        f"snippet_chars = {snippet_chars}\n\n"
+        f"snippet_chars = {snippet_chars}\ncandidate_multiplier = {candidate_multiplier}\n\n"
         f"[search.mmr]\nenabled = {str(mmr).lower()}\nlambda = 0.7\n\n"
         f"[search.decay]\nenabled = {str(decay).lower()}\nhalf_life_days = 30.0\nfloor = 0.5\n"
     )
 
 
-def _default(*, snippet_chars: int = 700) -> str:
+def _default(*, snippet_chars: int = 700, candidate_multiplier: int = 4) -> str:
     """The default configuration: calibrated fusion with dates and neighbours."""
     return _config(
-        "local", fusion="calibrated", date_aware=True, neighbours=True, snippet_chars=snippet_chars
+        "local",
+        fusion="calibrated",
+        date_aware=True,
+        neighbours=True,
+        snippet_chars=snippet_chars,
+        candidate_multiplier=candidate_multiplier,
     )
 
 
@@ -82,6 +88,18 @@ METHODS: Final[Mapping[str, Method]] = {
             "calibrated-snippets-800",
             "800-character snippets: whole chunks up to 200 tokens (--chunk-tokens 200)",
             _default(snippet_chars=800),
+            vectors=True,
+        ),
+        Method(
+            "calibrated-pool8",
+            "the default with 8 x limit candidates from each leg (80 at limit 10)",
+            _default(candidate_multiplier=8),
+            vectors=True,
+        ),
+        Method(
+            "calibrated-pool16",
+            "the default with 16 x limit candidates from each leg (160 at limit 10)",
+            _default(candidate_multiplier=16),
             vectors=True,
         ),
         Method(
