@@ -55,3 +55,20 @@ def test_with_nothing_usable_search_is_by_keywords_and_says_why() -> None:
     assert "local: the bundled model is missing" in choice.reason
     for name in AUTO_REMOTE_ORDER:
         assert f"{name}: no API key" in choice.reason
+
+
+def test_as_local_tells_the_local_model_from_others() -> None:
+    """`as_local` answers without importing the local model's code, so it
+    must still recognise a local embedder once one exists, and nothing else."""
+    from fake_embedder import FakeEmbedder
+
+    from openmemoryd.embed.registry import as_local
+
+    assert as_local(FakeEmbedder()) is None
+    choice = choose_embedder(EmbeddingSettings(), {})
+    assert choice.embedder is not None and choice.embedder.name == "local"
+    try:
+        assert as_local(choice.embedder) is choice.embedder
+        assert as_local(FakeEmbedder()) is None
+    finally:
+        choice.embedder.close()

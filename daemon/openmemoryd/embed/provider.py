@@ -16,14 +16,15 @@ index fingerprint.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
 
 from openmemoryd.errors import RemoteServiceError
 
-Vectors = npt.NDArray[np.float32]
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+Vectors: TypeAlias = "npt.NDArray[np.float32]"
 
 
 class EmbeddingError(RemoteServiceError):

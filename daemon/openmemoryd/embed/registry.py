@@ -12,13 +12,17 @@ serves keyword search, says why in ``status``, and marks searches degraded.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from openmemoryd.config import EmbeddingSettings
 from openmemoryd.embed.provider import Embedder
 from openmemoryd.errors import OmemdError
+
+if TYPE_CHECKING:
+    from openmemoryd.embed.local import LocalEmbedder
 
 logger = logging.getLogger("openmemoryd.embed")
 
@@ -31,6 +35,21 @@ class Choice:
 
     embedder: Embedder | None
     reason: str
+
+
+def as_local(embedder: Embedder) -> LocalEmbedder | None:
+    """*embedder* if it is the local model, else None.
+
+    Asked without importing the local model's code: `build` imports it
+    when it makes a local embedder, so while it has never been imported no
+    embedder can be one, and a keyword-only or remote daemon never loads
+    it (nor numpy, which a daemon start would otherwise pay ~45 ms for).
+    """
+    module = sys.modules.get("openmemoryd.embed.local.provider")
+    if module is None or not isinstance(embedder, module.LocalEmbedder):
+        return None
+    local: LocalEmbedder = embedder
+    return local
 
 
 def build(

@@ -8,18 +8,23 @@ for empty input) stays zero and is never used for vector search.
 
 from __future__ import annotations
 
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, TypeAlias
 
 from openmemoryd.text import safe_boundary
 
-Vectors = npt.NDArray[np.float32]
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+Vectors: TypeAlias = "npt.NDArray[np.float32]"
 
 _TINY = 1e-10
 
 
 def sanitize(vectors: npt.ArrayLike) -> Vectors:
     """Replace non-finite values by 0, then L2-normalise each non-zero row."""
+    import numpy as np
+
     array = np.asarray(vectors, dtype=np.float32)
     single = array.ndim == 1
     rows = np.atleast_2d(array).copy()
@@ -30,14 +35,20 @@ def sanitize(vectors: npt.ArrayLike) -> Vectors:
 
 
 def is_zero(vector: Vectors) -> bool:
+    import numpy as np
+
     return float(np.linalg.norm(vector)) <= _TINY
 
 
 def to_blob(vector: Vectors) -> bytes:
+    import numpy as np
+
     return np.asarray(vector, dtype="<f4").tobytes()
 
 
 def from_blob(blob: bytes) -> Vectors:
+    import numpy as np
+
     return np.frombuffer(blob, dtype="<f4").astype(np.float32)
 
 

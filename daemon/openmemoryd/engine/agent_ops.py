@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 import apsw
-import numpy as np
 import trio
 
 from omem_protocol import (
@@ -230,7 +229,7 @@ async def _already_remembered(engine: Engine, text: str, batch: list[str]) -> st
     similarity = await cosines_to(engine, text, [line.content for line in lines])
     if not similarity:
         return None
-    best = int(np.argmax(similarity))
+    best = max(range(len(similarity)), key=similarity.__getitem__)
     if similarity[best] >= DUPLICATE_COSINE:
         where = citation(lines[best].path, lines[best].number, lines[best].number)
         return f"nearly the same as {where} (similarity {similarity[best]:.2f})"

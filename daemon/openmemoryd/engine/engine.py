@@ -48,8 +48,7 @@ from omem_protocol import (
 )
 from openmemoryd.config import Config, EmbeddingSettings, SearchSettings
 from openmemoryd.embed import Embedder, EmbeddingError, Vectors, is_zero, to_blob
-from openmemoryd.embed.local import LocalEmbedder
-from openmemoryd.embed.registry import Choice
+from openmemoryd.embed.registry import Choice, as_local
 from openmemoryd.engine.access import AccessCounts
 from openmemoryd.engine.hosts import ProgressFn
 from openmemoryd.engine.indexing import FileSync
@@ -351,7 +350,7 @@ class Engine:
         if self.vectors is None or not text.strip():
             return None, self.vectors_off if text.strip() else None
         embedder = self.vectors.embedder
-        identity = embedder.identity()
+        identity, local = embedder.identity(), as_local(embedder)
         active = await self.read(active_table)
         if active is None or active.identity != identity:
             return None, f"vectors for {embedder.model} are still being built; keyword results only"
@@ -366,8 +365,8 @@ class Engine:
             # The query's evidence baseline (embed.reference) is computed
             # once per distinct query, with its vector, not on every search.
             null = None
-            if isinstance(embedder, LocalEmbedder) and not is_zero(vector):
-                null = await trio.to_thread.run_sync(embedder.null_cosine, vector)
+            if local is not None and not is_zero(vector):
+                null = await trio.to_thread.run_sync(local.null_cosine, vector)
             cached = self._query_vectors[key] = (vector, null)
             if len(self._query_vectors) > QUERY_CACHE_SIZE:
                 self._query_vectors.popitem(last=False)
@@ -377,7 +376,7 @@ class Engine:
         if is_zero(vector):
             return None, None
         floor, ceiling = embedder.score_floor, embedder.score_ceiling
-        width = embedder.evidence_width if isinstance(embedder, LocalEmbedder) else None
+        width = local.evidence_width if local is not None else None
         return VectorQuery(active, to_blob(vector), floor, ceiling, null, width), None
 
     async def embed_query(self, text: str) -> Vectors:

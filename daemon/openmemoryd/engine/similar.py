@@ -30,7 +30,6 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-import numpy as np
 import trio
 
 from openmemoryd.errors import BadRequest, Forbidden, NotFound
@@ -162,7 +161,7 @@ async def score_lines(
     floor, ceiling = embedder.score_floor, embedder.score_ceiling
     scored = []
     for line, cosine in zip(kept, cosines, strict=True):
-        semantic = float(np.clip((cosine - floor) / max(ceiling - floor, 1e-6), 0.0, 1.0))
+        semantic = min(1.0, max(0.0, (float(cosine) - floor) / max(ceiling - floor, 1e-6)))
         scored.append(Scored(line, lexical[id(line)], cosine, semantic))
     scored.sort(key=lambda s: (s.semantic or 0.0, s.lexical), reverse=True)
     return scored, None

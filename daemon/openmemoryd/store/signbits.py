@@ -32,13 +32,15 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final, TypeAlias
 
 import apsw
-import numpy as np
-import numpy.typing as npt
 
 from openmemoryd.store.rows import as_bytes, as_int, as_str
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = [
     "LOG_KEEP",
@@ -65,9 +67,9 @@ _EPOCH_KEY: Final = "vec_bits_epoch:"
 # Vectors per block of the scan: its temporaries (9 bytes a vector) fit in L2.
 _BLOCK: Final = 1 << 15
 
-U64Array = npt.NDArray[np.uint64]
-I64Array = npt.NDArray[np.int64]
-U8Array = npt.NDArray[np.uint8]
+U64Array: TypeAlias = "npt.NDArray[np.uint64]"
+I64Array: TypeAlias = "npt.NDArray[np.int64]"
+U8Array: TypeAlias = "npt.NDArray[np.uint8]"
 
 
 def bits_name(table: str) -> str:
@@ -193,6 +195,8 @@ def _current(conn: apsw.Connection, table: str, centre: bytes) -> _Bits:
 
 def _refresh(conn: apsw.Connection, table: str, centre: bytes, cached: _Bits | None) -> _Bits:
     """*cached* as of the log now: itself, with the logged changes, or reloaded."""
+    import numpy as np
+
     log = log_name(table)
     ((low, high),) = conn.execute(f"SELECT min(seq), max(seq) FROM {log}").fetchall()
     rows = conn.execute("SELECT value FROM meta WHERE key = ?", (epoch_key(table),)).fetchall()
@@ -230,6 +234,8 @@ def _refresh(conn: apsw.Connection, table: str, centre: bytes, cached: _Bits | N
 def _load(conn: apsw.Connection, table: str, epoch: str, centre: bytes, seq: int) -> _Bits:
     """Every stored sign-bit vector; the log position *seq* was read first,
     so changes made meanwhile are applied again later (harmless)."""
+    import numpy as np
+
     ids: list[int] = []
     labels: list[str] = []
     blobs: list[bytes] = []
@@ -254,6 +260,8 @@ def _pack(blobs: Sequence[bytes], width: int) -> U64Array:
     """Sign-bit blobs as *width* rows of little-endian 64-bit words, one column
     a blob, zero-padded (the probe's padding is zero too: distances are
     unchanged)."""
+    import numpy as np
+
     size = width * 8
     if not blobs:
         return np.zeros((width, 0), dtype=np.uint64)
@@ -267,6 +275,8 @@ def _pack(blobs: Sequence[bytes], width: int) -> U64Array:
 
 def _codes(labels: Sequence[str], names: list[str]) -> U8Array:
     """Each label's index in *names*, extending it with labels not yet there."""
+    import numpy as np
+
     index = {name: i for i, name in enumerate(names)}
     for label in labels:
         if label not in index:
@@ -285,6 +295,8 @@ def _nearest(bits: _Bits, probe: bytes, count: int, sources: Sequence[str] | Non
     histogram, so only the few vectors at or under it are sorted (an
     ``argpartition`` of a million keys cost more than the scan).
     """
+    import numpy as np
+
     words, ids = bits.words, bits.ids
     total = len(ids)
     if count <= 0 or total == 0:

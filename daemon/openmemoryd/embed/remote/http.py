@@ -25,8 +25,6 @@ from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import ClassVar
 
-import numpy as np
-
 from openmemoryd.embed.provider import EmbeddingError, Vectors
 from openmemoryd.embed.vectors import sanitize, split_for_limit
 from openmemoryd.http_session import (
@@ -160,6 +158,8 @@ class RemoteEmbedder(ABC):
     # ------------------------------------------------------------ helpers
 
     def _embed(self, texts: Sequence[str], *, query: bool) -> Vectors:
+        import numpy as np
+
         pieces = self.split_texts(texts)
         sizes = [len(piece.encode("utf-8")) for piece, _ in pieces]
         parts: list[Vectors] = []
@@ -184,6 +184,8 @@ class RemoteEmbedder(ABC):
     ) -> Vectors:
         """One normalised row per text: a split text's pieces averaged by
         their *sizes* (UTF-8 bytes); *owners* names each piece's text."""
+        import numpy as np
+
         vectors = sanitize(vectors)
         if len(owners) == count:
             return vectors
@@ -205,6 +207,8 @@ class RemoteEmbedder(ABC):
 
     def _check(self, raw: list[object], expected: int) -> Vectors:
         """Turn one response's vectors into a matrix, or say what is wrong."""
+        import numpy as np
+
         if len(raw) != expected:
             raise self._malformed(f"{len(raw)} vectors for {expected} inputs")
         try:
