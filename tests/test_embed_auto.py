@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from fake_embedder import FakeEmbedder
 from openmemoryd.config import EmbeddingSettings
 from openmemoryd.embed import registry
-from openmemoryd.embed.registry import AUTO_REMOTE_ORDER, choose_embedder
+from openmemoryd.embed.registry import AUTO_REMOTE_ORDER, as_local, choose_embedder
 from openmemoryd.errors import OmemdError
 
 KEYS = {
@@ -60,13 +61,10 @@ def test_with_nothing_usable_search_is_by_keywords_and_says_why() -> None:
 def test_as_local_tells_the_local_model_from_others() -> None:
     """`as_local` answers without importing the local model's code, so it
     must still recognise a local embedder once one exists, and nothing else."""
-    from fake_embedder import FakeEmbedder
-
-    from openmemoryd.embed.registry import as_local
-
     assert as_local(FakeEmbedder()) is None
     choice = choose_embedder(EmbeddingSettings(), {})
-    assert choice.embedder is not None and choice.embedder.name == "local"
+    assert choice.embedder is not None
+    assert choice.embedder.name == "local"
     try:
         assert as_local(choice.embedder) is choice.embedder
         assert as_local(FakeEmbedder()) is None
