@@ -329,3 +329,26 @@ async def test_stop_then_cancel_ends_serve_promptly(
             nursery.cancel_scope.cancel()
     # not the rest of watchfiles' rust_timeout
     assert trio.current_time() - start < 1.5
+
+
+async def test_ready_even_when_the_watches_are_set_up_after_the_first_cookie(
+    start_watcher: StartWatcher, notes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a loaded machine the watch thread may set up its watches after the
+    first readiness cookie was written; that cookie is never reported. The
+    watcher must still be ready soon after, not after its whole timeout and
+    a restart. Here the watch starts 1.5 s late."""
+    real_watch = Watcher._watch
+
+    async def late_watch(self: Watcher, *args: Any) -> None:
+        await trio.sleep(1.5)
+        await real_watch(self, *args)
+
+    monkeypatch.setattr(Watcher, "_watch", late_watch)
+    started = trio.current_time()
+    watcher, _ = await start_watcher([WatchRoot(notes, recursive=True)])
+    stats = watcher.statistics()
+    assert (stats.healthy, stats.restarts, stats.error) == (True, 0, None)
+    assert trio.current_time() - started < watcher_module.READY_TIMEOUT_S / 2
+    await barrier(watcher)
+    assert cookies_in(notes) == []

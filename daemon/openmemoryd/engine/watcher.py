@@ -42,6 +42,8 @@ logger = logging.getLogger("openmemoryd.watch")
 COOKIE_PREFIX: Final = ".omem-cookie-"
 _COOKIE_NAME: Final = re.compile(re.escape(COOKIE_PREFIX) + r"([0-9]{1,10})-[0-9]+")
 READY_TIMEOUT_S: Final = 10.0
+# A new readiness cookie this often until one comes back (`_ready_within`).
+READY_RETRY_S: Final = 0.5
 PROBE_TIMEOUT_S: Final = 10.0
 FAILURES_BEFORE_POLLING: Final = 3
 # How often watchfiles' Rust loop hands control back to check its stop event;
@@ -148,7 +150,7 @@ class Watcher:
                             paths = [r.path for r in self._roots if r.recursive == recursive]
                             if paths:
                                 nursery.start_soon(self._watch, paths, recursive, self._watch_stop)
-                        if not await self.seen_cookies_within(READY_TIMEOUT_S):
+                        if not await self._ready_within(READY_TIMEOUT_S):
                             raise OSError("the watcher delivered no events")
                         self._healthy = True
                         self._error = None
@@ -232,6 +234,33 @@ class Watcher:
                 self._cookies.pop(name, None)
                 with contextlib.suppress(OSError):
                     os.unlink(name)
+
+    async def _ready_within(self, seconds: float) -> bool:
+        """True once a cookie round trip completes within *seconds*, the
+        watch threads just started.
+
+        A cookie written before a watch thread has set up its watches is
+        never reported, and on a loaded machine setting them up can take
+        longer than writing the first cookie (which then cost the whole
+        timeout and a restart). So a fresh cookie is written every
+        `READY_RETRY_S` until one comes back, the earlier ones still
+        awaited: a slow round trip counts as well as a missed one retried.
+        """
+        done = trio.Event()
+
+        async def attempt() -> None:
+            await self.wait_cookies()
+            done.set()
+
+        with trio.move_on_after(seconds):
+            async with trio.open_nursery() as nursery:
+                while not done.is_set():
+                    nursery.start_soon(attempt)
+                    with trio.move_on_after(READY_RETRY_S):
+                        await done.wait()
+                nursery.cancel_scope.cancel()  # the other attempts remove their cookies
+            return True
+        return False
 
     async def seen_cookies_within(self, seconds: float) -> bool:
         """True if a cookie round trip completes within *seconds*."""
