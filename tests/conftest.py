@@ -53,6 +53,7 @@ KEYWORD_ONLY = '[embedding]\nprovider = "none"\n'
 DAEMON_FIXTURES = frozenset({"daemon"})
 
 
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: without xdist it is not called
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: one worker more than the cores this process may use.
 
