@@ -1,12 +1,15 @@
-"""End to end with the real default embedder and the quantised vector path
-forced on (``quantised_above = 0``): search by meaning still works, through
-the real daemon and client, the index holds the quantised companions, and
-notes added or deleted after the daemon's first searches (which loaded its
-in-memory copy of the sign bits) are found, or gone, by meaning."""
+"""End to end with the real default embedder, the quantised vector path and
+the keyword leg in halves forced on (``quantised_above = 0``,
+``keyword_split_above = 0``), the paths of a million-chunk index: search by
+meaning still works, through the real daemon and client, the index holds
+the quantised companions, notes added or deleted after the daemon's first
+searches (which loaded its in-memory copy of the sign bits) are found, or
+gone, by meaning, and the keyword leg in halves ranks as the whole does."""
 
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
 import apsw
@@ -14,6 +17,7 @@ import apsw
 from conftest import Daemon, Env
 from openmemoryd.store.quantised import CENTRE_MIN, bits_name
 from test_e2e_semantic import NOTES, paths, search, wait_for_vectors
+from test_reload import wait_for_log
 
 MORE = {
     "memory/garden.md": "The tomatoes in the back garden need watering every other day",
@@ -25,7 +29,7 @@ MORE = {
 
 
 def test_search_by_meaning_on_the_quantised_path(env: Env) -> None:
-    env.write_config("[search]\nquantised_above = 0\n")
+    env.write_config("[search]\nquantised_above = 0\nkeyword_split_above = 0\n")
     daemon = Daemon(env).start()
     try:
         notes = {**NOTES, **MORE}
@@ -47,6 +51,14 @@ def test_search_by_meaning_on_the_quantised_path(env: Env) -> None:
         assert "memory/cat.md" not in paths(search(daemon, "feeding the pet", "--min-score", "0"))
         status = json.loads(daemon.cli("status", "--json").stdout)
         index = Path(status["index_path"])
+        questions = ["what drink does Wei like", "feeding the pet", "boat marina winter", "tea"]
+        halves = [search(daemon, q, "--min-score", "0")["results"] for q in questions]
+        env.write_config("[search]\nquantised_above = 0\n")  # the leg in one piece
+        assert daemon.proc is not None
+        daemon.proc.send_signal(signal.SIGHUP)
+        wait_for_log(daemon, "SIGHUP: applied search.keyword_split_above 0 -> 250000")
+        whole = [search(daemon, q, "--min-score", "0")["results"] for q in questions]
+        assert halves == whole
     finally:
         daemon.stop()
     conn = apsw.Connection(str(index), flags=apsw.SQLITE_OPEN_READONLY)

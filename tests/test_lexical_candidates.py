@@ -14,16 +14,23 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import apsw
 import pytest
+import trio
 
 from bench.corpus import generate_workspace, sample_queries
+from openmemoryd.config import SearchSettings
+from openmemoryd.engine.keyword_parts import keyword_leg
 from openmemoryd.index.chunker import chunk_markdown
 from openmemoryd.index.indexer import sha256_hex
+from openmemoryd.search.pipeline import SearchQuery
 from openmemoryd.store import (
     ChunkRow,
     FileState,
+    RowidRange,
+    highest_chunk_id,
     lexical_candidates,
     open_index,
     reads,
@@ -215,3 +222,77 @@ def test_rows_and_chunks_come_from_one_snapshot(tmp_path: Path) -> None:
         reader.exec_trace = None
         reader.close()
         writer.close()
+
+
+@pytest.mark.parametrize("limit", [1, 6, 24])
+def test_the_best_of_each_id_range_together_are_the_best_of_all(
+    conn: apsw.Connection, limit: int
+) -> None:
+    """What the keyword leg in halves relies on: BM25 is the same in any
+    range of ids, so the best of each range, merged, are the best of all,
+    with a filter too (the transcripts sit at the end of the ids)."""
+    highest = highest_chunk_id(conn)
+    assert highest > 1000
+    for cut in (highest // 3, highest // 2 + 1, highest - 2):
+        parts = (RowidRange(None, cut), RowidRange(cut, None))
+        for match in _matches()[:20]:
+            for sources in (None, ["memory"], ["sessions"]):
+                merged = sorted(
+                    (
+                        (c.id, r)
+                        for part in parts
+                        for c, r in lexical_candidates(
+                            conn, match, limit, sources=sources, part=part
+                        )
+                    ),
+                    key=lambda hit: hit[1],
+                )[:limit]
+                _assert_same(merged, _reference(conn, match, limit, sources))
+
+
+def test_a_range_keeps_only_its_ids(conn: apsw.Connection) -> None:
+    highest = highest_chunk_id(conn)
+    match = _matches()[0]
+    low = lexical_candidates(conn, match, 50, part=RowidRange(None, highest // 2))
+    high = lexical_candidates(conn, match, 50, part=RowidRange(highest // 2, None))
+    assert low
+    assert high
+    assert all(c.id < highest // 2 for c, _ in low)
+    assert all(c.id >= highest // 2 for c, _ in high)
+
+
+@pytest.mark.parametrize("sources", [None, ("sessions",)])
+async def test_the_keyword_leg_in_halves_equals_the_whole(
+    conn: apsw.Connection, sources: tuple[str, ...] | None
+) -> None:
+    """`engine.keyword_parts.keyword_leg` from `keyword_split_above` on runs
+    the leg in two halves through the reader lane and merges them: the same
+    candidates as the leg in one piece. The reads run in threads at once, on
+    two connections of the same index, as the engine's readers do."""
+    readers = [conn, apsw.Connection(conn.filename, flags=apsw.SQLITE_OPEN_READONLY)]
+    used: list[int] = []
+
+    async def read(fn: Any, *args: Any) -> Any:
+        reader = readers.pop()
+        used.append(len(readers))
+        try:
+            return await trio.to_thread.run_sync(fn, reader, *args)
+        finally:
+            readers.append(reader)
+
+    whole = SearchSettings(hybrid=True, keyword_split_above=10**9)
+    halves = SearchSettings(hybrid=True, keyword_split_above=0)
+    for text in sample_queries(30, seed=8):
+        query = SearchQuery(text=text, limit=6, sources=sources)
+        one = await keyword_leg(read, query, whole, 0.0)
+        two = await keyword_leg(read, query, halves, 0.0)
+        assert one is not None
+        assert two is not None
+        assert two.terms == one.terms
+        assert two.pool == one.pool
+        _assert_same(
+            [(c.id, -(c.text_score or 0.0)) for c in two.candidates],
+            [(c.id, -(c.text_score or 0.0)) for c in one.candidates],
+        )
+    assert 0 in used  # both readers were out at once: the halves ran side by side
+    readers[0 if readers[1] is conn else 1].close()

@@ -198,6 +198,18 @@ class SearchSettings(Section, frozen=True):
             ge=0,
         ),
     ] = 20_000
+    # At 1M chunks the keyword leg (~105 ms) outlasts the query embedding and
+    # the vector leg together; in two halves on two readers it takes about
+    # half (docs/benchmarks.md, "The keyword leg in two halves"). Below a few
+    # hundred thousand chunks it ends before the embedding does anyway.
+    keyword_split_above: Annotated[
+        int,
+        doc(
+            "From this many chunks on (by highest chunk id), a search with vectors runs"
+            " its keyword leg in two halves of the index at once; 0: always.",
+            ge=0,
+        ),
+    ] = 250_000
     mmr: MmrSettings = msgspec.field(default_factory=MmrSettings)
     decay: DecaySettings = msgspec.field(default_factory=DecaySettings)
     salience: SalienceSettings = msgspec.field(default_factory=SalienceSettings)

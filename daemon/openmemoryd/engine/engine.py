@@ -53,6 +53,7 @@ from openmemoryd.engine.access import AccessCounts
 from openmemoryd.engine.hosts import ProgressFn
 from openmemoryd.engine.indexing import FileSync
 from openmemoryd.engine.keyword_merge import KeywordMerger
+from openmemoryd.engine.keyword_parts import keyword_leg
 from openmemoryd.engine.rebuild import rebuild_index, swap_files
 from openmemoryd.engine.recovery import (
     FaultSeen,
@@ -81,7 +82,7 @@ from openmemoryd.search import (
     rank_candidates,
     run_search,
 )
-from openmemoryd.search.pipeline import EarlyKeywords, EarlyNearest, early_keywords, early_nearest
+from openmemoryd.search.pipeline import EarlyKeywords, EarlyNearest, early_nearest
 from openmemoryd.search.vector import VectorQuery
 from openmemoryd.store import OpenedIndex, open_reader
 from openmemoryd.store.db import close_index
@@ -333,7 +334,7 @@ class Engine:
 
         async def keywords() -> None:
             try:
-                early.append(await self.read(early_keywords, query, settings, now))
+                early.append(await keyword_leg(self.read, query, settings, now))
             except Exception:  # the search itself runs the leg, and reports its error
                 early.append(None)
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import apsw
 
 from openmemoryd.search.candidate import Candidate
-from openmemoryd.store import lexical_candidates
+from openmemoryd.store import RowidRange, lexical_candidates
 from openmemoryd.text import fts_match_expression
 
 
@@ -32,12 +32,14 @@ def lexical_leg(
     limit: int,
     sources: Sequence[str] | None,
     agent: str | None = None,
+    part: RowidRange | None = None,
 ) -> list[Candidate]:
-    """The *limit* best keyword matches for *terms* (an OR query), best first."""
+    """The *limit* best keyword matches for *terms* (an OR query), best
+    first; with *part*, among the chunks of that id range only."""
     match = fts_match_expression(list(terms))
     if match is None:
         return []
     return [
         Candidate.found_by_keyword(chunk, bm25_score(rank))
-        for chunk, rank in lexical_candidates(conn, match, limit, sources, agent)
+        for chunk, rank in lexical_candidates(conn, match, limit, sources, agent, part)
     ]

@@ -41,7 +41,7 @@ reported once.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 
@@ -61,7 +61,7 @@ from openmemoryd.search.salience import apply_salience
 from openmemoryd.search.snippet import line_matches, make_snippet
 from openmemoryd.search.timeline import is_timeline_request, timeline_candidates
 from openmemoryd.search.vector import VectorQuery, rescale, vector_leg
-from openmemoryd.store import chunk_count, file_mtimes
+from openmemoryd.store import RowidRange, chunk_count, file_mtimes
 from openmemoryd.store.vectors import distances
 from openmemoryd.text import query_terms
 
@@ -113,10 +113,15 @@ class EarlyKeywords:
 
 
 def early_keywords(
-    conn: apsw.Connection, query: SearchQuery, settings: SearchSettings, now: float = 0.0
+    conn: apsw.Connection,
+    query: SearchQuery,
+    settings: SearchSettings,
+    now: float = 0.0,
+    part: RowidRange | None = None,
 ) -> EarlyKeywords | None:
     """The keyword leg as a search with a vector leg will run it; None for a
-    query `rank_candidates` refuses (it says why)."""
+    query `rank_candidates` refuses (it says why). With *part*, the best of
+    that range of chunk ids only (`merge_early` joins the parts)."""
     if (
         not settings.hybrid
         or not query.text.strip()
@@ -127,7 +132,22 @@ def early_keywords(
     calibrated = settings.fusion == "calibrated"
     dates = _query_dates(query.text, settings, now) if calibrated else QueryDates((), query.text)
     terms = query_terms(dates.rest)
-    return EarlyKeywords(terms, pool, lexical_leg(conn, terms, pool, query.sources, query.agent))
+    found = lexical_leg(conn, terms, pool, query.sources, query.agent, part)
+    return EarlyKeywords(terms, pool, found)
+
+
+def merge_early(parts: Sequence[EarlyKeywords | None]) -> EarlyKeywords | None:
+    """The keyword leg from its parts over disjoint ranges of chunk ids: the
+    best *pool* of their union is the best *pool* of the whole, since each
+    part holds the best *pool* of its range (BM25 is the same in each: FTS5
+    counts a term's rows over the whole index)."""
+    if not parts or any(part is None for part in parts):
+        return None
+    found = [part for part in parts if part is not None]
+    candidates = sorted(
+        (c for part in found for c in part.candidates), key=lambda c: -(c.text_score or 0.0)
+    )
+    return EarlyKeywords(found[0].terms, found[0].pool, candidates[: found[0].pool])
 
 
 @dataclass(frozen=True, slots=True)

@@ -129,9 +129,12 @@ def lexical_candidates(
     limit: int,
     sources: Sequence[str] | None = None,
     agent: str | None = None,
+    part: RowidRange | None = None,
 ) -> list[tuple[ChunkRecord, float]]:
     """Best *limit* chunks for an FTS5 MATCH expression with their BM25 rank
-    (negative: more negative is better), best first.
+    (negative: more negative is better), best first; with *part*, only
+    chunks whose id is in that range (the ranks are those of the whole
+    index: FTS5 counts a term's rows over all of it).
 
     ``ORDER BY rank`` makes FTS5 score and sort every matching row before
     the first comes out; ``ORDER BY bm25(...) LIMIT n`` lets SQLite keep
@@ -149,12 +152,13 @@ def lexical_candidates(
     # One statement, so the rows and their chunks come from one snapshot
     # (a write between two statements could replace a matched chunk).
     # ``matched`` counts the rows of the window before the filters.
-    args: list[object] = [match, window]
+    within, bounds = _within(part, "rowid")
+    args: list[object] = [match, *bounds, window]
     sql = (
         f"SELECT {_CHUNK_COLUMNS}, f.r, f.matched FROM ("
         " SELECT id, r, count(*) OVER () AS matched FROM ("
         f"  SELECT rowid AS id, {KEYWORD_RANK_FUNCTION} AS r FROM chunks_fts"
-        "   WHERE chunks_fts MATCH ? ORDER BY r LIMIT ?)"
+        f"   WHERE chunks_fts MATCH ?{within} ORDER BY r LIMIT ?)"
         ") AS f JOIN chunks AS c ON c.id = f.id"
     )
     sql += _narrowed(args, sources, agent)
@@ -163,11 +167,41 @@ def lexical_candidates(
     ranked = [(_record(row[:-2]), as_float(row[-2])) for row in rows][:limit]
     if len(ranked) == limit or (rows and as_int(rows[0][-1]) < window):
         return ranked
-    return _lexical_sorted(conn, match, limit, sources, agent)
+    return _lexical_sorted(conn, match, limit, sources, agent, part)
 
 
 # Rows taken per wanted row when a source or agent filter may drop some.
 _FILTERED_WINDOW: Final = 4
+
+
+@dataclass(frozen=True, slots=True)
+class RowidRange:
+    """Chunk ids from `low` (inclusive) to `high` (exclusive); None: unbounded."""
+
+    low: int | None
+    high: int | None
+
+
+def _within(part: RowidRange | None, column: str) -> tuple[str, list[object]]:
+    """The ``AND`` clauses keeping *column* within *part*, and their values."""
+    if part is None:
+        return "", []
+    clauses = ""
+    values: list[object] = []
+    if part.low is not None:
+        clauses += f" AND {column} >= ?"
+        values.append(part.low)
+    if part.high is not None:
+        clauses += f" AND {column} < ?"
+        values.append(part.high)
+    return clauses, values
+
+
+def highest_chunk_id(conn: apsw.Connection) -> int:
+    """The highest chunk id (0 for none): an upper bound of the chunk count,
+    read from the primary key in O(log n) where ``count(*)`` walks every row."""
+    rows = conn.execute("SELECT max(id) FROM chunks").fetchall()
+    return 0 if not rows or rows[0][0] is None else as_int(rows[0][0])
 
 
 def _lexical_sorted(
@@ -176,15 +210,17 @@ def _lexical_sorted(
     limit: int,
     sources: Sequence[str] | None,
     agent: str | None,
+    part: RowidRange | None = None,
 ) -> list[tuple[ChunkRecord, float]]:
     """`lexical_candidates` by FTS5's own full sort: chunks are joined in
     rank order until *limit* pass the filters (a selective filter)."""
+    within, bounds = _within(part, "f.rowid")
     sql = (
         f"SELECT {_CHUNK_COLUMNS}, f.rank "
         "FROM chunks_fts AS f JOIN chunks AS c ON c.id = f.rowid "
-        "WHERE chunks_fts MATCH ?"
+        f"WHERE chunks_fts MATCH ?{within}"
     )
-    args: list[object] = [match]
+    args: list[object] = [match, *bounds]
     sql += _narrowed(args, sources, agent)
     sql += " ORDER BY f.rank LIMIT ?"
     args.append(limit)
