@@ -20,10 +20,10 @@ from openmemoryd.store.quantised import (
     ensure_companions,
     quantised_knn,
 )
-from openmemoryd.store.quantised import warm_sign_bits as signbits_warm
 from openmemoryd.store.rows import as_bytes, as_int
 from openmemoryd.store.signbits import cached_candidates, log_name, sql_candidates
 from openmemoryd.store.vectors import VecTable, store_vectors, target_table
+from openmemoryd.store.vectors import warm_active_sign_bits as signbits_warm
 from test_quantised import DIMS, cone_vectors
 
 SOURCE_FILTERS: list[list[str] | None] = [None, ["memory"], ["sessions"], ["memory", "sessions"]]

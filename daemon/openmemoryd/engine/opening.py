@@ -20,7 +20,7 @@ from openmemoryd.engine.journal_keeper import keep_journal
 from openmemoryd.engine.rebuild import needs_rebuild
 from openmemoryd.engine.recovery import IndexDamaged
 from openmemoryd.store import open_index
-from openmemoryd.store.quantised import warm_sign_bits
+from openmemoryd.store.vectors import warm_active_sign_bits
 
 __all__ = ["open_engine"]
 
@@ -87,7 +87,7 @@ async def _warm_sign_bits(engine: Engine) -> None:
     """Load the sign bits the quantised vector leg scans in memory now, in
     the background, rather than in the first search (seconds at 1M chunks)."""
     try:
-        if await engine.read(warm_sign_bits, engine.config.search.quantised_above):
+        if await engine.read(warm_active_sign_bits, engine.config.search.quantised_above):
             logger.info("sign bits of the vector table loaded for quantised search")
     except Exception:  # the first search loads them, and reports any error
         logger.exception("loading the sign bits for quantised search failed")

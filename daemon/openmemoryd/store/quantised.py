@@ -299,14 +299,10 @@ def cosine_distances(
     return found
 
 
-def warm_sign_bits(conn: apsw.Connection, quantised_above: int) -> bool:
-    """Load the in-memory copy of the active table's sign bits if its searches
-    will be quantised (~57 bytes a vector; seconds at 1M vectors, which the
-    first search would otherwise wait for); whether it did."""
-    rows = conn.execute("SELECT value FROM meta WHERE key = 'vec_active'").fetchall()
-    if not rows:
-        return False
-    table = str(json.loads(str(rows[0][0]))["table"])
+def warm_sign_bits(conn: apsw.Connection, table: str, quantised_above: int) -> bool:
+    """Load the in-memory copy of *table*'s sign bits if its searches will be
+    quantised (~57 bytes a vector; seconds at 1M vectors, which the first
+    search would otherwise wait for); whether it did."""
     centre = _centre(conn, table)
     if centre is None or size_hint(conn, table) < quantised_above:
         return False

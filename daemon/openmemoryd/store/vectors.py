@@ -40,6 +40,7 @@ from openmemoryd.store.quantised import (
     delete_companion_ids,
     delete_companion_path,
     drop_companions,
+    warm_sign_bits,
     write_companions,
 )
 from openmemoryd.store.rows import as_bytes, as_float, as_int, as_str
@@ -91,6 +92,12 @@ def _write(conn: apsw.Connection, key: str, table: VecTable | None) -> None:
 
 def active_table(conn: apsw.Connection) -> VecTable | None:
     return _read(conn, _ACTIVE)
+
+
+def warm_active_sign_bits(conn: apsw.Connection, quantised_above: int) -> bool:
+    """`quantised.warm_sign_bits` for the table searches use; False without one."""
+    active = active_table(conn)
+    return active is not None and warm_sign_bits(conn, active.table, quantised_above)
 
 
 def building_table(conn: apsw.Connection) -> VecTable | None:
