@@ -26,6 +26,7 @@ def _config(
     neighbours: bool = False,
     snippet_chars: int = 700,
     candidate_multiplier: int = 4,
+    trim_overlap: bool = False,
 ) -> str:
     """A complete ranking config, so a method means the same whatever the defaults become."""
     return (
@@ -33,14 +34,18 @@ def _config(
         f"[search]\nvector_weight = {vector_weight}\ntext_weight = {text_weight}\n"
         f'fusion = "{fusion}"\ndate_aware = {str(date_aware).lower()}\n'
         f"neighbours = {str(neighbours).lower()}\n"
+        f"trim_overlap = {str(trim_overlap).lower()}\n"
         f"snippet_chars = {snippet_chars}\ncandidate_multiplier = {candidate_multiplier}\n\n"
         f"[search.mmr]\nenabled = {str(mmr).lower()}\nlambda = 0.7\n\n"
         f"[search.decay]\nenabled = {str(decay).lower()}\nhalf_life_days = 30.0\nfloor = 0.5\n"
     )
 
 
-def _default(*, snippet_chars: int = 700, candidate_multiplier: int = 4) -> str:
-    """The default configuration: calibrated fusion with dates and neighbours."""
+def _default(
+    *, snippet_chars: int = 700, candidate_multiplier: int = 4, trim_overlap: bool = True
+) -> str:
+    """The default configuration: calibrated fusion with dates and neighbours,
+    hits trimmed of the lines a better hit shows."""
     return _config(
         "local",
         fusion="calibrated",
@@ -48,6 +53,7 @@ def _default(*, snippet_chars: int = 700, candidate_multiplier: int = 4) -> str:
         neighbours=True,
         snippet_chars=snippet_chars,
         candidate_multiplier=candidate_multiplier,
+        trim_overlap=trim_overlap,
     )
 
 
@@ -73,10 +79,16 @@ METHODS: Final[Mapping[str, Method]] = {
     for m in (
         Method(
             "calibrated",
-            "calibrated fusion with dates and neighbours (the default)",
+            "calibrated fusion with dates and neighbours, overlap trimmed (the default)",
             _default(),
             vectors=True,
             default_layouts=LAYOUTS,
+        ),
+        Method(
+            "calibrated-repeats",
+            "the default, but a hit shows its whole chunk even where a better hit showed its lines",
+            _default(trim_overlap=False),
+            vectors=True,
         ),
         Method(
             "calibrated-snippets-400",

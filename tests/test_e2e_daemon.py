@@ -14,6 +14,7 @@ import pytest
 
 from conftest import Daemon, Env, run_openmemoryd
 from omem_client import Client
+from test_reload import wait_for_log
 
 pytestmark = pytest.mark.e2e
 
@@ -152,3 +153,43 @@ def test_changing_the_chunking_rebuilds_the_index_by_itself(env: Env) -> None:
         assert "rebuilt" in second.log()
     finally:
         second.stop()
+
+
+def test_search_shows_no_line_twice_across_overlapping_chunks(env: Env) -> None:
+    """Through the daemon: small overlapping chunks of one file, each matching;
+    every shown line is shown once, each snippet is the file's lines at its
+    citation, and ``trim_overlap = false`` (by SIGHUP) brings the repeats back."""
+    env.write_config(
+        '[embedding]\nprovider = "none"\n[index]\nchunk_tokens = 40\nchunk_overlap = 20\n'
+    )
+    lines = [f"- heron sighting {i}: grey heron by the canal lock" for i in range(24)]
+    daemon = Daemon(env).start()
+    try:
+        (env.workspace / "memory" / "birds.md").write_text("\n".join(lines) + "\n")
+        daemon.cli("sync")
+
+        def hits() -> list[dict[str, object]]:
+            out = daemon.cli("search", "heron canal", "--limit", "20", "--json").stdout
+            return [h for h in json.loads(out)["results"] if h["path"] == "memory/birds.md"]
+
+        trimmed = hits()
+        assert len(trimmed) >= 3
+        shown = [n for h in trimmed for n in range(int(h["start_line"]), int(h["end_line"]) + 1)]
+        assert len(shown) == len(set(shown))
+        for hit in trimmed:
+            first, last = int(hit["start_line"]), int(hit["end_line"])
+            assert hit["snippet"] == "\n".join(lines[first - 1 : last])
+            span = f"L{first}" if first == last else f"L{first}-L{last}"
+            assert hit["citation"] == f"memory/birds.md#{span}"
+        env.write_config(
+            '[embedding]\nprovider = "none"\n[index]\nchunk_tokens = 40\nchunk_overlap = 20\n'
+            "[search]\ntrim_overlap = false\n"
+        )
+        assert daemon.proc is not None
+        daemon.proc.send_signal(signal.SIGHUP)
+        wait_for_log(daemon, "SIGHUP: applied search.trim_overlap")
+        repeated = hits()
+        again = [n for h in repeated for n in range(int(h["start_line"]), int(h["end_line"]) + 1)]
+        assert len(again) > len(set(again))
+    finally:
+        daemon.stop()

@@ -118,6 +118,36 @@ def test_overlapping_chunks_showing_the_same_lines_are_reported_once(
     assert len(keys) == len(set(keys))
 
 
+def test_a_hit_leaves_out_the_lines_a_better_hit_of_its_file_shows(
+    conn: apsw.Connection,
+) -> None:
+    """Chunks overlap: the second hit starts after the lines the first showed,
+    and a chunk whose every line was shown is no hit at all."""
+    rows = [
+        ChunkRow(1, 3, "", "oolong oolong tea\nWei likes it\nbrewed at 90 degrees", "h1"),
+        ChunkRow(2, 5, "", "Wei likes it\nbrewed at 90 degrees\noolong again\nfrom Fujian", "h2"),
+        ChunkRow(2, 3, "", "Wei likes it\nbrewed at 90 degrees oolong", "h3"),
+    ]
+    replace_file(conn, FileState("a.md", "memory", "h", 1, 1), rows)
+    trimmed = run_search(conn, SearchQuery("oolong", min_score=0.0), SETTINGS, CTX).results
+    assert [(h.start_line, h.end_line) for h in trimmed] == [(1, 3), (4, 5)]
+    assert trimmed[1].snippet == "oolong again\nfrom Fujian"
+    assert trimmed[1].citation == "a.md#L4-L5"
+    whole = SearchSettings(trim_overlap=False)
+    repeated = run_search(conn, SearchQuery("oolong", min_score=0.0), whole, CTX).results
+    assert sorted((h.start_line, h.end_line) for h in repeated) == [(1, 3), (2, 3), (2, 5)]
+
+
+def test_trimming_never_joins_lines_of_different_files(conn: apsw.Connection) -> None:
+    add(conn, "a.md", "oolong tea")
+    add(conn, "b.md", "oolong tea")
+    result = run_search(conn, SearchQuery("oolong"), SETTINGS, CTX).results
+    assert sorted((h.path, h.snippet) for h in result) == [
+        ("a.md", "oolong tea"),
+        ("b.md", "oolong tea"),
+    ]
+
+
 def test_stale_flag_is_passed_through(conn: apsw.Connection) -> None:
     add(conn, "a.md", "oolong")
     stale = SearchContext(provider="none", model=None, stale=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from openmemoryd.search import citation, make_snippet
+from openmemoryd.search.snippet import without_lines
 from openmemoryd.text import safe_boundary
 
 
@@ -55,3 +56,40 @@ def test_cjk_snippet_budget_counts_characters() -> None:
 def test_citations() -> None:
     assert citation("MEMORY.md", 5, 7) == "MEMORY.md#L5-L7"
     assert citation("memory/2026-11-22.md", 3, 3) == "memory/2026-11-22.md#L3"
+
+
+def test_lines_a_better_hit_showed_are_left_out_at_either_end() -> None:
+    snippet = make_snippet("a\nb\nc\nd\ne", 10, [], 700)
+    start = without_lines(snippet, {8, 9, 10, 11})
+    assert start is not None
+    assert (start.text, start.start_line, start.end_line) == ("c\nd\ne", 12, 14)
+    end = without_lines(snippet, {13, 14, 15})
+    assert end is not None
+    assert (end.text, end.start_line, end.end_line) == ("a\nb\nc", 10, 12)
+
+
+def test_a_snippet_with_nothing_new_is_none_and_one_with_nothing_shown_is_itself() -> None:
+    snippet = make_snippet("a\n\nb", 3, [], 700)
+    assert without_lines(snippet, {3, 4, 5}) is None
+    assert without_lines(snippet, {3, 5}) is None  # only a blank line would be left
+    assert without_lines(snippet, {1, 2, 6}) is snippet
+
+
+def test_lines_shown_only_inside_a_snippet_keep_it_whole() -> None:
+    """What is left must be one range of lines, so its citation stays exact."""
+    snippet = make_snippet("a\nb\nc", 1, [], 700)
+    assert without_lines(snippet, {2}) is snippet
+
+
+def test_blank_lines_left_at_a_new_edge_go_too() -> None:
+    snippet = make_snippet("a\nb\n\nc\n\nd", 1, [], 700)
+    trimmed = without_lines(snippet, {1, 2, 6})
+    assert trimmed is not None
+    assert (trimmed.text, trimmed.start_line, trimmed.end_line) == ("c", 4, 4)
+
+
+def test_a_window_cut_from_one_long_line_is_never_trimmed() -> None:
+    line = "filler " * 60 + "oolong " + "filler " * 60
+    snippet = make_snippet(line, 7, ["oolong"], 100)
+    assert snippet.cut
+    assert without_lines(snippet, {7}) is snippet

@@ -153,6 +153,13 @@ class SearchSettings(Section, frozen=True):
             " file) higher, since the rest of an answer often follows (calibrated fusion)."
         ),
     ] = True
+    trim_overlap: Annotated[
+        bool,
+        doc(
+            "A hit leaves out the lines a better hit of the same file already shows"
+            " (chunks overlap), so an answer spends no characters on a line twice."
+        ),
+    ] = True
     global_workspace: Annotated[
         str,
         doc(

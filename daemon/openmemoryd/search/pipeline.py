@@ -35,8 +35,10 @@ Thresholding rules (OpenClaw PR #20994 is the bug they avoid):
 * a reranker only re-orders what passed these rules: its blended score
   becomes the hit's ``score`` but is never compared with ``min_score``.
 
-Hits whose snippets show the same lines of the same file (chunk overlap) are
-reported once.
+Chunks overlap, so a hit does not repeat the lines a better hit of the same
+file already shows (``search.trim_overlap``): its snippet and citation start
+after them, or end before them, and a hit with nothing else to show is left
+out (the next candidate takes its place).
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ from openmemoryd.search.fusion import fuse_rrf, fuse_weighted, normalize_weights
 from openmemoryd.search.lexical import lexical_leg
 from openmemoryd.search.mmr import mmr_rerank
 from openmemoryd.search.salience import apply_salience
-from openmemoryd.search.snippet import line_matches, make_snippet
+from openmemoryd.search.snippet import line_matches, make_snippet, without_lines
 from openmemoryd.search.timeline import is_timeline_request, timeline_candidates
 from openmemoryd.search.vector import VectorQuery, rescale, vector_leg
 from openmemoryd.store import RowidRange, chunk_count, file_mtimes
@@ -346,7 +348,9 @@ def finish_search(
         )
     if settings.mmr.enabled and len(chosen) > 1 and not timeline:
         chosen = mmr_rerank(chosen, lambda_=settings.mmr.lambda_)
-    hits = _to_hits(chosen, ranked.terms, ranked.limit, settings.snippet_chars)
+    hits = _to_hits(
+        chosen, ranked.terms, ranked.limit, settings.snippet_chars, settings.trim_overlap
+    )
     explain = (
         _explain(settings, ranked.terms, ranked.lexical_count, ranked.nearest_count)
         if query.explain
@@ -493,16 +497,27 @@ def _round(value: float | None) -> float | None:
 
 
 def _to_hits(
-    candidates: list[Candidate], terms: list[str], limit: int, snippet_chars: int
+    candidates: list[Candidate],
+    terms: list[str],
+    limit: int,
+    snippet_chars: int,
+    trim_overlap: bool = True,
 ) -> list[SearchHit]:
     hits: list[SearchHit] = []
-    shown: set[tuple[str, int, int]] = set()
+    ranges: set[tuple[str, int, int]] = set()
+    lines_shown: dict[str, set[int]] = {}
     for candidate in candidates:
-        snippet = make_snippet(candidate.text, candidate.start_line, terms, snippet_chars)
+        made = make_snippet(candidate.text, candidate.start_line, terms, snippet_chars)
+        shown = lines_shown.setdefault(candidate.path, set())
+        snippet = without_lines(made, shown) if trim_overlap else made
+        if snippet is None:
+            continue  # every line of it is in a better hit already
         key = (candidate.path, snippet.start_line, snippet.end_line)
-        if key in shown:
+        if key in ranges:
             continue
-        shown.add(key)
+        ranges.add(key)
+        if not snippet.cut:
+            shown.update(range(snippet.start_line, snippet.end_line + 1))
         hits.append(
             SearchHit(
                 path=candidate.path,

@@ -18,6 +18,7 @@ snippet is verbatim text of the chunk (no ellipses added).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from openmemoryd.text import safe_boundary, token_set
@@ -25,9 +26,12 @@ from openmemoryd.text import safe_boundary, token_set
 
 @dataclass(frozen=True, slots=True)
 class Snippet:
+    """Lines *start_line*..*end_line* of a file, or with *cut* a window of one line."""
+
     text: str
     start_line: int
     end_line: int
+    cut: bool = False
 
 
 def make_snippet(text: str, first_line: int, terms: Sequence[str], max_chars: int) -> Snippet:
@@ -38,7 +42,10 @@ def make_snippet(text: str, first_line: int, terms: Sequence[str], max_chars: in
     best = _best_line(lines, terms)
     if len(lines[best]) > max_chars:
         return Snippet(
-            _cut_line(lines[best], terms, max_chars), first_line + best, first_line + best
+            _cut_line(lines[best], terms, max_chars),
+            first_line + best,
+            first_line + best,
+            cut=True,
         )
     start, end = _grow_window(lines, best, max_chars)
     while start < best and not lines[start].strip():
@@ -46,6 +53,37 @@ def make_snippet(text: str, first_line: int, terms: Sequence[str], max_chars: in
     while end > best and not lines[end].strip():
         end -= 1
     return Snippet("\n".join(lines[start : end + 1]), first_line + start, first_line + end)
+
+
+def without_lines(snippet: Snippet, shown: AbstractSet[int]) -> Snippet | None:
+    """*snippet* less the lines at either end that are in *shown* (and the blank
+    lines left at its new ends); None when it has nothing else to show.
+
+    Chunks overlap, so the next chunk of a file repeats the last lines of the
+    one before; an answer that already showed those lines spends nothing on
+    them twice. Only the ends are taken off, so what is left is still one
+    range of lines with an exact citation; a snippet cut from inside one long
+    line is returned as it is.
+    """
+    if snippet.cut:
+        return snippet
+    lines = snippet.text.split("\n")
+    first, last = 0, len(lines) - 1
+    while first <= last and snippet.start_line + first in shown:
+        first += 1
+    while last >= first and snippet.start_line + last in shown:
+        last -= 1
+    if first == 0 and last == len(lines) - 1:
+        return snippet
+    while first <= last and not lines[first].strip():
+        first += 1
+    while last >= first and not lines[last].strip():
+        last -= 1
+    if first > last:
+        return None
+    return Snippet(
+        "\n".join(lines[first : last + 1]), snippet.start_line + first, snippet.start_line + last
+    )
 
 
 def line_matches(line: str, terms: Sequence[str]) -> int:
