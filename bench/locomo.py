@@ -58,8 +58,8 @@ embedding work.
 Run from the repository root::
 
     python -m bench.locomo [--methods bm25,vector,...] [--layouts dated,undated]
-        [--conversations 0,1,...] [--data PATH] [--chunk-tokens N] [--embed-nice N]
-        [--json PATH]
+        [--conversations 0,1,...] [--data PATH] [--chunk-tokens N [--chunk-overlap N]]
+        [--embed-nice N] [--json PATH]
 
 Progress goes to stderr; stdout is Markdown (command, machine, data sha256,
 the overall table, the per-category R@5 table and the indexing table).
@@ -294,9 +294,11 @@ def run_conversation(
     return out
 
 
-def with_chunking(method: Method, tokens: int) -> Method:
-    """*method* on an index chunked to *tokens* (overlap a fifth of that)."""
-    index = f"\n[index]\nchunk_tokens = {tokens}\nchunk_overlap = {tokens // 5}\n"
+def with_chunking(method: Method, tokens: int, overlap: int | None = None) -> Method:
+    """*method* on an index chunked to *tokens*, chunks overlapping by *overlap*
+    (default a fifth of *tokens*, as the daemon's defaults are)."""
+    overlap = tokens // 5 if overlap is None else overlap
+    index = f"\n[index]\nchunk_tokens = {tokens}\nchunk_overlap = {overlap}\n"
     return replace(method, config_toml=method.config_toml + index)
 
 
@@ -411,6 +413,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="index every method with this chunk size (overlap 20%%); default: the daemon's",
     )
     parser.add_argument(
+        "--chunk-overlap",
+        type=int,
+        default=None,
+        help="tokens shared by neighbouring chunks, with --chunk-tokens; default a fifth of it",
+    )
+    parser.add_argument(
         "--embed-nice",
         type=int,
         default=None,
@@ -423,6 +431,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="results file; default bench/results/<UTC date>-locomo.json",
     )
     args = parser.parse_args(args_list)
+    if args.chunk_overlap is not None and args.chunk_tokens is None:
+        print("locomo: --chunk-overlap needs --chunk-tokens", file=sys.stderr)
+        return 2
 
     data_path: Path = args.data
     if not data_path.is_file():
@@ -446,7 +457,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     conversations = [every[i] for i in wanted]
     methods = [METHODS[name] for name in args.methods]
     if args.chunk_tokens is not None:
-        methods = [with_chunking(m, args.chunk_tokens) for m in methods]
+        methods = [with_chunking(m, args.chunk_tokens, args.chunk_overlap) for m in methods]
     if args.embed_nice is not None:
         methods = [with_embed_nice(m, args.embed_nice) for m in methods]
     plan = build_plan(methods, args.layouts)

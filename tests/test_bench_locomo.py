@@ -27,8 +27,10 @@ from bench.locomo import (
     snippet_ids,
     split_evidence,
     to_json,
+    with_chunking,
     write_workspace,
 )
+from bench.locomo_methods import METHODS
 
 
 def _turn(dia_id: str, speaker: str, text: str, caption: str | None = None) -> dict[str, str]:
@@ -266,3 +268,14 @@ def test_tiny_run_scores_both_layouts(
         assert queries[(1, 0)][4] is not None
     # The layouts hold the same text and decay is off: identical rankings.
     assert [q[:5] for q in results[0]["queries"]] == [q[:5] for q in results[1]["queries"]]
+
+
+def test_chunk_overlap_is_set_with_the_chunk_size() -> None:
+    method = METHODS["calibrated"]
+    assert "chunk_overlap = 35\n" in with_chunking(method, 175).config_toml
+    assert "chunk_overlap = 70\n" in with_chunking(method, 175, 70).config_toml
+
+
+def test_chunk_overlap_alone_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--chunk-overlap", "70", "--data", __file__]) == 2
+    assert "--chunk-overlap needs --chunk-tokens" in capsys.readouterr().err

@@ -138,6 +138,34 @@ def test_a_hit_leaves_out_the_lines_a_better_hit_of_its_file_shows(
     assert sorted((h.start_line, h.end_line) for h in repeated) == [(1, 3), (2, 3), (2, 5)]
 
 
+@pytest.mark.parametrize(
+    ("query", "lines"),
+    [
+        ("乌龙茶", ["魏喜欢乌龙茶和乌龙茶点心", "每天早上喝", "九十度的水", "乌龙茶来自福建"]),
+        (
+            "улун",
+            [
+                "Вэй любит улун, улун с утра",
+                "каждый день",
+                "вода девяносто градусов",
+                "улун из Фуцзяня",
+            ],
+        ),
+    ],
+)
+def test_trimming_in_chinese_and_russian(
+    conn: apsw.Connection, query: str, lines: list[str]
+) -> None:
+    first, second = "\n".join(lines[:3]), "\n".join(lines[1:])
+    rows = [ChunkRow(1, 3, "", first, "h1"), ChunkRow(2, 4, "", second, "h2")]
+    replace_file(conn, FileState("m.md", "memory", "h", 1, 1), rows)
+    hits = run_search(conn, SearchQuery(query, min_score=0.0), SETTINGS, CTX).results
+    assert [(h.start_line, h.end_line, h.snippet) for h in hits] == [
+        (1, 3, first),
+        (4, 4, lines[3]),
+    ]
+
+
 def test_trimming_never_joins_lines_of_different_files(conn: apsw.Connection) -> None:
     add(conn, "a.md", "oolong tea")
     add(conn, "b.md", "oolong tea")
