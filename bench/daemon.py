@@ -57,9 +57,11 @@ POLL_INTERVAL_S: Final = 0.05
 INDEX_POLL_INTERVAL_S: Final = 0.2
 
 
-def embedder_toml(provider: str, *, nice: int | None = None) -> str:
+def embedder_toml(
+    provider: str, *, nice: int | None = None, query_threads: int | None = None
+) -> str:
     """An ``[embedding]`` config choosing *provider*, and optionally the local
-    embedder's niceness (None: the daemon's default, 10).
+    embedder's niceness and query threads (None: the daemon's defaults).
 
     The daemon runs its embedding worker at nice 10 so it yields to whatever
     else the user runs. On a machine shared with other people's test runs that
@@ -67,8 +69,11 @@ def embedder_toml(provider: str, *, nice: int | None = None) -> str:
     and say so in their settings.
     """
     text = f'[embedding]\nprovider = "{provider}"\n'
-    if nice is not None:
-        text += f"\n[embedding.local]\nnice = {nice}\n"
+    local = [f"nice = {nice}"] if nice is not None else []
+    if query_threads is not None:
+        local.append(f"query_threads = {query_threads}")
+    if local:
+        text += "\n[embedding.local]\n" + "\n".join(local) + "\n"
     return text
 
 

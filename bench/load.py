@@ -33,7 +33,7 @@ Run from the repository root::
 
     python -m bench.load [--sections 10000] [--clients 32] [--ops 3200]
         [--append-share 0.1] [--workers processes,threads] [--provider none]
-        [--embed-nice N] [--seed 0] [--json PATH]
+        [--embed-nice N] [--query-threads N] [--seed 0] [--json PATH]
 
 Progress goes to stderr; stdout is a Markdown table to paste.
 """
@@ -260,13 +260,15 @@ def measure(
     provider: str,
     seed: int,
     embed_nice: int | None = None,
+    query_threads: int | None = None,
 ) -> LoadResult:
     """Index a fresh *sections*-section workspace, then one `run_load` per *workers* kind.
 
     With *embed_nice*, the corpus is embedded at that niceness, then the
     daemon restarts with its default settings (vectors kept) to serve the load.
     """
-    with BenchDaemon(config_toml=embedder_toml(provider, nice=embed_nice)) as daemon:
+    toml = embedder_toml(provider, nice=embed_nice, query_threads=query_threads)
+    with BenchDaemon(config_toml=toml) as daemon:
         generate_workspace(daemon.workspace, sections, seed=seed)
         spawned = time.perf_counter()
         daemon.start()
@@ -281,7 +283,7 @@ def measure(
             if embed_nice is not None:
                 _progress("vectors done; restarting the daemon with its default settings")
                 _stop(daemon)
-                daemon.write_config(embedder_toml(provider))
+                daemon.write_config(embedder_toml(provider, query_threads=query_threads))
                 daemon.start()
                 daemon.wait_indexed()
                 status = daemon.wait_vectors()
@@ -431,6 +433,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="embed the corpus at this niceness, then serve the load with the defaults",
     )
+    parser.add_argument(
+        "--query-threads",
+        type=int,
+        default=None,
+        help="BLAS threads for each query embedding (local model); default: the daemon's",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(args_list)
@@ -446,6 +454,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             provider=args.provider,
             seed=args.seed,
             embed_nice=args.embed_nice,
+            query_threads=args.query_threads,
         )
     except (RuntimeError, OmemError, OSError) as exc:
         print(f"load: {exc}", file=sys.stderr)

@@ -27,10 +27,14 @@ def _config(
     snippet_chars: int = 700,
     candidate_multiplier: int = 4,
     trim_overlap: bool = False,
+    query_threads: int | None = None,
 ) -> str:
     """A complete ranking config, so a method means the same whatever the defaults become."""
+    local = (
+        "" if query_threads is None else f"[embedding.local]\nquery_threads = {query_threads}\n\n"
+    )
     return (
-        f'[embedding]\nprovider = "{provider}"\n\n'
+        f'[embedding]\nprovider = "{provider}"\n\n{local}'
         f"[search]\nvector_weight = {vector_weight}\ntext_weight = {text_weight}\n"
         f'fusion = "{fusion}"\ndate_aware = {str(date_aware).lower()}\n'
         f"neighbours = {str(neighbours).lower()}\n"
@@ -42,7 +46,11 @@ def _config(
 
 
 def _default(
-    *, snippet_chars: int = 700, candidate_multiplier: int = 4, trim_overlap: bool = True
+    *,
+    snippet_chars: int = 700,
+    candidate_multiplier: int = 4,
+    trim_overlap: bool = True,
+    query_threads: int | None = None,
 ) -> str:
     """The default configuration: calibrated fusion with dates and neighbours,
     hits trimmed of the lines a better hit shows."""
@@ -54,6 +62,7 @@ def _default(
         snippet_chars=snippet_chars,
         candidate_multiplier=candidate_multiplier,
         trim_overlap=trim_overlap,
+        query_threads=query_threads,
     )
 
 
@@ -88,6 +97,12 @@ METHODS: Final[Mapping[str, Method]] = {
             "calibrated-repeats",
             "the default, but a hit shows its whole chunk even where a better hit showed its lines",
             _default(trim_overlap=False),
+            vectors=True,
+        ),
+        Method(
+            "calibrated-qthreads2",
+            "the default with two BLAS threads for each query's embedding (one by default)",
+            _default(query_threads=2),
             vectors=True,
         ),
         Method(

@@ -58,6 +58,7 @@ from bench import (
     int8_matmul,
     load,
     locomo,
+    query_threads,
     search_latency,
     search_scale,
     soak,
@@ -95,6 +96,12 @@ PARTS: Final[tuple[Part, ...]] = (
     Part("cli-startup", "CLI start-up", "bench.cli_startup", cli_startup.main),
     Part("int8", "int8 vs float32 matrix products", "bench.int8_matmul", int8_matmul.main),
     Part(
+        "query-threads",
+        "Query embedding threads, while indexing and idle",
+        "bench.query_threads",
+        query_threads.main,
+    ),
+    Part(
         "search-scale", "Search at 10k, 100k and 1M chunks", "bench.search_scale", search_scale.main
     ),
     Part("soak", "Soak under mixed load", "bench.soak", soak.main),
@@ -117,6 +124,7 @@ FULL: Final[Mapping[str, str]] = {
     # Builds are kept in /tmp/omscale and reused: 1M chunks take ~40 minutes.
     "search-scale": "--sizes 10000,100000,1000000 --queries 100 --cache /tmp/omscale",
     "int8": "--tokens 512 --repeat 7",
+    "query-threads": "--threads 1,2 --sections 600 --queries 150 --rounds 2",
     "soak": "--minutes 30 --model local",
 }
 QUICK: Final[Mapping[str, str]] = {

@@ -89,7 +89,14 @@ class LocalSettings(_Section, frozen=True):
         int, doc("Threads for background indexing (a separate, niced process).", ge=1, le=64)
     ] = 2
     query_threads: Annotated[
-        int, doc("Threads for query embeddings, kept fast while indexing runs.", ge=1, le=64)
+        int,
+        doc(
+            "BLAS threads for each query embedding. More make a lone search faster but"
+            " cost CPU, and queries then take turns: under many clients 1 serves twice"
+            " the searches (docs/benchmarks.md).",
+            ge=1,
+            le=64,
+        ),
     ] = 1
     batch_size: Annotated[int, doc("Chunks embedded per batch.", ge=1, le=256)] = 16
     nice: Annotated[int, doc("Scheduling niceness of the indexing process.", ge=0, le=19)] = 10

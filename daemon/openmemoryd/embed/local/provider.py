@@ -68,6 +68,7 @@ class LocalEmbedder:
         self._query_model: TextEncoder | None = None
         self._reference: Vectors | None = None
         self._query_lock = threading.Lock()
+        self._encode_lock = threading.Lock()
         self._worker: _Worker | None = None
         self._worker_lock = threading.Lock()
 
@@ -114,7 +115,16 @@ class LocalEmbedder:
         return float(np.sort(reference @ query)[-NULL_TOP:].mean())
 
     def embed_query(self, text: str) -> Vectors:
-        return sanitize(self._model().encode([text], is_query=True)[0])
+        model = self._model()
+        if self._settings.query_threads == 1:
+            return sanitize(model.encode([text], is_query=True)[0])
+        # BLAS threads are process-wide: queries encoding at once, each asking
+        # for every thread, slow each other and some wait for seconds
+        # (32 clients: 18 searches/s, p99 7.6 s). One at a time on all the
+        # threads halves that tail and raises the rate to 27/s, still half of
+        # one thread each; docs/benchmarks.md, "Query embedding threads".
+        with self._encode_lock:
+            return sanitize(model.encode([text], is_query=True)[0])
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         if not texts:
