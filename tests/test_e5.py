@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from openmemoryd.embed.bert import _attend, _bias_gelu
+from openmemoryd.embed.bert import _FEW_ROWS, _attend, _bias_gelu, _product
 from openmemoryd.embed.e5 import (
     DIMS,
     MODEL_ID,
@@ -326,6 +326,20 @@ def test_gelu_is_the_erf_form() -> None:
     block = x.copy()
     _bias_gelu(block, bias, tuple(np.empty_like(block) for _ in range(3)))
     assert np.abs(block - exact).max() < 1e-6
+
+
+@pytest.mark.parametrize("rows", [1, 20, _FEW_ROWS, _FEW_ROWS + 1, 300])
+def test_a_product_is_the_same_taken_either_way(rows: int) -> None:
+    """Few rows go long side first through a column buffer, many rows do not;
+    both are ``x @ w.T`` to float32 rounding."""
+    rng = np.random.default_rng(rows)
+    x = rng.standard_normal((rows, 384), dtype=np.float32)
+    w = rng.standard_normal((1536, 384), dtype=np.float32)  # [out, in]
+    out = np.empty((rows, 1536), dtype=np.float32)
+    columns = np.empty((1536, rows), dtype=np.float32) if rows <= _FEW_ROWS else None
+    _product(x, w, out, columns)
+    exact = x.astype(np.float64) @ w.T.astype(np.float64)
+    assert np.abs(out - exact).max() < 1e-5 * np.abs(exact).max()
 
 
 def naive_attention(qkv: Vectors, heads: int) -> npt.NDArray[np.float64]:

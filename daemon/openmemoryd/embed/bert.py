@@ -50,6 +50,7 @@ IntArray = npt.NDArray[np.intp]
 
 _GELU_ROWS: Final = 64  # rows per GELU block: keeps its ~20 passes inside L2
 _SCORES_BYTES: Final = 1 << 20  # attention scores per head group: about one core's L2
+_FEW_ROWS: Final = 128  # token rows up to which `_product` multiplies long side first
 _SUM_MIN: Final = 1e-20
 _SUM_MAX: Final = 1e20
 _NORM_FLOOR: Final = 1e-12
@@ -133,7 +134,7 @@ class Window:
 
 @dataclass(frozen=True, slots=True)
 class _Layer:
-    """GEMM-ready layer: matrices ``[in, out]``, Q pre-scaled by 1/sqrt(head_dim)."""
+    """GEMM-ready layer: contiguous matrices ``[out, in]``, Q pre-scaled by 1/sqrt(head_dim)."""
 
     qkv_w: F32Array
     qkv_b: F32Array
@@ -153,24 +154,41 @@ class _Layer:
         scale = np.float32(1.0 / math.sqrt(head_dim))
         qkv_w = np.concatenate([raw.q_w * scale, raw.k_w, raw.v_w], axis=0)
         return cls(
-            qkv_w=_input_major(qkv_w),
+            qkv_w=_output_major(qkv_w),
             qkv_b=np.concatenate([raw.q_b * scale, raw.k_b, raw.v_b]),
-            attn_out_w=_input_major(raw.attn_out_w),
+            attn_out_w=_output_major(raw.attn_out_w),
             attn_out_b=raw.attn_out_b,
             attn_ln_w=raw.attn_ln_w,
             attn_ln_b=raw.attn_ln_b,
-            ffn_in_w=_input_major(raw.ffn_in_w),
+            ffn_in_w=_output_major(raw.ffn_in_w),
             ffn_in_b=raw.ffn_in_b,
-            ffn_out_w=_input_major(raw.ffn_out_w),
+            ffn_out_w=_output_major(raw.ffn_out_w),
             ffn_out_b=raw.ffn_out_b,
             ffn_ln_w=raw.ffn_ln_w,
             ffn_ln_b=raw.ffn_ln_b,
         )
 
 
-def _input_major(matrix: F32Array) -> F32Array:
-    """``[out, in]`` -> contiguous ``[in, out]``, so ``x @ w`` is a plain GEMM."""
-    return np.ascontiguousarray(matrix.T, dtype=np.float32)
+def _output_major(matrix: F32Array) -> F32Array:
+    """``[out, in]`` kept as it comes, contiguous float32 (see `_product`)."""
+    return np.ascontiguousarray(matrix, dtype=np.float32)
+
+
+def _product(x: F32Array, w: F32Array, out: F32Array, columns: F32Array | None) -> None:
+    """``out = x @ w.T`` for a weight matrix stored ``[out, in]``.
+
+    A query is a few dozen token rows, and OpenBLAS is slow at a short, wide
+    ``x @ w``: it repacks the whole weight matrix for a handful of rows.
+    ``w @ x.T`` (long side first, into *columns*, then copied back to rows)
+    is the same product, faster up to about 200 rows and much slower at 512,
+    so batches of many rows keep ``x @ w.T`` (*columns* None). Query p50 and
+    passage throughput: docs/benchmarks.md ("Few rows, long side first").
+    """
+    if columns is None:
+        np.matmul(x, w.T, out=out)
+        return
+    np.matmul(w, x.T, out=columns)
+    out[...] = columns.T
 
 
 class _Workspace:
@@ -181,6 +199,11 @@ class _Workspace:
         self.context = np.empty((tokens, hidden), dtype=np.float32)
         self.projected = np.empty((tokens, hidden), dtype=np.float32)
         self.ffn = np.empty((tokens, ffn), dtype=np.float32)
+        # Column-major scratch for `_product`, only for a batch of few rows.
+        few = tokens <= _FEW_ROWS
+        self.qkv_cols = np.empty((3 * hidden, tokens), dtype=np.float32) if few else None
+        self.hidden_cols = np.empty((hidden, tokens), dtype=np.float32) if few else None
+        self.ffn_cols = np.empty((ffn, tokens), dtype=np.float32) if few else None
         self.scores = np.empty(max(_SCORES_BYTES // 4, longest * longest), dtype=np.float32)
         rows = min(_GELU_ROWS, tokens)
         self.gelu = tuple(np.empty((rows, ffn), dtype=np.float32) for _ in range(3))
@@ -194,7 +217,7 @@ class BertEncoder:
             raise ValueError("an encoder needs at least one layer")
         self.hidden: int = int(weights.position.shape[1])
         self.max_positions: int = int(weights.position.shape[0])
-        self._ffn = int(weights.layers[0].ffn_in_w.shape[0])
+        self._ffn = int(weights.layers[0].ffn_in_w.shape[0])  # [out, in]
         self._heads = weights.heads
         self._eps = np.float32(weights.eps)
         self._word = weights.word
@@ -246,20 +269,20 @@ class BertEncoder:
     def _attention_block(
         self, x: F32Array, layer: _Layer, spans: list[tuple[int, int]], work: _Workspace
     ) -> None:
-        np.matmul(x, layer.qkv_w, out=work.qkv)
+        _product(x, layer.qkv_w, work.qkv, work.qkv_cols)
         work.qkv += layer.qkv_b
         for start, end in spans:
             _attend(work.qkv[start:end], work.context[start:end], self._heads, work.scores)
-        np.matmul(work.context, layer.attn_out_w, out=work.projected)
+        _product(work.context, layer.attn_out_w, work.projected, work.hidden_cols)
         work.projected += layer.attn_out_b
         x += work.projected
         _layer_norm(x, layer.attn_ln_w, layer.attn_ln_b, self._eps)
 
     def _ffn_block(self, x: F32Array, layer: _Layer, work: _Workspace) -> None:
-        np.matmul(x, layer.ffn_in_w, out=work.ffn)
+        _product(x, layer.ffn_in_w, work.ffn, work.ffn_cols)
         for start in range(0, len(x), _GELU_ROWS):
             _bias_gelu(work.ffn[start : start + _GELU_ROWS], layer.ffn_in_b, work.gelu)
-        np.matmul(work.ffn, layer.ffn_out_w, out=work.projected)
+        _product(work.ffn, layer.ffn_out_w, work.projected, work.hidden_cols)
         work.projected += layer.ffn_out_b
         x += work.projected
         _layer_norm(x, layer.ffn_ln_w, layer.ffn_ln_b, self._eps)
