@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from openmemoryd.memory.append import Appended, digest
+from openmemoryd.memory.append import Appended, append_block, digest
 from openmemoryd.memory.append_journal import (
     AppendJournal,
     Entry,
@@ -124,10 +124,29 @@ def test_journal_persists_and_drops(tmp_path: Path) -> None:
     assert again.entries() == [entry]
     assert again.keys() == {"memory/d.md"}
     second = again.record(Appended(mp, 2, 2, False, "y", 2, digest(b"x\n"), "h"), 6.0)
-    assert second.seq == entry.seq + 1
+    assert second.seq > entry.seq  # after everything loaded
     again.drop([entry])
     assert AppendJournal(path).entries() == [second]
     assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_entries_are_judged_in_the_order_their_blocks_were_written(tmp_path: Path) -> None:
+    """An append and a restore of the keeper are journalled after the writer
+    lane, so their records can land in the other order than their writes.
+    A stale rewrite that dropped both must still put both back: judged in
+    record order, the one written last looked merely missing and stayed lost."""
+    mp = MemoryPath(key="memory/d.md", root=tmp_path, parts=("memory", "d.md"))
+    journal = AppendJournal(tmp_path / "journal.json")
+    journal.record(append_block(mp, "a", 1 << 20), 100.0)
+    before_b = mp.absolute.read_bytes()
+    b = append_block(mp, "b", 1 << 20)  # written first...
+    restored = append_block(mp, "a again", 1 << 20)
+    journal.record(restored, 100.0)  # ...but journalled second
+    journal.record(b, 100.0)
+    stale = before_b + b"edited\n"  # a rewrite based on the file before "b"
+    verdict = judge(stale, journal.entries("memory/d.md"), 101.0, SETTLE, MAX_AGE)
+    assert [e.block for e in verdict.restore] == ["b", "a again"]
+    assert verdict.missing == []
 
 
 @pytest.mark.parametrize("garbage", [b"{not json", b'[{"seq": "x"}]'])

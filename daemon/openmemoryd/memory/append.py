@@ -16,6 +16,7 @@ appended to it.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 from dataclasses import dataclass
 from datetime import date
@@ -34,6 +35,8 @@ from openmemoryd.workspace import (
 )
 
 LOCK_TIMEOUT_S: Final = 10.0
+# Numbers the blocks this process writes, in the order they reach the file.
+_WRITES: Final = itertools.count(1)
 # Each retry follows a completed replace; only a file replaced without pause
 # (a runaway loop) exhausts them.
 _REOPEN_ATTEMPTS: Final = 100
@@ -57,6 +60,19 @@ class Appended:
     tail_hash: str = ""
     after_len: int = 0
     titles: tuple[str, ...] = ()
+    # `next_write` taken once the block was on disk (0: not stamped): the
+    # journal judges entries in the order their blocks were written.
+    written: int = 0
+
+
+def next_write() -> int:
+    """A number larger than any this process gave before.
+
+    Taken by each write right after its block reached the file, inside the
+    writer lane, so the numbers follow the order of the writes even when
+    their journal records, made after the lane, land in another order.
+    """
+    return next(_WRITES)
 
 
 def target_path(policy: PathPolicy, raw_path: str | None, today: date) -> MemoryPath:
@@ -103,6 +119,7 @@ def append_block(
             raise TooLarge(f"{mp.key} would exceed the {max_file_bytes}-byte file limit")
         write_all(fd, payload)
         os.fsync(fd)
+        written = next_write()
         after = so_far.extended(payload)
         if known is not None:
             known.remember(mp.key, os.fstat(fd), after)
@@ -124,6 +141,7 @@ def append_block(
         so_far.hexdigest(),
         after.hexdigest(),
         after_len=after.size,
+        written=written,
     )
 
 

@@ -17,7 +17,8 @@ the length and hash of the file before it and the hash after it.
   before that append and holds more after them, i.e. it extends the version
   the append was made to, without the append. Every later missing block of
   the same file goes with it, since a rewrite based on that version cannot
-  contain anything appended after it;
+  contain anything appended after it ("later" as written to the file: the
+  entries' sequence numbers come from the writes, see `Entry.seq`);
 * a missing block is **deleted on purpose** when the rewrite was based on a
   version that held it: a later journalled append is still in the file but
   was made to a version that contained the block. It leaves the journal;
@@ -51,7 +52,7 @@ from typing import Final
 
 import msgspec
 
-from openmemoryd.memory.append import Appended, digest
+from openmemoryd.memory.append import Appended, digest, next_write
 from openmemoryd.memory.durable import replace_file
 
 __all__ = ["AppendJournal", "Entry", "Verdict", "holds", "judge"]
@@ -66,6 +67,8 @@ logger = logging.getLogger(__name__)
 class Entry(msgspec.Struct, frozen=True):
     """One acknowledged append, as written."""
 
+    # Grows with the order the blocks reached the file (`judge` depends on
+    # it): the journal's base at load plus the write's `next_write` number.
     seq: int
     key: str  # the file, workspace-relative
     block: str  # the text written, without the separating blank line
@@ -197,7 +200,7 @@ class AppendJournal:
         self._path = path
         self._lock = threading.Lock()
         self._entries: dict[int, Entry] = {}
-        self._next = 1
+        self._base = 0  # every loaded entry's seq is at most this
         # Kept by the keeper: per file, the entries last judged missing.
         self.missing: dict[str, list[Entry]] = {}
         self._load()
@@ -218,14 +221,20 @@ class AppendJournal:
             )
             return
         self._entries = {e.seq: e for e in entries}
-        self._next = max(self._entries, default=0) + 1
+        self._base = max(self._entries, default=0)
 
     def record(self, appended: Appended, at: float) -> Entry:
-        """Add an acknowledged append; durable when this returns."""
+        """Add an acknowledged append; durable when this returns.
+
+        Records are made after the writer lane, so two can land in the other
+        order than their writes did (an append and a restore of the keeper);
+        the sequence number comes from the write (`Appended.written`), not
+        from this call, so `judge` still sees them in file order.
+        """
         with self._lock:
             a = appended
             entry = Entry(
-                self._next,
+                self._base + (a.written or next_write()),
                 a.path.key,
                 a.block,
                 at,
@@ -237,7 +246,6 @@ class AppendJournal:
                 a.after_len,
                 a.titles,
             )
-            self._next += 1
             self._entries[entry.seq] = entry
             self._save()
             return entry

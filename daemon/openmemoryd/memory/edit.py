@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from openmemoryd.errors import Forbidden, TooLarge
-from openmemoryd.memory.append import Appended, digest, open_locked
+from openmemoryd.memory.append import Appended, digest, next_write, open_locked
 from openmemoryd.memory.durable import fsync_dir, read_all, replace_file
 from openmemoryd.memory.sections import insert_bullet
 from openmemoryd.workspace import MemoryPath
@@ -79,6 +79,7 @@ def insert_line(
     # Judged on the texts the edit saw and wrote, not on a second read: an
     # append may land as soon as the lock is released.
     before, written, number = edit_file(mp, edit, max_file_bytes=max_file_bytes, template=template)
+    order = next_write()
     old = before.encode("utf-8", errors="surrogateescape").splitlines(keepends=True)
     new = written.encode("utf-8", errors="surrogateescape").splitlines(keepends=True)
     head = _common_prefix(old, new)
@@ -99,6 +100,7 @@ def insert_line(
         tail_hash=digest(suffix),
         after_len=len(after),
         titles=titles,
+        written=order,
     )
 
 
