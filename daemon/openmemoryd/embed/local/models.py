@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from openmemoryd.embed import e5, minilm
+from openmemoryd.embed.engine import EngineName
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -64,12 +65,14 @@ F32Array = npt.NDArray[np.float32]
 class TextEncoder(Protocol):
     """A loaded model: texts in, unit float32 vectors out."""
 
+    engine: str  # what runs it: "onnxruntime" or "numpy" (embed.engine)
+
     def encode(self, texts: Sequence[str], *, is_query: bool) -> F32Array: ...
 
 
 @dataclass(frozen=True, slots=True)
 class LocalModel:
-    """One model the local provider runs in numpy."""
+    """One model the local provider runs (on ONNX Runtime or numpy, `embed.engine`)."""
 
     model_id: str
     dims: int
@@ -77,18 +80,18 @@ class LocalModel:
     score_ceiling: float
     locate: Callable[[], Path]  # its files; FileNotFoundError says how to install them
     verify: Callable[[Path], None]  # pinned sha256, once per process
-    load: Callable[[Path], TextEncoder]
+    load: Callable[[Path, EngineName, int], TextEncoder]  # files, engine, threads
     # How far above its reference baseline a query's cosine must reach to
     # count as evidence (embed.reference); None: not calibrated for this model.
     evidence_width: float | None = None
 
 
-def _load_e5(path: Path) -> TextEncoder:
-    return e5.E5Model.load(path)
+def _load_e5(path: Path, engine: EngineName, threads: int) -> TextEncoder:
+    return e5.E5Model.load(path, engine=engine, threads=threads)
 
 
-def _load_minilm(path: Path) -> TextEncoder:
-    return minilm.MiniLMModel.load(path)
+def _load_minilm(path: Path, engine: EngineName, threads: int) -> TextEncoder:
+    return minilm.MiniLMModel.load(path, engine=engine, threads=threads)
 
 
 DEFAULT_MODEL: Final = LocalModel(

