@@ -182,7 +182,13 @@ def test_with_wait_false_new_notes_embed_meanwhile_and_a_restart_collects_the_jo
             )
             embedding = client.status().embedding
             assert embedding.state == "embedding"
-            assert embedding.total - embedding.embedded >= NOTES  # the job holds those
+            # The job's chunks wait, and only they (and the new note, if its
+            # vector is not stored yet). Under load the first notes can be
+            # embedded synchronously before the backlog reaches min_chunks,
+            # so the job need not hold all of them.
+            held = len(set(batch_texts(provider)))
+            assert held >= 20
+            assert held <= embedding.total - embedding.embedded <= held + 1
             assert "1 batch jobs running" in daemon.cli("status").stdout
     finally:
         daemon.stop()

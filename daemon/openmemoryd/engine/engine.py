@@ -147,6 +147,7 @@ class Engine:
                 batch_size=embedding.local.batch_size if choice.embedder.name == "local" else 64,
                 cache_max_entries=embedding.cache_max_entries,
                 batcher=_batcher(choice.embedder, embedding),
+                indexing_busy=self.indexing_busy,
             )
         self.files = FileSync(self)
         self.syncer = Syncer(self)

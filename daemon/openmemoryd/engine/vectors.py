@@ -21,7 +21,12 @@ an openai or gemini embedder goes first through the provider's batch API
 embed (a failed, expired or timed-out job) then takes the synchronous path,
 with a warning, so indexing never stalls. With ``wait = false`` the jobs
 run on (`engine.batch_jobs`): the chunks they hold are skipped here until
-their vectors arrive in the cache, and everything else embeds as usual. When the provider or
+their vectors arrive in the cache, and everything else embeds as usual.
+While files are still being indexed (a first index, a large import), the
+backlog seen so far is only the start of what is coming: an embedder with
+a batch API waits for indexing to settle, `SETTLE_S` at most, before it
+decides, so a first index goes up as one batch job instead of a few
+synchronous batches and a job for the rest. When the provider or
 model changes, vectors go to a new table that replaces the old one only when
 complete (`store.vectors.promote_building`).
 """
@@ -70,6 +75,10 @@ BATCH_PASS_MAX: Final = 20_000
 """Chunks one batch pass reads (and holds in memory) at most."""
 BATCH_STORE_ROWS: Final = 1000
 """Vectors stored per write after a batch: the writer lane stays short."""
+SETTLE_S: Final = 5.0
+"""How long a batch-capable embedder waits for busy indexing before it embeds anyway."""
+RECHECK_S: Final = 0.25
+"""How often a waiting backlog looks at indexing again."""
 
 
 class Lanes(Protocol):
@@ -92,9 +101,12 @@ class VectorIndexer:
         batch_size: int,
         cache_max_entries: int,
         batcher: BatchEmbedder | None = None,
+        indexing_busy: Callable[[], bool] | None = None,
     ) -> None:
         self._lanes = lanes
         self._batcher = batcher
+        self._indexing_busy = indexing_busy
+        self._settling_since: float | None = None  # the backlog waits for indexing
         self._jobs: BatchJobs | None = None
         if batcher is not None and not batcher.wait:
             from openmemoryd.engine.batch_jobs import BatchJobs
@@ -169,6 +181,9 @@ class VectorIndexer:
                 # jobs are running: look again at the poll interval
                 with trio.move_on_after(self._jobs.poll_interval_s):
                     await self._wakeup.wait()
+            elif self._settling_since is not None:
+                with trio.move_on_after(RECHECK_S):
+                    await self._wakeup.wait()
             else:
                 await self._wakeup.wait()
             self._wakeup = trio.Event()
@@ -215,6 +230,8 @@ class VectorIndexer:
         self._busy = True
         self._idle_sweep = False
         try:
+            if self._wait_for_indexing():
+                return
             while await self._batch_pass():
                 pass
             while await self._step():
@@ -270,6 +287,29 @@ class VectorIndexer:
         self._cursor = found[-1].id
         self._idle_sweep = False
         return True
+
+    def _wait_for_indexing(self) -> bool:
+        """True when the backlog should wait: the embedder has a batch API and
+        files are still being indexed (more chunks may be on their way to join
+        one job), for at most `SETTLE_S`; the serve loop looks again every
+        `RECHECK_S`."""
+        busy, batcher = self._indexing_busy, self._batcher
+        if (
+            busy is None
+            or batcher is None
+            or not batcher.available
+            or batcher.embedder is not self.embedder
+            or not busy()
+        ):
+            self._settling_since = None
+            return False
+        now = time.monotonic()
+        if self._settling_since is None:
+            self._settling_since = now
+        if now - self._settling_since < SETTLE_S:
+            return True
+        self._settling_since = None
+        return False
 
     async def _batch_pass(self) -> bool:
         """Embed a large backlog through batch jobs.
