@@ -58,10 +58,14 @@ INDEX_POLL_INTERVAL_S: Final = 0.2
 
 
 def embedder_toml(
-    provider: str, *, nice: int | None = None, query_threads: int | None = None
+    provider: str,
+    *,
+    nice: int | None = None,
+    query_threads: int | None = None,
+    engine: str | None = None,
 ) -> str:
     """An ``[embedding]`` config choosing *provider*, and optionally the local
-    embedder's niceness and query threads (None: the daemon's defaults).
+    embedder's niceness, query threads and engine (None: the daemon's defaults).
 
     The daemon runs its embedding worker at nice 10 so it yields to whatever
     else the user runs. On a machine shared with other people's test runs that
@@ -72,6 +76,8 @@ def embedder_toml(
     local = [f"nice = {nice}"] if nice is not None else []
     if query_threads is not None:
         local.append(f"query_threads = {query_threads}")
+    if engine is not None:
+        local.append(f'engine = "{engine}"')
     if local:
         text += "\n[embedding.local]\n" + "\n".join(local) + "\n"
     return text

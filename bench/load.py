@@ -33,7 +33,7 @@ Run from the repository root::
 
     python -m bench.load [--sections 10000] [--clients 32] [--ops 3200]
         [--append-share 0.1] [--workers processes,threads] [--provider none]
-        [--embed-nice N] [--query-threads N] [--seed 0] [--json PATH]
+        [--embed-nice N] [--query-threads N] [--engine NAME] [--seed 0] [--json PATH]
 
 Progress goes to stderr; stdout is a Markdown table to paste.
 """
@@ -261,13 +261,14 @@ def measure(
     seed: int,
     embed_nice: int | None = None,
     query_threads: int | None = None,
+    engine: str | None = None,
 ) -> LoadResult:
     """Index a fresh *sections*-section workspace, then one `run_load` per *workers* kind.
 
     With *embed_nice*, the corpus is embedded at that niceness, then the
     daemon restarts with its default settings (vectors kept) to serve the load.
     """
-    toml = embedder_toml(provider, nice=embed_nice, query_threads=query_threads)
+    toml = embedder_toml(provider, nice=embed_nice, query_threads=query_threads, engine=engine)
     with BenchDaemon(config_toml=toml) as daemon:
         generate_workspace(daemon.workspace, sections, seed=seed)
         spawned = time.perf_counter()
@@ -283,7 +284,9 @@ def measure(
             if embed_nice is not None:
                 _progress("vectors done; restarting the daemon with its default settings")
                 _stop(daemon)
-                daemon.write_config(embedder_toml(provider, query_threads=query_threads))
+                daemon.write_config(
+                    embedder_toml(provider, query_threads=query_threads, engine=engine)
+                )
                 daemon.start()
                 daemon.wait_indexed()
                 status = daemon.wait_vectors()
@@ -437,7 +440,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--query-threads",
         type=int,
         default=None,
-        help="BLAS threads for each query embedding (local model); default: the daemon's",
+        help="threads for each query embedding (local model); default: the daemon's",
+    )
+    parser.add_argument(
+        "--engine",
+        default=None,
+        choices=("auto", "onnxruntime", "numpy"),
+        help="what runs the local model (default: the daemon's, auto)",
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, default=None)
@@ -455,6 +464,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             seed=args.seed,
             embed_nice=args.embed_nice,
             query_threads=args.query_threads,
+            engine=args.engine,
         )
     except (RuntimeError, OmemError, OSError) as exc:
         print(f"load: {exc}", file=sys.stderr)

@@ -50,7 +50,7 @@ def _config(
 def _default(
     *,
     snippet_chars: int = 700,
-    candidate_multiplier: int = 4,
+    candidate_multiplier: int = 8,
     trim_overlap: bool = True,
     query_threads: int | None = None,
     engine: str | None = None,
@@ -128,9 +128,9 @@ METHODS: Final[Mapping[str, Method]] = {
             vectors=True,
         ),
         Method(
-            "calibrated-pool8",
-            "the default with 8 x limit candidates from each leg (80 at limit 10)",
-            _default(candidate_multiplier=8),
+            "calibrated-pool4",
+            "the default with 4 x limit candidates a leg (40 at limit 10), the previous default",
+            _default(candidate_multiplier=4),
             vectors=True,
         ),
         Method(

@@ -11,20 +11,28 @@ texts cut into several windows, empty ones), queries and passages: cosine
 from __future__ import annotations
 
 import builtins
+import json
 import logging
+import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
 from conftest import Daemon, Env
+from openmemoryd.config import LocalSettings
+from openmemoryd.embed import EmbeddingError
 from openmemoryd.embed.bert import BertEncoder
 from openmemoryd.embed.bert_onnx import OnnxEncoder, build_graph
 from openmemoryd.embed.e5 import E5Model
+from openmemoryd.embed.e5.model import encoder_weights
 from openmemoryd.embed.e5.weights import default_weights_path, load_weights
-from openmemoryd.embed.engine import make_encoder, onnxruntime_missing
+from openmemoryd.embed.engine import EngineName, make_encoder, onnxruntime_missing
+from openmemoryd.embed.local import LocalEmbedder, LocalModel
 from openmemoryd.embed.minilm import MiniLMModel
 from openmemoryd.embed.q4 import BLOCK, Q4Matrix, dequantize_q4
+from reliability_support import wait_until
 from test_e2e_semantic import wait_for_vectors
 from test_e5 import TEXTS
 
@@ -94,27 +102,12 @@ def test_minilm_vectors_match_the_numpy_engine(
 
 def test_the_graph_multiplies_by_the_shipped_4_bit_blocks() -> None:
     weights = load_weights(default_weights_path())
-    graph = build_graph(weights_for_graph(weights)).graph
+    graph = build_graph(encoder_weights(weights)).graph
     products = [node for node in graph.node if node.op_type == "MatMulNBits"]
     assert len(products) == 4 * len(weights.layers)  # qkv, attention out, ffn in, ffn out
     assert not [node for node in graph.node if node.op_type == "MatMul"]
     packed = sum(t.ByteSize() for t in graph.initializer)
     assert packed < 25 * 2**20  # 4-bit, not the 85 MB of float32 layer weights
-
-
-def weights_for_graph(weights: Any) -> Any:
-    from openmemoryd.embed.bert import EncoderWeights
-
-    return EncoderWeights(
-        heads=weights.shape.heads,
-        eps=weights.shape.eps,
-        word=weights.word,
-        position=weights.position,
-        token_type=weights.token_type,
-        emb_ln_w=weights.emb_ln_w,
-        emb_ln_b=weights.emb_ln_b,
-        layers=weights.layers,
-    )
 
 
 def test_paired_nibbles_and_scales_are_the_same_weights() -> None:
@@ -140,13 +133,13 @@ def test_paired_nibbles_and_scales_are_the_same_weights() -> None:
 
 
 def test_thread_counts_below_one_are_refused() -> None:
-    weights = weights_for_graph(load_weights(default_weights_path()))
+    weights = encoder_weights(load_weights(default_weights_path()))
     with pytest.raises(ValueError, match="threads"):
         OnnxEncoder(weights, 0)
 
 
 def test_unknown_engines_are_refused() -> None:
-    weights = weights_for_graph(load_weights(default_weights_path()))
+    weights = encoder_weights(load_weights(default_weights_path()))
     with pytest.raises(ValueError, match="unknown engine 'torch'"):
         make_encoder(weights, "torch", 1)  # type: ignore[arg-type]
 
@@ -167,7 +160,7 @@ def no_onnxruntime(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_auto_falls_back_to_numpy_without_onnxruntime_and_says_why(
     no_onnxruntime: None, caplog: pytest.LogCaptureFixture
 ) -> None:
-    weights = weights_for_graph(load_weights(default_weights_path()))
+    weights = encoder_weights(load_weights(default_weights_path()))
     with caplog.at_level(logging.WARNING, logger="openmemoryd.embed.engine"):
         encoder = make_encoder(weights, "auto", 1)
     assert isinstance(encoder, BertEncoder)
@@ -231,3 +224,116 @@ def test_the_daemon_embeds_with_onnxruntime_and_numpy_reads_the_same_index(env: 
             assert (a is None) == (b is None)
             if a is not None and b is not None:
                 assert abs(a - b) < 1e-4
+
+
+class _BrokenEncoder:
+    engine = "onnxruntime"
+
+    def encode(self, texts: list[str], *, is_query: bool) -> np.ndarray:
+        raise RuntimeError("[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : bad allocation")
+
+
+def _embedder_with(load: Any, tmp_path: Path, engine: EngineName = "auto") -> LocalEmbedder:
+    model = LocalModel(
+        model_id="broken",
+        dims=4,
+        score_floor=0.0,
+        score_ceiling=1.0,
+        locate=lambda: tmp_path,
+        verify=lambda _: None,
+        load=load,
+    )
+    return LocalEmbedder(LocalSettings(engine=engine), model=model, weights=tmp_path)
+
+
+def test_an_engine_failing_on_a_query_is_an_embedding_error(tmp_path: Path) -> None:
+    """The search then answers by keywords and says why (engine.vector_query)."""
+    embedder = _embedder_with(lambda *_: _BrokenEncoder(), tmp_path)
+    failed = r"failed on a query \(onnxruntime\).*bad alloc"
+    with pytest.raises(EmbeddingError, match=failed) as err:
+        embedder.embed_query("what drink does Wei like")
+    assert err.value.retryable
+
+
+def test_an_engine_that_cannot_load_is_an_embedding_error(
+    tmp_path: Path, no_onnxruntime: None
+) -> None:
+    def load(path: Path, engine: EngineName, threads: int) -> E5Model:
+        return E5Model.load(engine=engine, threads=threads)
+
+    embedder = _embedder_with(load, tmp_path, engine="onnxruntime")
+    with pytest.raises(EmbeddingError, match="the onnxruntime engine cannot run here") as err:
+        embedder.embed_query("what drink does Wei like")
+    assert not err.value.retryable
+
+
+@pytest.fixture
+def shadowed_onnxruntime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Daemons started from here import an `onnxruntime` that fails to import,
+    as where its wheel is missing or broken."""
+    shadow = tmp_path / "shadow"
+    (shadow / "onnxruntime").mkdir(parents=True)
+    (shadow / "onnxruntime" / "__init__.py").write_text(
+        'raise ImportError("onnxruntime wheel missing on this platform")\n'
+    )
+    paths = [str(shadow), *filter(None, [os.environ.get("PYTHONPATH")])]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths))
+
+
+def _search(daemon: Daemon, query: str) -> dict[str, Any]:
+    result = daemon.cli("search", query, "--json")
+    assert result.returncode == 0, result.stderr
+    found: dict[str, Any] = json.loads(result.stdout)
+    return found
+
+
+@pytest.mark.e2e
+def test_without_onnxruntime_the_daemon_embeds_with_numpy(
+    env: Env, shadowed_onnxruntime: None
+) -> None:
+    env.write_config("")  # engine "auto"
+    daemon = Daemon(env).start()
+    try:
+        for path, text in NOTES.items():
+            assert daemon.cli("append", "--path", path, text).returncode == 0
+        wait_for_vectors(daemon)
+        result = _search(daemon, "what drink does Wei like")
+        assert result["mode"] == "hybrid"
+        assert "memory/tea.md" in [hit["path"] for hit in result["results"]]
+        log = daemon.log()
+        assert "onnxruntime is not usable" in log
+        assert "wheel missing on this platform" in log
+        assert "on numpy, 1 thread(s)" in log
+    finally:
+        daemon.stop()
+
+
+@pytest.mark.e2e
+def test_asking_for_onnxruntime_where_it_cannot_run_degrades_to_keywords(
+    env: Env, shadowed_onnxruntime: None
+) -> None:
+    """No vectors can be built: `status` says why, search answers by keywords."""
+    env.write_config('[embedding.local]\nengine = "onnxruntime"\n')
+    daemon = Daemon(env).start()
+    try:
+        note = NOTES["memory/infra.md"]
+        assert daemon.cli("append", "--path", "memory/infra.md", note).returncode == 0
+
+        def embedding() -> dict[str, Any]:
+            status = json.loads(daemon.cli("status", "--json").stdout)
+            found: dict[str, Any] = status["embedding"]
+            return found
+
+        wait_until(
+            lambda: "onnxruntime engine cannot run here" in str(embedding()["last_error"]),
+            "status reports why the model cannot load",
+        )
+        assert embedding()["embedded"] == 0
+        result = _search(daemon, "Postgres backups")
+        assert result["mode"] == "lexical"
+        assert result["degraded"]
+        assert [hit["path"] for hit in result["results"]] == ["memory/infra.md"]
+        assert daemon.proc is not None
+        assert daemon.proc.poll() is None  # still serving
+    finally:
+        daemon.stop()

@@ -26,10 +26,10 @@ Invariants:
 
 * `OnnxEncoder.encode` has `BertEncoder.encode`'s contract: float32
   ``(count, hidden)``, unit rows, row ``i`` for text ``i``.
-* A session uses exactly `threads` intra-op threads that never spin, and
-  one at a time per `run` (sequential execution): an idle daemon costs no
-  CPU, and a query with one thread runs on its caller's thread, so
-  concurrent queries run side by side as they do with numpy.
+* A session uses `threads` intra-op threads that never spin, and no
+  inter-op parallelism: an idle daemon costs no CPU, and with one thread a
+  query runs on its caller's thread, so concurrent queries (one session,
+  `run` is thread-safe) run side by side as they do with numpy.
 """
 
 from __future__ import annotations

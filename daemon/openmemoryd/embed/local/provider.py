@@ -118,16 +118,28 @@ class LocalEmbedder:
         return float(np.sort(reference @ query)[-NULL_TOP:].mean())
 
     def embed_query(self, text: str) -> Vectors:
-        model = self._model()
-        if self._settings.query_threads == 1:
-            return sanitize(model.encode([text], is_query=True)[0])
-        # BLAS threads are process-wide: queries encoding at once, each asking
-        # for every thread, slow each other and some wait for seconds
-        # (32 clients: 18 searches/s, p99 7.6 s). One at a time on all the
-        # threads halves that tail and raises the rate to 27/s, still half of
-        # one thread each; docs/benchmarks.md, "Query embedding threads".
-        with self._encode_lock:
-            return sanitize(model.encode([text], is_query=True)[0])
+        """*text*'s query vector; any failure of the model (it cannot load, the
+        engine errs) is an EmbeddingError, so the search falls back to keywords
+        and says why instead of failing."""
+        try:
+            model = self._model()
+        except Exception as exc:
+            raise EmbeddingError(f"cannot load the local model: {exc}", retryable=False) from exc
+        try:
+            if self._settings.query_threads == 1:
+                return sanitize(model.encode([text], is_query=True)[0])
+            # Threads are process-wide: queries encoding at once, each asking
+            # for every thread, slow each other and some wait for seconds
+            # (32 clients: 18 searches/s, p99 7.6 s). One at a time on all the
+            # threads halves that tail and raises the rate to 27/s, still half
+            # of one thread each; docs/benchmarks.md, "Query embedding threads".
+            with self._encode_lock:
+                return sanitize(model.encode([text], is_query=True)[0])
+        except EmbeddingError:
+            raise
+        except Exception as exc:
+            message = f"the local model failed on a query ({model.engine}): {exc}"
+            raise EmbeddingError(message, retryable=True) from exc
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         if not texts:
