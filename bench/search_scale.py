@@ -35,7 +35,11 @@ is measured in this process on the LoCoMo index and on each synthetic one.
 Run from the repository root::
 
     python -m bench.search_scale [--sizes 10000,100000,1000000] [--queries 100]
-        [--cache DIR] [--keyword-only] [--no-locomo] [--data locomo10.json] [--json PATH]
+        [--cache DIR] [--keyword-only] [--no-locomo] [--data locomo10.json]
+        [--compare-multipliers 4,8] [--json PATH]
+
+``--compare-multipliers 4,8`` then also times hybrid quantised search with
+each candidate multiplier on the same daemon, in alternating rounds.
 
 Progress goes to stderr; stdout is the Markdown tables. Building 1M chunks
 takes about 16 minutes on the project's 2-core machine, once per cache (and
@@ -45,6 +49,7 @@ takes about 16 minutes on the project's 2-core machine, once per cache (and
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import tempfile
 import time
@@ -68,6 +73,7 @@ __all__ = ["Run", "SizeReport", "main", "render_table"]
 WARMUP: Final = 5
 EXACT_ALWAYS: Final = 1 << 40
 RECALL_QUERIES: Final = 50
+COMPARE_ROUNDS: Final = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +96,8 @@ class SizeReport:
     rss_peak_mb: float | None = None
     rss_steady_mb: float | None = None
     recall: Recall | None = None
+    # --compare-multipliers: hybrid quantised p50 (ms) per round, per multiplier
+    multipliers: dict[int, list[float]] = field(default_factory=dict)
 
 
 def _progress(message: str) -> None:
@@ -97,15 +105,23 @@ def _progress(message: str) -> None:
 
 
 def _config(
-    provider: str, *, vector_only: bool = False, quantised_above: int = 0, checks: bool = False
+    provider: str,
+    *,
+    vector_only: bool = False,
+    quantised_above: int = 0,
+    checks: bool = False,
+    multiplier: int | None = None,
 ) -> str:
     """The daemon's config: defaults but for the provider, the chunk shape
-    the index was built with, the vector path, the vector-only weights, and
-    (unless *checks*) the background checks."""
+    the index was built with, the vector path, the vector-only weights,
+    (unless *checks*) the background checks, and the candidate multiplier
+    when one is compared."""
     text = f'[embedding]\nprovider = "{provider}"\n\n{INDEX_CONFIG}\n'
     if not checks:
         text += "[sync]\nsearch_check_s = 0\ninterval_minutes = 0\n\n"
     text += f"[search]\nquantised_above = {quantised_above}\n"
+    if multiplier is not None:
+        text += f"candidate_multiplier = {multiplier}\n"
     if vector_only:
         text += 'fusion = "weighted"\nvector_weight = 1.0\ntext_weight = 0.0\n'
     return text
@@ -183,6 +199,7 @@ def measure_size(
     keyword_only: bool,
     recall_vectors: list[bytes],
     checks: bool = False,
+    multipliers: Sequence[int] = (),
 ) -> SizeReport:
     report = SizeReport(built)
     size = built.chunks
@@ -207,6 +224,7 @@ def measure_size(
                 )
                 _reload(daemon, config)
                 report.runs.append(_searches(daemon, mode, path, queries, n))
+        report.multipliers = _compare_multipliers(daemon, multipliers, queries, n, checks)
         pid = daemon.pid
         if pid is not None:
             peak, steady = peak_rss_kb(pid), rss_kb(pid)
@@ -217,6 +235,22 @@ def measure_size(
         report.recall = recall_at(built.root, recall_vectors, oversample=8)
         _progress(f"{size:,} chunks: recall@10 {report.recall.recall}")
     return report
+
+
+def _compare_multipliers(
+    daemon: BenchDaemon, multipliers: Sequence[int], queries: _Queries, n: int, checks: bool
+) -> dict[int, list[float]]:
+    """Hybrid quantised p50 for each candidate multiplier, `COMPARE_ROUNDS`
+    rounds in alternating order on one daemon (switched by SIGHUP), so the
+    machine's drift falls on all of them alike."""
+    p50s: dict[int, list[float]] = {m: [] for m in multipliers}
+    for round_number in range(COMPARE_ROUNDS if multipliers else 0):
+        order = multipliers if round_number % 2 == 0 else list(reversed(multipliers))
+        for multiplier in order:
+            _reload(daemon, _config("local", checks=checks, multiplier=multiplier))
+            run = _searches(daemon, "hybrid", f"quantised, multiplier {multiplier}", queries, n)
+            p50s[multiplier].append(round(run.took.p50, 1))
+    return p50s
 
 
 def _ms(summary: Summary) -> str:
@@ -255,6 +289,20 @@ def render_table(
             f"| {b.write_s:.0f} / {b.index_s:.0f} / {b.vectors_s:.0f} s "
             f"| {b.index_bytes / 1e6:,.0f} MB | {start} | {rss} | {recall} | {gap} |"
         )
+    compared = [report for report in reports if report.multipliers]
+    if compared:
+        rows += [
+            "",
+            "| chunks | candidate multiplier | hybrid quantised p50 by round | median |",
+            "|---:|---:|---|---:|",
+        ]
+        for report in compared:
+            for multiplier, p50s in report.multipliers.items():
+                rounds = ", ".join(f"{p50:.1f}" for p50 in p50s)
+                rows.append(
+                    f"| {report.built.chunks:,} | {multiplier} | {rounds} ms "
+                    f"| {statistics.median(p50s):.1f} ms |"
+                )
     if locomo is not None:
         rows += [
             "",
@@ -295,6 +343,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "the whole workspace every 30 s after a search and every 5 minutes, which at "
         "133k files competes with the searches being timed)",
     )
+    parser.add_argument(
+        "--compare-multipliers",
+        type=number_list(int, at_least=1, what="candidate multipliers"),
+        default=[],
+        help="also time hybrid quantised search with each of these candidate multipliers, "
+        f"{COMPARE_ROUNDS} rounds in alternating order",
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     if args.cache is not None:
@@ -325,6 +380,7 @@ def _run(args: argparse.Namespace, cache: Path, argv: Sequence[str] | None) -> i
                 keyword_only=args.keyword_only,
                 recall_vectors=recall_vectors,
                 checks=args.with_checks,
+                multipliers=args.compare_multipliers,
             )
         )
     args_list, command = invocation("bench.search_scale", argv)
