@@ -203,6 +203,8 @@ def test_the_daemon_embeds_with_onnxruntime_and_numpy_reads_the_same_index(env: 
         embedded = wait_for_vectors(daemon)["embedding"]
         fast = _ranked(daemon)
         assert "on onnxruntime, 1 thread(s)" in daemon.log()
+        doctor = daemon.cli("doctor").stdout
+        assert "✓ embedder: local (multilingual-e5-small-q4 on onnxruntime)" in doctor
     finally:
         daemon.stop()
     assert any(score is not None for hits in fast.values() for _, score in hits)
@@ -216,6 +218,8 @@ def test_the_daemon_embeds_with_onnxruntime_and_numpy_reads_the_same_index(env: 
         assert status.embedded == status.total == embedded["embedded"]  # type: ignore[index]
         slow = _ranked(again)
         assert "on numpy, 1 thread(s)" in again.log()
+        doctor = again.cli("doctor").stdout
+        assert "✓ embedder: local (multilingual-e5-small-q4 on numpy)" in doctor
     finally:
         again.stop()
     for query in QUERIES:

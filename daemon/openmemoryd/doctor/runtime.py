@@ -18,6 +18,7 @@ from omem_protocol import DoctorCheck, SourceCounts
 from openmemoryd.config import Config, EmbeddingSettings
 from openmemoryd.doctor.report import fail, ok, warn
 from openmemoryd.embed import Embedder, EmbeddingError, Vectors
+from openmemoryd.embed.registry import as_local
 from openmemoryd.workspace import MEMORY_DIR
 
 PROBE_TEXT: Final = "openmemory doctor: can this be embedded?"
@@ -44,7 +45,9 @@ def embedder_off(settings: EmbeddingSettings, reason: str) -> DoctorCheck:
 def probe_outcome(embedder: Embedder, begun: float, outcome: Vectors | Exception) -> DoctorCheck:
     """The verdict on one probe embedding started at *begun* (perf_counter)."""
     took_ms = (time.perf_counter() - begun) * 1000
-    what = f"{embedder.name} ({embedder.model})"
+    local = as_local(embedder)
+    engine = None if local is None else local.engine
+    what = f"{embedder.name} ({embedder.model}{'' if engine is None else f' on {engine}'})"
     if isinstance(outcome, Exception):
         error = str(outcome) if isinstance(outcome, EmbeddingError) else repr(outcome)
         return fail(

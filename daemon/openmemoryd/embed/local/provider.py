@@ -103,6 +103,12 @@ class LocalEmbedder:
         return f"local:{self._spec.model_id}"
 
     @property
+    def engine(self) -> str | None:
+        """What runs the query model ("onnxruntime" or "numpy"); None until it loads."""
+        model = self._query_model
+        return None if model is None else model.engine
+
+    @property
     def evidence_width(self) -> float | None:
         return self._spec.evidence_width
 
