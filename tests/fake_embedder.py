@@ -10,11 +10,16 @@ from __future__ import annotations
 import threading
 import zlib
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from openmemoryd.embed import EmbeddingError, Vectors, sanitize
 from openmemoryd.text import token_set
+
+if TYPE_CHECKING:  # importing it loads the local provider, which some tests must not
+    from openmemoryd.embed.local.models import LocalModel
 
 
 class FakeEmbedder:
@@ -88,3 +93,20 @@ class FakeEmbedder:
 
     def close(self) -> None:
         self.closed = True
+
+
+def fake_local_model(model_id: str, dims: int, files: Path, load: Any) -> LocalModel:
+    """A `LocalModel` whose files are *files* (never verified) and whose
+    loader is *load* ``(path, engine, threads) -> TextEncoder``: the local
+    provider's own code around a model a test controls."""
+    from openmemoryd.embed.local.models import LocalModel
+
+    return LocalModel(
+        model_id=model_id,
+        dims=dims,
+        score_floor=0.0,
+        score_ceiling=1.0,
+        locate=lambda: files,
+        verify=lambda _: None,
+        load=load,
+    )

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from conftest import Daemon, Env
+from fake_embedder import fake_local_model
 from openmemoryd.config import LocalSettings
 from openmemoryd.embed import EmbeddingError
 from openmemoryd.embed.bert import BertEncoder
@@ -29,7 +30,7 @@ from openmemoryd.embed.e5 import E5Model
 from openmemoryd.embed.e5.model import encoder_weights
 from openmemoryd.embed.e5.weights import default_weights_path, load_weights
 from openmemoryd.embed.engine import EngineName, make_encoder, onnxruntime_missing
-from openmemoryd.embed.local import LocalEmbedder, LocalModel
+from openmemoryd.embed.local import LocalEmbedder
 from openmemoryd.embed.minilm import MiniLMModel
 from openmemoryd.embed.q4 import BLOCK, Q4Matrix, dequantize_q4
 from reliability_support import wait_until
@@ -191,6 +192,13 @@ def _ranked(daemon: Daemon) -> dict[str, list[tuple[str, float | None]]]:
         }
 
 
+def _runs_on(daemon: Daemon, engine: str) -> None:
+    """The daemon's log and `doctor` both name *engine* for the query model."""
+    assert f"on {engine}, 1 thread(s)" in daemon.log()
+    doctor = daemon.cli("doctor").stdout
+    assert f"✓ embedder: local (multilingual-e5-small-q4 on {engine})" in doctor
+
+
 @pytest.mark.e2e
 def test_the_daemon_embeds_with_onnxruntime_and_numpy_reads_the_same_index(env: Env) -> None:
     """Through the real daemon: the default engine is ONNX Runtime; switching the
@@ -202,9 +210,7 @@ def test_the_daemon_embeds_with_onnxruntime_and_numpy_reads_the_same_index(env: 
             assert daemon.cli("append", "--path", path, text).returncode == 0
         embedded = wait_for_vectors(daemon)["embedding"]
         fast = _ranked(daemon)
-        assert "on onnxruntime, 1 thread(s)" in daemon.log()
-        doctor = daemon.cli("doctor").stdout
-        assert "✓ embedder: local (multilingual-e5-small-q4 on onnxruntime)" in doctor
+        _runs_on(daemon, "onnxruntime")
     finally:
         daemon.stop()
     assert any(score is not None for hits in fast.values() for _, score in hits)
@@ -217,9 +223,7 @@ def test_the_daemon_embeds_with_onnxruntime_and_numpy_reads_the_same_index(env: 
         assert status.state != "rebuilding"
         assert status.embedded == status.total == embedded["embedded"]  # type: ignore[index]
         slow = _ranked(again)
-        assert "on numpy, 1 thread(s)" in again.log()
-        doctor = again.cli("doctor").stdout
-        assert "✓ embedder: local (multilingual-e5-small-q4 on numpy)" in doctor
+        _runs_on(again, "numpy")
     finally:
         again.stop()
     for query in QUERIES:
@@ -238,15 +242,7 @@ class _BrokenEncoder:
 
 
 def _embedder_with(load: Any, tmp_path: Path, engine: EngineName = "auto") -> LocalEmbedder:
-    model = LocalModel(
-        model_id="broken",
-        dims=4,
-        score_floor=0.0,
-        score_ceiling=1.0,
-        locate=lambda: tmp_path,
-        verify=lambda _: None,
-        load=load,
-    )
+    model = fake_local_model("broken", 4, tmp_path, load)
     return LocalEmbedder(LocalSettings(engine=engine), model=model, weights=tmp_path)
 
 
@@ -304,10 +300,9 @@ def test_without_onnxruntime_the_daemon_embeds_with_numpy(
         result = _search(daemon, "what drink does Wei like")
         assert result["mode"] == "hybrid"
         assert "memory/tea.md" in [hit["path"] for hit in result["results"]]
-        log = daemon.log()
-        assert "onnxruntime is not usable" in log
-        assert "wheel missing on this platform" in log
-        assert "on numpy, 1 thread(s)" in log
+        assert "onnxruntime is not usable" in daemon.log()
+        assert "wheel missing on this platform" in daemon.log()
+        _runs_on(daemon, "numpy")
     finally:
         daemon.stop()
 

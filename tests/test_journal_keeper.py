@@ -3,9 +3,12 @@ copy of the file read outside the writer lane is checked again inside it."""
 
 from __future__ import annotations
 
+import time
+
 from openmemoryd.engine import Engine
 from openmemoryd.engine.agent_ops import forget
-from openmemoryd.engine.journal_keeper import restore_entries
+from openmemoryd.engine.journal_keeper import check_file, restore_entries
+from openmemoryd.memory.append import append_block, unjournalled
 
 FACT = "I always deploy on Thursdays"
 
@@ -48,3 +51,35 @@ async def test_a_block_still_missing_is_restored(engine: Engine) -> None:
     (renewed,) = engine.journal.entries(mp.key)  # journalled anew where it now is
     assert renewed.seq != entry.seq
     assert renewed.block == entry.block
+
+
+async def test_a_write_waiting_for_its_record_holds_the_keeper_back(engine: Engine) -> None:
+    """An append is written in the writer lane and journalled just after it.
+    A stale rewrite judged in between had the earlier blocks put back, after
+    which the unrecorded one no longer fit its file and stayed lost (seen as
+    a lost acknowledged append under load). The keeper now waits for it."""
+    first = await engine.append("line a", None)
+    mp = engine.policy.resolve(first.path)
+    before_b = mp.absolute.read_bytes()
+    await engine.append("line b", None)
+    limit = engine.config.index.max_file_bytes
+    c = append_block(mp, "line c", limit)  # written; its record not made yet
+    mp.absolute.write_bytes(before_b + b"editor line\n")  # stale: drops b and c
+
+    assert await check_file(engine, mp.key) == []  # not judged while c waits
+    assert b"line b" not in mp.absolute.read_bytes()
+
+    engine.journal.record(c, time.time())
+    assert not unjournalled(mp.key, 10.0)
+    assert await check_file(engine, mp.key) == []
+    text = mp.absolute.read_text()
+    assert [text.count(line) for line in ("line a", "line b", "line c")] == [1, 1, 1]
+    assert text.index("line b") < text.index("line c")  # put back in write order
+
+
+async def test_a_write_never_journalled_is_waited_for_only_so_long(engine: Engine) -> None:
+    mp = engine.policy.resolve("memory/waits.md")
+    append_block(mp, "never recorded", engine.config.index.max_file_bytes)
+    assert unjournalled(mp.key, 10.0)
+    assert not unjournalled(mp.key, 0.0)  # older than that: forgotten
+    assert not unjournalled(mp.key, 10.0)

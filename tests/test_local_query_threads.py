@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
+from fake_embedder import fake_local_model
 from openmemoryd.config import LocalSettings
 from openmemoryd.embed.engine import EngineName
 from openmemoryd.embed.local import LocalEmbedder
-from openmemoryd.embed.local.models import LocalModel, TextEncoder
+from openmemoryd.embed.local.models import TextEncoder
 
 DIMS = 4
 
@@ -45,15 +46,7 @@ def _embedder(threads: int, encoder: _CountingEncoder, tmp_path: Path) -> LocalE
     def load(_: Path, engine: EngineName, threads: int) -> TextEncoder:
         return encoder
 
-    model = LocalModel(
-        model_id="counting",
-        dims=DIMS,
-        score_floor=0.0,
-        score_ceiling=1.0,
-        locate=lambda: tmp_path,
-        verify=lambda _: None,
-        load=load,
-    )
+    model = fake_local_model("counting", DIMS, tmp_path, load)
     return LocalEmbedder(LocalSettings(query_threads=threads), model=model, weights=tmp_path)
 
 

@@ -20,7 +20,7 @@ import trio
 
 from omem_protocol import RestoredBlock, RestoreParams, RestoreResult
 from openmemoryd.engine.hosts import JournalHost
-from openmemoryd.memory.append import Appended, append_block
+from openmemoryd.memory.append import Appended, append_block, unjournalled
 from openmemoryd.memory.append_journal import AppendJournal, Entry, holds, judge
 from openmemoryd.memory.edit import insert_line
 from openmemoryd.search import citation
@@ -40,6 +40,9 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _INTERVAL_S: Final = 0.5
+# How long a write may wait for its journal record before the keeper stops
+# waiting for it (its caller failed between the write and the record).
+_UNJOURNALLED_WAIT_S: Final = 10.0
 
 
 def _read(mp: MemoryPath) -> bytes:
@@ -61,7 +64,13 @@ async def keep_journal(engine: JournalHost) -> None:
 
 
 async def check_file(engine: JournalHost, key: str) -> list[Entry]:
-    """Judge *key*'s entries against the file now; return those still missing."""
+    """Judge *key*'s entries against the file now; return those still missing.
+
+    Not while a write to the file waits for its journal record (see
+    `memory.append.unjournalled`): the next pass judges it with that entry.
+    """
+    if unjournalled(key, _UNJOURNALLED_WAIT_S):
+        return engine.journal.missing.get(key, [])
     mp = engine.policy.resolve(key)
     content = await trio.to_thread.run_sync(_read, mp)
     settings = engine.config.sync

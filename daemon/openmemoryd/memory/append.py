@@ -18,6 +18,8 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
+import threading
+import time
 from dataclasses import dataclass
 from datetime import date
 from typing import Final
@@ -37,6 +39,9 @@ from openmemoryd.workspace import (
 LOCK_TIMEOUT_S: Final = 10.0
 # Numbers the blocks this process writes, in the order they reach the file.
 _WRITES: Final = itertools.count(1)
+# Writes on disk whose journal record is not made yet: number -> (file, when).
+_UNJOURNALLED: dict[int, tuple[str, float]] = {}
+_UNJOURNALLED_LOCK: Final = threading.Lock()
 # Each retry follows a completed replace; only a file replaced without pause
 # (a runaway loop) exhausts them.
 _REOPEN_ATTEMPTS: Final = 100
@@ -65,14 +70,45 @@ class Appended:
     written: int = 0
 
 
-def next_write() -> int:
+def next_write(key: str | None = None) -> int:
     """A number larger than any this process gave before.
 
     Taken by each write right after its block reached the file, inside the
     writer lane, so the numbers follow the order of the writes even when
     their journal records, made after the lane, land in another order.
+    With *key* (the file written), the write also counts as unjournalled
+    until `journalled` is called with its number: the journal keeper must
+    not judge that file meanwhile (`unjournalled`).
     """
-    return next(_WRITES)
+    number = next(_WRITES)
+    if key is not None:
+        with _UNJOURNALLED_LOCK:
+            _UNJOURNALLED[number] = (key, time.monotonic())
+    return number
+
+
+def journalled(number: int) -> None:
+    """Write *number*'s journal record is made (or given up on)."""
+    with _UNJOURNALLED_LOCK:
+        _UNJOURNALLED.pop(number, None)
+
+
+def unjournalled(key: str, within_s: float) -> bool:
+    """True while a write to *key* made in the last *within_s* seconds waits
+    for its journal record.
+
+    Between a write and its record the journal does not know the block: a
+    stale rewrite judged in that window would have the blocks before it put
+    back, after which the unrecorded one no longer fits its file and stays
+    lost. Older waits (a write whose caller failed before recording it) are
+    forgotten, so one failure cannot stop the keeper for good.
+    """
+    now = time.monotonic()
+    with _UNJOURNALLED_LOCK:
+        for number, (_, since) in list(_UNJOURNALLED.items()):
+            if now - since >= within_s:
+                del _UNJOURNALLED[number]
+        return any(written_to == key for written_to, _ in _UNJOURNALLED.values())
 
 
 def target_path(policy: PathPolicy, raw_path: str | None, today: date) -> MemoryPath:
@@ -119,7 +155,7 @@ def append_block(
             raise TooLarge(f"{mp.key} would exceed the {max_file_bytes}-byte file limit")
         write_all(fd, payload)
         os.fsync(fd)
-        written = next_write()
+        written = next_write(mp.key)
         after = so_far.extended(payload)
         if known is not None:
             known.remember(mp.key, os.fstat(fd), after)

@@ -52,7 +52,7 @@ from typing import Final
 
 import msgspec
 
-from openmemoryd.memory.append import Appended, digest, next_write
+from openmemoryd.memory.append import Appended, digest, journalled, next_write
 from openmemoryd.memory.durable import replace_file
 
 __all__ = ["AppendJournal", "Entry", "Verdict", "holds", "judge"]
@@ -231,6 +231,12 @@ class AppendJournal:
         the sequence number comes from the write (`Appended.written`), not
         from this call, so `judge` still sees them in file order.
         """
+        try:
+            return self._record(appended, at)
+        finally:
+            journalled(appended.written)  # recorded, or given up on: no longer waited for
+
+    def _record(self, appended: Appended, at: float) -> Entry:
         with self._lock:
             a = appended
             entry = Entry(
