@@ -20,7 +20,7 @@ import trio
 
 from omem_protocol import RestoredBlock, RestoreParams, RestoreResult
 from openmemoryd.engine.hosts import JournalHost
-from openmemoryd.memory.append import Appended, append_block, unjournalled
+from openmemoryd.memory.append import Appended, append_block
 from openmemoryd.memory.append_journal import AppendJournal, Entry, holds, judge
 from openmemoryd.memory.edit import insert_line
 from openmemoryd.search import citation
@@ -68,15 +68,19 @@ async def check_file(engine: JournalHost, key: str) -> list[Entry]:
 
     Not while a write to the file waits for its journal record (see
     `memory.append.unjournalled`): the next pass judges it with that entry.
+    The file is read before the entries are taken, so each entry's write is
+    either in that copy or came after it (then its block is only reported
+    missing until the next pass, never a reason to restore others).
     """
-    if unjournalled(key, _UNJOURNALLED_WAIT_S):
-        return engine.journal.missing.get(key, [])
     mp = engine.policy.resolve(key)
     content = await trio.to_thread.run_sync(_read, mp)
+    entries = engine.journal.entries_unless_writing(key, _UNJOURNALLED_WAIT_S)
+    if entries is None:
+        return engine.journal.missing.get(key, [])
     settings = engine.config.sync
     verdict = judge(
         content,
-        engine.journal.entries(key),
+        entries,
         time.time(),
         settings.journal_settle_s,
         settings.journal_max_age_s,

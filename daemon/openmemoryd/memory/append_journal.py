@@ -52,7 +52,7 @@ from typing import Final
 
 import msgspec
 
-from openmemoryd.memory.append import Appended, digest, journalled, next_write
+from openmemoryd.memory.append import Appended, digest, journalled, next_write, unjournalled
 from openmemoryd.memory.durable import replace_file
 
 __all__ = ["AppendJournal", "Entry", "Verdict", "holds", "judge"]
@@ -231,30 +231,43 @@ class AppendJournal:
         the sequence number comes from the write (`Appended.written`), not
         from this call, so `judge` still sees them in file order.
         """
-        try:
-            return self._record(appended, at)
-        finally:
-            journalled(appended.written)  # recorded, or given up on: no longer waited for
+        with self._lock:
+            try:
+                return self._record(appended, at)
+            finally:
+                # Recorded, or given up on: no longer waited for. Under the
+                # lock, with the entry: see `entries_unless_writing`.
+                journalled(appended.written)
+
+    def entries_unless_writing(self, key: str, wait_s: float) -> list[Entry] | None:
+        """*key*'s entries, or None while a write to it (made in the last
+        *wait_s* seconds) waits for its record. Taken under the lock `record`
+        adds entries under, so every write made before this call is either
+        among the entries or makes it None."""
+        with self._lock:
+            if unjournalled(key, wait_s):
+                return None
+            return [e for e in self._entries.values() if e.key == key]
 
     def _record(self, appended: Appended, at: float) -> Entry:
-        with self._lock:
-            a = appended
-            entry = Entry(
-                self._base + (a.written or next_write()),
-                a.path.key,
-                a.block,
-                at,
-                a.before_len,
-                a.before_hash,
-                a.after_hash,
-                a.tail_len,
-                a.tail_hash,
-                a.after_len,
-                a.titles,
-            )
-            self._entries[entry.seq] = entry
-            self._save()
-            return entry
+        """`record`'s work; the caller holds the lock."""
+        a = appended
+        entry = Entry(
+            self._base + (a.written or next_write()),
+            a.path.key,
+            a.block,
+            at,
+            a.before_len,
+            a.before_hash,
+            a.after_hash,
+            a.tail_len,
+            a.tail_hash,
+            a.after_len,
+            a.titles,
+        )
+        self._entries[entry.seq] = entry
+        self._save()
+        return entry
 
     def drop(self, entries: Iterable[Entry]) -> None:
         with self._lock:
