@@ -70,7 +70,7 @@ async def test_a_write_waiting_for_its_record_holds_the_keeper_back(engine: Engi
     assert b"line b" not in mp.absolute.read_bytes()
 
     engine.journal.record(c, time.time())
-    assert not unjournalled(mp.key, 10.0)
+    assert not unjournalled(str(mp.absolute), 10.0)
     assert await check_file(engine, mp.key) == []
     text = mp.absolute.read_text()
     assert [text.count(line) for line in ("line a", "line b", "line c")] == [1, 1, 1]
@@ -80,6 +80,6 @@ async def test_a_write_waiting_for_its_record_holds_the_keeper_back(engine: Engi
 async def test_a_write_never_journalled_is_waited_for_only_so_long(engine: Engine) -> None:
     mp = engine.policy.resolve("memory/waits.md")
     append_block(mp, "never recorded", engine.config.index.max_file_bytes)
-    assert unjournalled(mp.key, 10.0)
-    assert not unjournalled(mp.key, 0.0)  # older than that: forgotten
-    assert not unjournalled(mp.key, 10.0)
+    assert unjournalled(str(mp.absolute), 10.0)
+    assert not unjournalled(str(mp.absolute), 0.0)  # older than that: forgotten
+    assert not unjournalled(str(mp.absolute), 10.0)

@@ -74,7 +74,7 @@ async def check_file(engine: JournalHost, key: str) -> list[Entry]:
     """
     mp = engine.policy.resolve(key)
     content = await trio.to_thread.run_sync(_read, mp)
-    entries = engine.journal.entries_unless_writing(key, _UNJOURNALLED_WAIT_S)
+    entries = engine.journal.entries_unless_writing(mp, _UNJOURNALLED_WAIT_S)
     if entries is None:
         return engine.journal.missing.get(key, [])
     settings = engine.config.sync

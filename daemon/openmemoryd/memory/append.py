@@ -40,6 +40,7 @@ LOCK_TIMEOUT_S: Final = 10.0
 # Numbers the blocks this process writes, in the order they reach the file.
 _WRITES: Final = itertools.count(1)
 # Writes on disk whose journal record is not made yet: number -> (file, when).
+# Files by absolute path: one process may serve several workspaces.
 _UNJOURNALLED: dict[int, tuple[str, float]] = {}
 _UNJOURNALLED_LOCK: Final = threading.Lock()
 # Each retry follows a completed replace; only a file replaced without pause
@@ -70,20 +71,20 @@ class Appended:
     written: int = 0
 
 
-def next_write(key: str | None = None) -> int:
+def next_write(file: str | None = None) -> int:
     """A number larger than any this process gave before.
 
     Taken by each write right after its block reached the file, inside the
     writer lane, so the numbers follow the order of the writes even when
     their journal records, made after the lane, land in another order.
-    With *key* (the file written), the write also counts as unjournalled
-    until `journalled` is called with its number: the journal keeper must
-    not judge that file meanwhile (`unjournalled`).
+    With *file* (the absolute path written), the write also counts as
+    unjournalled until `journalled` is called with its number: the journal
+    keeper must not judge that file meanwhile (`unjournalled`).
     """
     number = next(_WRITES)
-    if key is not None:
+    if file is not None:
         with _UNJOURNALLED_LOCK:
-            _UNJOURNALLED[number] = (key, time.monotonic())
+            _UNJOURNALLED[number] = (file, time.monotonic())
     return number
 
 
@@ -93,9 +94,9 @@ def journalled(number: int) -> None:
         _UNJOURNALLED.pop(number, None)
 
 
-def unjournalled(key: str, within_s: float) -> bool:
-    """True while a write to *key* made in the last *within_s* seconds waits
-    for its journal record.
+def unjournalled(file: str, within_s: float) -> bool:
+    """True while a write to *file* (absolute path) made in the last
+    *within_s* seconds waits for its journal record.
 
     Between a write and its record the journal does not know the block: a
     stale rewrite judged in that window would have the blocks before it put
@@ -108,7 +109,7 @@ def unjournalled(key: str, within_s: float) -> bool:
         for number, (_, since) in list(_UNJOURNALLED.items()):
             if now - since >= within_s:
                 del _UNJOURNALLED[number]
-        return any(written_to == key for written_to, _ in _UNJOURNALLED.values())
+        return any(written_to == file for written_to, _ in _UNJOURNALLED.values())
 
 
 def target_path(policy: PathPolicy, raw_path: str | None, today: date) -> MemoryPath:
@@ -155,7 +156,7 @@ def append_block(
             raise TooLarge(f"{mp.key} would exceed the {max_file_bytes}-byte file limit")
         write_all(fd, payload)
         os.fsync(fd)
-        written = next_write(mp.key)
+        written = next_write(str(mp.absolute))
         after = so_far.extended(payload)
         if known is not None:
             known.remember(mp.key, os.fstat(fd), after)

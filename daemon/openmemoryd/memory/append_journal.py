@@ -54,6 +54,7 @@ import msgspec
 
 from openmemoryd.memory.append import Appended, digest, journalled, next_write, unjournalled
 from openmemoryd.memory.durable import replace_file
+from openmemoryd.workspace import MemoryPath
 
 __all__ = ["AppendJournal", "Entry", "Verdict", "holds", "judge"]
 
@@ -239,15 +240,15 @@ class AppendJournal:
                 # lock, with the entry: see `entries_unless_writing`.
                 journalled(appended.written)
 
-    def entries_unless_writing(self, key: str, wait_s: float) -> list[Entry] | None:
-        """*key*'s entries, or None while a write to it (made in the last
+    def entries_unless_writing(self, mp: MemoryPath, wait_s: float) -> list[Entry] | None:
+        """*mp*'s entries, or None while a write to it (made in the last
         *wait_s* seconds) waits for its record. Taken under the lock `record`
         adds entries under, so every write made before this call is either
         among the entries or makes it None."""
         with self._lock:
-            if unjournalled(key, wait_s):
+            if unjournalled(str(mp.absolute), wait_s):
                 return None
-            return [e for e in self._entries.values() if e.key == key]
+            return [e for e in self._entries.values() if e.key == mp.key]
 
     def _record(self, appended: Appended, at: float) -> Entry:
         """`record`'s work; the caller holds the lock."""

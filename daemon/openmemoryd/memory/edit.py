@@ -79,7 +79,7 @@ def insert_line(
     # Judged on the texts the edit saw and wrote, not on a second read: an
     # append may land as soon as the lock is released.
     before, written, number = edit_file(mp, edit, max_file_bytes=max_file_bytes, template=template)
-    order = next_write(mp.key)
+    order = next_write(str(mp.absolute))
     old = before.encode("utf-8", errors="surrogateescape").splitlines(keepends=True)
     new = written.encode("utf-8", errors="surrogateescape").splitlines(keepends=True)
     head = _common_prefix(old, new)
