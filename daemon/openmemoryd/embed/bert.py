@@ -8,7 +8,9 @@ tokens); this module does the rest: token + position (row ``t`` for the
 ``t``-th token) + token-type row 0 embeddings, LayerNorm, the encoder layers
 with exact (erf) GELU, the mean of every token's last hidden state, then per
 text the mean of its windows' means weighted by `Window.weight`, L2
-normalised.
+normalised. The ONNX Runtime engine (`bert_onnx`, the default where it is
+installed) runs the same layers and shares the rest: `TokenEmbedding` and
+`pool_windows`.
 
 Invariants:
 
