@@ -78,6 +78,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
+import tomlkit
+
 from bench.daemon import BenchDaemon, BenchDaemonError
 from bench.locomo_data import (
     CATEGORIES,
@@ -303,10 +305,16 @@ def with_chunking(method: Method, tokens: int, overlap: int | None = None) -> Me
 
 
 def with_embed_nice(method: Method, nice: int) -> Method:
-    """*method* with the local embedding worker at niceness *nice* (vector methods only)."""
+    """*method* with the local embedding worker at niceness *nice* (vector methods only),
+    set in the method's own ``[embedding.local]`` table when it has one (a second
+    table of that name would make the config unreadable)."""
     if not method.vectors:
         return method
-    return replace(method, config_toml=method.config_toml + f"\n[embedding.local]\nnice = {nice}\n")
+    config: Any = tomlkit.parse(method.config_toml)
+    embedding = config.setdefault("embedding", tomlkit.table())
+    local = embedding.setdefault("local", tomlkit.table())
+    local["nice"] = nice
+    return replace(method, config_toml=tomlkit.dumps(config))
 
 
 def build_plan(

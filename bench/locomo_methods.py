@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from bench.daemon import embedder_toml
 from bench.locomo_data import LAYOUTS
 
 
@@ -31,13 +32,9 @@ def _config(
     engine: str | None = None,
 ) -> str:
     """A complete ranking config, so a method means the same whatever the defaults become."""
-    settings = [] if query_threads is None else [f"query_threads = {query_threads}"]
-    settings += [] if engine is None else [f'engine = "{engine}"']
-    local = "".join(f"{line}\n" for line in ["[embedding.local]", *settings, ""])
-    local = local if settings else ""
     return (
-        f'[embedding]\nprovider = "{provider}"\n\n{local}'
-        f"[search]\nvector_weight = {vector_weight}\ntext_weight = {text_weight}\n"
+        embedder_toml(provider, query_threads=query_threads, engine=engine)
+        + f"\n[search]\nvector_weight = {vector_weight}\ntext_weight = {text_weight}\n"
         f'fusion = "{fusion}"\ndate_aware = {str(date_aware).lower()}\n'
         f"neighbours = {str(neighbours).lower()}\n"
         f"trim_overlap = {str(trim_overlap).lower()}\n"

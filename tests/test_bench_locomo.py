@@ -11,6 +11,7 @@ obvious hits, never speed, so they hold on any machine.
 from __future__ import annotations
 
 import json
+import tomllib
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from bench.locomo import (
     split_evidence,
     to_json,
     with_chunking,
+    with_embed_nice,
     write_workspace,
 )
 from bench.locomo_methods import METHODS
@@ -274,6 +276,18 @@ def test_chunk_overlap_is_set_with_the_chunk_size() -> None:
     method = METHODS["calibrated"]
     assert "chunk_overlap = 35\n" in with_chunking(method, 175).config_toml
     assert "chunk_overlap = 70\n" in with_chunking(method, 175, 70).config_toml
+
+
+@pytest.mark.parametrize("name", ["calibrated", "calibrated-numpy", "calibrated-qthreads2"])
+def test_embed_nice_joins_the_methods_own_local_settings(name: str) -> None:
+    """Methods that set `[embedding.local]` themselves keep their keys and gain
+    the niceness (a second table of that name made the config unreadable)."""
+    method = METHODS[name]
+    config = tomllib.loads(with_embed_nice(method, 0).config_toml)
+    expected = tomllib.loads(method.config_toml)
+    expected["embedding"].setdefault("local", {})["nice"] = 0
+    assert config == expected
+    assert with_embed_nice(METHODS["bm25"], 0) == METHODS["bm25"]  # no vectors, no worker
 
 
 def test_chunk_overlap_alone_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
