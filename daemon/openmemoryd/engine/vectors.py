@@ -288,19 +288,21 @@ class VectorIndexer:
         self._idle_sweep = False
         return True
 
+    def _batcher_in_use(self) -> BatchEmbedder | None:
+        """The batch embedder, when there is one for the embedder in use (not
+        after a fallback took over) and it has not been turned off."""
+        batcher = self._batcher
+        if batcher is None or not batcher.available or batcher.embedder is not self.embedder:
+            return None
+        return batcher
+
     def _wait_for_indexing(self) -> bool:
         """True when the backlog should wait: the embedder has a batch API and
         files are still being indexed (more chunks may be on their way to join
         one job), for at most `SETTLE_S`; the serve loop looks again every
         `RECHECK_S`."""
-        busy, batcher = self._indexing_busy, self._batcher
-        if (
-            busy is None
-            or batcher is None
-            or not batcher.available
-            or batcher.embedder is not self.embedder
-            or not busy()
-        ):
+        busy = self._indexing_busy
+        if busy is None or self._batcher_in_use() is None or not busy():
             self._settling_since = None
             return False
         now = time.monotonic()
@@ -319,8 +321,8 @@ class VectorIndexer:
         path: the backlog is small, the batcher is not for this embedder (a
         fallback took over), or a batch failed in part or whole.
         """
-        batcher = self._batcher
-        if batcher is None or not batcher.available or batcher.embedder is not self.embedder:
+        batcher = self._batcher_in_use()
+        if batcher is None:
             return False
         identity = self.embedder.identity()
         if self._jobs is not None:
