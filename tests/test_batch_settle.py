@@ -11,7 +11,7 @@ In-process engine, openai provider at the fake Files + Batches service;
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 
 import pytest
@@ -69,9 +69,9 @@ async def write_notes(engine: Engine, first: int, count: int) -> None:
 
 
 @pytest.fixture
-def server() -> FakeBatchServer:
+def server() -> Iterator[FakeBatchServer]:
     with FakeBatchServer(polls_before_done=1) as running:
-        yield running  # type: ignore[misc]
+        yield running
 
 
 async def test_a_small_backlog_waits_while_indexing_is_busy_and_joins_the_batch(

@@ -34,7 +34,7 @@ from openmemoryd.embed.local import LocalEmbedder
 from openmemoryd.embed.minilm import MiniLMModel
 from openmemoryd.embed.q4 import BLOCK, Q4Matrix, dequantize_q4
 from reliability_support import wait_until
-from test_e2e_semantic import wait_for_vectors
+from test_e2e_semantic import paths, search, wait_for_vectors
 from test_e5 import TEXTS
 
 MIN_COSINE = 0.99999
@@ -280,13 +280,6 @@ def shadowed_onnxruntime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths))
 
 
-def _search(daemon: Daemon, query: str) -> dict[str, Any]:
-    result = daemon.cli("search", query, "--json")
-    assert result.returncode == 0, result.stderr
-    found: dict[str, Any] = json.loads(result.stdout)
-    return found
-
-
 @pytest.mark.e2e
 def test_without_onnxruntime_the_daemon_embeds_with_numpy(
     env: Env, shadowed_onnxruntime: None
@@ -297,9 +290,9 @@ def test_without_onnxruntime_the_daemon_embeds_with_numpy(
         for path, text in NOTES.items():
             assert daemon.cli("append", "--path", path, text).returncode == 0
         wait_for_vectors(daemon)
-        result = _search(daemon, "what drink does Wei like")
+        result = search(daemon, "what drink does Wei like")
         assert result["mode"] == "hybrid"
-        assert "memory/tea.md" in [hit["path"] for hit in result["results"]]
+        assert "memory/tea.md" in paths(result)
         assert "onnxruntime is not usable" in daemon.log()
         assert "wheel missing on this platform" in daemon.log()
         _runs_on(daemon, "numpy")
@@ -328,10 +321,10 @@ def test_asking_for_onnxruntime_where_it_cannot_run_degrades_to_keywords(
             "status reports why the model cannot load",
         )
         assert embedding()["embedded"] == 0
-        result = _search(daemon, "Postgres backups")
+        result = search(daemon, "Postgres backups")
         assert result["mode"] == "lexical"
         assert result["degraded"]
-        assert [hit["path"] for hit in result["results"]] == ["memory/infra.md"]
+        assert paths(result) == ["memory/infra.md"]
         assert daemon.proc is not None
         assert daemon.proc.poll() is None  # still serving
     finally:
