@@ -34,7 +34,7 @@ from openmemoryd.embed.local import LocalEmbedder
 from openmemoryd.embed.minilm import MiniLMModel
 from openmemoryd.embed.q4 import BLOCK, Q4Matrix, dequantize_q4
 from reliability_support import wait_until
-from test_e2e_semantic import paths, search, wait_for_vectors
+from test_e2e_semantic import append_notes, paths, search, wait_for_vectors
 from test_e5 import TEXTS
 
 MIN_COSINE = 0.99999
@@ -206,8 +206,7 @@ def test_the_daemon_embeds_with_onnxruntime_and_numpy_reads_the_same_index(env: 
     env.write_config("")
     daemon = Daemon(env).start()
     try:
-        for path, text in NOTES.items():
-            assert daemon.cli("append", "--path", path, text).returncode == 0
+        append_notes(daemon, NOTES)
         embedded = wait_for_vectors(daemon)["embedding"]
         fast = _ranked(daemon)
         _runs_on(daemon, "onnxruntime")
@@ -287,8 +286,7 @@ def test_without_onnxruntime_the_daemon_embeds_with_numpy(
     env.write_config("")  # engine "auto"
     daemon = Daemon(env).start()
     try:
-        for path, text in NOTES.items():
-            assert daemon.cli("append", "--path", path, text).returncode == 0
+        append_notes(daemon, NOTES)
         wait_for_vectors(daemon)
         result = search(daemon, "what drink does Wei like")
         assert result["mode"] == "hybrid"

@@ -16,7 +16,7 @@ import apsw
 
 from conftest import Daemon, Env
 from openmemoryd.store.quantised import CENTRE_MIN, bits_name
-from test_e2e_semantic import NOTES, paths, search, wait_for_vectors
+from test_e2e_semantic import NOTES, append_notes, paths, search, wait_for_vectors
 from test_reload import wait_for_log
 
 MORE = {
@@ -34,8 +34,7 @@ def test_search_by_meaning_on_the_quantised_path(env: Env) -> None:
     try:
         notes = {**NOTES, **MORE}
         assert len(notes) >= CENTRE_MIN  # enough vectors for a centre: quantised, not exact
-        for path, text in notes.items():
-            assert daemon.cli("append", "--path", path, text).returncode == 0
+        append_notes(daemon, notes)
         wait_for_vectors(daemon)
         result = search(daemon, "what drink does Wei like")
         assert result["mode"] == "hybrid"

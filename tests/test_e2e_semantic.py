@@ -25,6 +25,12 @@ NOTES = {
 }
 
 
+def append_notes(daemon: Daemon, notes: dict[str, str]) -> None:
+    """Append each note to its file through the real CLI."""
+    for path, text in notes.items():
+        assert daemon.cli("append", "--path", path, text).returncode == 0
+
+
 def wait_for_vectors(daemon: Daemon, timeout: float = 120.0) -> dict[str, object]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -44,8 +50,7 @@ def semantic(module_env: Env) -> Iterator[Daemon]:
     env.write_config("")  # defaults: embedding provider "auto" -> the local model
     handle = Daemon(env).start()
     try:
-        for path, text in NOTES.items():
-            assert handle.cli("append", "--path", path, text).returncode == 0
+        append_notes(handle, NOTES)
         wait_for_vectors(handle)
         yield handle
     finally:
