@@ -10,6 +10,7 @@ import pytest
 from conftest import KEYWORD_ONLY, Daemon, Env, run_openmemoryd
 from omem_client import Client, NotFoundError
 from openmemoryd.errors import ConfigError
+from openmemoryd.search.budget import hit_cost
 
 pytestmark = pytest.mark.e2e
 
@@ -75,6 +76,17 @@ def _scopes(env: Env, daemon: Daemon) -> None:
         home = work.search("oolong", scope="global").results
         assert [(h.workspace, h.path) for h in home] == [("default", home[0].path)]
         assert "oolong tea" in (env.workspace / home[0].path).read_text()
+        # a budget is spent once, on the merged answer, and counts what it left out
+        for n in range(4):
+            filler = "\n".join(f"- shelf {n}.{i}: " + "boxes and crates " * 4 for i in range(4))
+            work.append(f"{filler}\n- oolong batch {n} arrived", path=f"memory/stock-{n}.md")
+        merged = work.search("oolong", scope="all", min_score=0).results
+        packed = work.search("oolong", scope="all", min_score=0, max_tokens=90)
+        assert len(merged) >= 4
+        assert sum(hit_cost(h) for h in packed.results) <= 90
+        assert 1 <= len(packed.results) < len(merged)
+        assert len(packed.results) + packed.budget_omitted == len(merged)
+        assert all(h.workspace in ("default", "work") for h in packed.results)
     out = daemon.cli("--workspace", "work", "search", "oolong", "--scope", "all")
     assert out.returncode == 0, out.stderr
     assert "[default]" in out.stdout

@@ -1,5 +1,5 @@
-"""A token budget on search answers (`max_tokens`): hits kept in rank order
-while they fit, the first cut to fit when it alone does not."""
+"""A token budget on search answers (`max_tokens`): the best hits whole while
+they fill most of it, later ones as their best line, everything cited exactly."""
 
 from __future__ import annotations
 
@@ -8,28 +8,38 @@ import pytest
 
 from conftest import Daemon
 from omem_protocol import SearchHit, SearchParams, SearchResult
-from openmemoryd.search.budget import ELLIPSIS, cost, cut, within_budget
-from openmemoryd.text import estimate_tokens
+from openmemoryd.search.budget import (
+    ELLIPSIS,
+    budget_limit,
+    budget_terms,
+    cost,
+    cut,
+    hit_cost,
+    within_budget,
+)
+from openmemoryd.text import estimate_tokens, line_cost
 
 
-def hit(snippet: str, rank: int) -> SearchHit:
+def hit(snippet: str, rank: int, start_line: int = 1) -> SearchHit:
+    path = f"memory/2026-11-{rank:02d}.md"
+    end_line = start_line + snippet.count("\n")
     return SearchHit(
-        path=f"memory/2026-11-{rank:02d}.md",
-        start_line=1,
-        end_line=2,
-        score=1.0 - rank / 10,
+        path=path,
+        start_line=start_line,
+        end_line=end_line,
+        score=1.0 - rank / 100,
         text_score=None,
         vector_score=None,
         snippet=snippet,
         source="memory",
-        citation=f"memory/2026-11-{rank:02d}.md#L1-L2",
+        citation=f"{path}#L{start_line}-L{end_line}",
     )
 
 
-def result(*snippets: str) -> SearchResult:
+def result(*snippets: str, mode: str = "hybrid") -> SearchResult:
     return SearchResult(
-        results=tuple(hit(s, i + 1) for i, s in enumerate(snippets)),
-        mode="hybrid",
+        results=tuple(hit(s, i + 1, start_line=10 * i + 1) for i, s in enumerate(snippets)),
+        mode=mode,
         provider="none",
         model=None,
         degraded=False,
@@ -44,78 +54,146 @@ def result(*snippets: str) -> SearchResult:
     )
 
 
-def test_hits_are_kept_in_rank_order_while_they_fit() -> None:
-    snippets = ["a" * 40, "b" * 40, "c" * 40]  # 10 tokens + 1 for the line each
-    trimmed = within_budget(result(*snippets), 25)
-    assert [h.snippet for h in trimmed.results] == snippets[:2]
-    assert trimmed.budget_omitted == 1
-    assert sum(cost(h.snippet) for h in trimmed.results) <= 25
+def chunk(topic: str, n: int) -> str:
+    """Four lines of filler with *topic* on line *n* (0-based)."""
+    lines = [f"- filler line {i} about nothing in particular " + "x" * 20 for i in range(4)]
+    lines[n] = f"- the {topic} line"
+    return "\n".join(lines)
+
+
+def spent(trimmed: SearchResult) -> int:
+    return sum(hit_cost(h) for h in trimmed.results)
+
+
+def test_best_hits_whole_then_later_ones_as_their_best_line() -> None:
+    hits = [chunk("glacier", 3), chunk("glacier", 1), chunk("glacier", 2), chunk("glacier", 0)]
+    whole = hit_cost(hit(hits[0], 1))
+    budget = int(whole / 0.7) + 1 + 25  # the first fills the whole share
+    trimmed = within_budget(result(*hits), budget, ["glacier"])
+    first, *lines = trimmed.results
+    assert first.snippet == hits[0]  # whole
+    assert lines, "later hits are shown as their best line"
+    for shown in lines:
+        assert shown.snippet.endswith("the glacier line")
+        assert shown.start_line == shown.end_line
+        original = next(h for h in result(*hits).results if h.path == shown.path)
+        offset = original.snippet.split("\n").index(shown.snippet)
+        assert shown.start_line == original.start_line + offset  # the line it is
+        assert shown.citation == f"{shown.path}#L{shown.start_line}"
+    assert spent(trimmed) <= budget
+    assert trimmed.budget_omitted == len(hits) - len(trimmed.results)
+
+
+def test_hits_are_whole_while_they_fill_the_whole_share() -> None:
+    hits = [chunk("moraine", i % 4) for i in range(5)]
+    one = hit_cost(hit(hits[0], 1, 1))
+    budget = 3 * one + 5  # room for three whole, but the share holds two
+    trimmed = within_budget(result(*hits), budget, ["moraine"])
+    sizes = [len(h.snippet.split("\n")) for h in trimmed.results]
+    assert sizes[:2] == [4, 4]
+    assert all(size == 1 for size in sizes[2:])
+    assert len(sizes) > 3
+    assert spent(trimmed) <= budget
 
 
 def test_a_budget_that_holds_everything_changes_nothing() -> None:
     whole = result("short one", "short two")
-    assert within_budget(whole, 1000) is whole
+    assert within_budget(whole, 1000, ["short"]) is whole
+    # also when it takes more than the whole share: nothing needs leaving out
+    many = result(*(chunk("tern", 1) for _ in range(3)))
+    assert within_budget(many, spent(many), ["tern"]) is many
 
 
-def test_the_last_hit_is_trimmed_at_a_line_boundary() -> None:
-    second = "\n".join(f"line {n} " + "x" * 36 for n in range(6))  # 6 lines of 12 tokens
-    trimmed = within_budget(result("a" * 40, second, "third"), 11 + 30)
-    first, cut_hit = trimmed.results
-    assert first.snippet == "a" * 40
-    assert cut_hit.snippet == "\n".join(second.split("\n")[:2])  # 2 whole lines fit in 30
-    assert (cut_hit.start_line, cut_hit.end_line) == (1, 2)
-    assert cut_hit.citation.endswith("#L1-L2")  # the citation shows what is shown
-    assert trimmed.budget_omitted == 1  # "third" is left out; the trimmed hit is kept
-    assert sum(cost(h.snippet) for h in trimmed.results) <= 41
+def test_a_line_that_does_not_fit_is_passed_over_for_a_later_one() -> None:
+    long_line = "- the fjord " + "word " * 60  # ~70 tokens
+    hits = ["- fjord start", long_line, "- the fjord again"]
+    budget = hit_cost(hit(hits[0], 1)) + 30
+    trimmed = within_budget(result(*hits), budget, ["fjord"])
+    assert [h.snippet for h in trimmed.results] == ["- fjord start", "- the fjord again"]
+    assert trimmed.budget_omitted == 1
+    assert spent(trimmed) <= budget
 
 
-def test_a_later_hit_with_no_whole_line_that_fits_is_left_out() -> None:
-    trimmed = within_budget(result("a" * 40, "b" * 400), 15)
-    assert [h.snippet for h in trimmed.results] == ["a" * 40]
+def test_a_line_already_shown_is_not_shown_again() -> None:
+    # with search.trim_overlap off, overlapping chunks of one file repeat lines
+    first = hit(chunk("tern", 1), 1, start_line=1)
+    twin = msgspec.structs.replace(hit(chunk("tern", 1), 2, start_line=1), path=first.path)
+    other = hit(chunk("tern", 2), 3, start_line=1)
+    answer = msgspec.structs.replace(result(), results=(first, twin, other))
+    trimmed = within_budget(answer, hit_cost(first) + 25, ["tern"])
+    assert [h.path for h in trimmed.results] == [first.path, other.path]
+    assert trimmed.results[1].snippet == "- the tern line"
+
+
+def test_the_best_hit_over_budget_shows_the_lines_around_its_best_line() -> None:
+    lines = [f"- line {n} " + "x" * 30 for n in range(12)]
+    lines[8] = "- the crevasse line"
+    trimmed = within_budget(result("\n".join(lines), "second"), 40, ["crevasse"])
+    (first,) = trimmed.results
+    shown = first.snippet.split("\n")
+    assert "- the crevasse line" in shown  # not the leading lines
+    assert shown[0] != lines[0]
+    assert first.start_line == 1 + lines.index(shown[0])
+    assert first.end_line == first.start_line + len(shown) - 1
+    assert first.citation == f"{first.path}#L{first.start_line}-L{first.end_line}"
+    assert hit_cost(first) <= 40
     assert trimmed.budget_omitted == 1
 
 
-def test_the_best_hit_alone_over_budget_is_cut_not_dropped() -> None:
-    trimmed = within_budget(result("word " * 200, "second"), 20)
+def test_the_best_hit_whose_best_line_alone_is_over_budget_is_cut_not_dropped() -> None:
+    trimmed = within_budget(result("word " * 200, "second"), 20, ["word"])
     (first,) = trimmed.results
     assert first.snippet.endswith(ELLIPSIS)
-    assert cost(first.snippet) <= 20
     assert first.snippet.startswith("word word")
+    assert hit_cost(first) <= 20
     assert first.end_line == first.start_line
     assert trimmed.budget_omitted == 1
+
+
+def test_a_timeline_is_kept_in_order_and_cut_at_a_line_boundary() -> None:
+    second = "\n".join(f"line {n} " + "x" * 36 for n in range(6))  # 6 lines of 12 tokens
+    days = result("a" * 40, second, "third", mode="timeline")
+    first_cost = hit_cost(days.results[0])
+    budget = first_cost + line_cost(days.results[1].citation) + 30
+    trimmed = within_budget(days, budget, [])
+    first, cut_hit = trimmed.results
+    assert first.snippet == "a" * 40
+    assert cut_hit.snippet == "\n".join(second.split("\n")[:2])  # the leading lines, in order
+    assert (cut_hit.start_line, cut_hit.end_line) == (11, 12)
+    assert cut_hit.citation.endswith("#L11-L12")
+    assert trimmed.budget_omitted == 1  # "third" is left out; the trimmed hit is kept
 
 
 def test_cjk_is_counted_a_token_a_character() -> None:
     chinese = "用户喜欢在周末写代码并且讨厌开会" * 3  # 48 tokens
     assert estimate_tokens(cut(chinese, 10)) <= 10
     assert cut(chinese, 10).startswith("用户喜欢")
-    kept = within_budget(result(chinese, "ok"), 60)
+    kept = within_budget(result(chinese, "ok"), 80, ["写代码"])
     assert len(kept.results) == 2
+    lines = "\n".join(["今天下雨", "用户喜欢乌龙茶", "明天开会"] * 3)
+    packed = within_budget(result(lines, lines, lines), 40, budget_terms("乌龙茶"))
+    assert [h.snippet for h in packed.results[1:]] == ["用户喜欢乌龙茶"] * (len(packed.results) - 1)
+
+
+def test_the_best_line_is_chosen_without_the_query_dates() -> None:
+    assert budget_terms("what did Nate cook on 25 May, 2022?") == budget_terms(
+        "what did Nate cook?"
+    )
+    assert "may" not in budget_terms("what did Nate cook on 25 May, 2022?")
+    assert budget_terms("что Нейт готовил 25 мая 2022 года") == budget_terms("что Нейт готовил")
+
+
+def test_a_budget_without_a_limit_considers_more_hits() -> None:
+    assert budget_limit(100, 6) == 6
+    assert budget_limit(1500, 6) == 38
+    assert budget_limit(1_000_000, 6) == 50
+    assert budget_limit(1500, 60) == 60
 
 
 def test_zero_or_negative_budgets_are_refused_on_the_wire() -> None:
     for bad in (0, -5):
         with pytest.raises(msgspec.ValidationError, match="max_tokens"):
             msgspec.convert({"query": "x", "max_tokens": bad}, SearchParams)
-
-
-@pytest.mark.e2e
-def test_max_tokens_through_the_real_daemon_and_cli(daemon: Daemon) -> None:
-    with daemon.client() as client:
-        for n in range(6):
-            note = f"Glacier log {n}: the moraine moved {n} metres " + "with ice " * 15
-            client.append(note, path=f"memory/glacier-{n}.md")
-        everything = client.search("glacier moraine")
-        budgeted = client.search("glacier moraine", max_tokens=60)
-    assert len(everything.results) >= 3
-    assert 1 <= len(budgeted.results) < len(everything.results)
-    assert budgeted.budget_omitted == len(everything.results) - len(budgeted.results)
-    assert sum(cost(h.snippet) for h in budgeted.results) <= 60
-    shown = daemon.cli("search", "glacier", "moraine", "--max-tokens", "60")
-    assert shown.returncode == 0, shown.stderr
-    assert "left out to stay within the token budget" in shown.stderr
-    refused = daemon.cli("search", "glacier", "--max-tokens", "0")
-    assert refused.returncode == 2
 
 
 def test_a_cut_never_splits_a_visible_character() -> None:
@@ -132,3 +210,34 @@ def test_a_cut_never_splits_a_visible_character() -> None:
         assert not body.endswith("e"), budget  # the accent stays with its letter
         assert not body.endswith("\u200d"), budget
         assert cost(shown) <= budget or body == ""
+
+
+@pytest.mark.e2e
+def test_max_tokens_through_the_real_daemon_and_cli(daemon: Daemon) -> None:
+    with daemon.client() as client:
+        for n in range(12):
+            filler = "\n".join(
+                f"- day {n} entry {i}: " + "notes about the weather " * 3 for i in range(5)
+            )
+            note = f"{filler}\n- the moraine moved {n} metres downhill\n{filler}"
+            client.append(note, path=f"memory/glacier-{n:02d}.md")
+        everything = client.search("moraine moved", limit=12, min_score=0)
+        budgeted = client.search("moraine moved", max_tokens=400, min_score=0)
+        for shown in budgeted.results:  # every citation reads back as what was shown
+            got = client.get(
+                shown.path, from_line=shown.start_line, lines=shown.end_line - shown.start_line + 1
+            )
+            assert got.text.rstrip("\n") == shown.snippet
+    assert len(everything.results) == 12
+    assert sum(hit_cost(h) for h in budgeted.results) <= 400
+    lines = [h for h in budgeted.results if h.start_line == h.end_line]
+    assert lines
+    assert all("the moraine moved" in h.snippet for h in lines)
+    assert len(budgeted.results) > 400 // max(hit_cost(h) for h in everything.results)
+    # without a limit it considered what 400 tokens of single lines could show
+    assert len(budgeted.results) + budgeted.budget_omitted == budget_limit(400, 6)
+    shown = daemon.cli("search", "moraine", "moved", "--max-tokens", "120")
+    assert shown.returncode == 0, shown.stderr
+    assert "left out to stay within the token budget" in shown.stderr
+    refused = daemon.cli("search", "glacier", "--max-tokens", "0")
+    assert refused.returncode == 2

@@ -48,8 +48,8 @@ TokenBudget = Annotated[
     Meta(
         ge=1,
         le=100_000,
-        description="Token budget for the answer: hits are kept, best first, while their "
-        "snippets fit (the last one trimmed to whole lines).",
+        description="Token budget for the answer: the best hits whole, later ones as "
+        "their best line, as many as fit.",
     ),
 ]
 

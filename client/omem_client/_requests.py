@@ -91,8 +91,9 @@ def search(
     With `fresh`, every change made to the files before the call is
     indexed first (the reply says ``stale`` if that took too long). With
     `explain`, the result carries how scores were combined. `max_tokens`
-    bounds the answer: hits are kept in rank order while their snippets fit
-    (``result.budget_omitted`` counts the rest). `scope` ``global`` searches
+    bounds the answer: the best hits whole while they fill most of it, later
+    ones as their best line (``result.budget_omitted`` counts those left
+    out). `scope` ``global`` searches
     the daemon's global workspace instead of this one, ``all`` both (each
     hit then names its ``workspace``).
     """

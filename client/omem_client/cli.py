@@ -89,7 +89,8 @@ def search(
             "--max-tokens",
             min=1,
             max=1_000_000,
-            help="Keep results, best first, while their snippets fit in this many tokens.",
+            help="Fit the answer in this many tokens: the best hits whole, later ones "
+            "as their best line.",
         ),
     ] = None,
     scope: Annotated[

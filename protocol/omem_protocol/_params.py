@@ -50,8 +50,11 @@ class SearchParams(Msg, tag="search", frozen=True):
     A `min_score` given explicitly is honoured strictly; the configured default
     never leaves a search empty when something matches (see
     `SearchResult.threshold_relaxed`). `explain` adds how scores combined.
-    `max_tokens` bounds the answer's size: hits are kept in rank order while
-    their snippets fit (the first is cut to fit when it alone does not).
+    `max_tokens` bounds the answer's size (a hit costs its snippet and its
+    citation): the best hits are shown whole while they fill most of it, the
+    later ones as their best line, each with its exact citation; the first is
+    cut to fit when it alone does not. Without a `limit`, such a search
+    considers as many hits as the budget could show.
     `scope` ``global`` searches the daemon's global workspace instead of the
     connection's, ``all`` both together (each hit then names its
     `workspace`); ``project`` or None, the connection's own.

@@ -7,6 +7,7 @@ sockets, so they are tested by calling them directly.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -81,7 +82,7 @@ from openmemoryd.engine.compact_ops import compact, compact_check
 from openmemoryd.engine.journal_keeper import restore
 from openmemoryd.errors import NotFound
 from openmemoryd.search import SearchQuery
-from openmemoryd.search.budget import within_budget
+from openmemoryd.search.budget import budget_limit, budget_terms, within_budget
 
 P = TypeVar("P", bound=Msg)
 R = TypeVar("R", bound=Msg)
@@ -217,16 +218,22 @@ async def _search(ctx: Context, params: SearchParams) -> SearchResult:
         sources=params.sources,
         explain=params.explain,
         agent=params.agent,
+        max_tokens=params.max_tokens,
     )
     if params.scope in (None, "project"):
-        result = await ctx.engine.search(query, fresh=params.fresh)
-    else:
-        global_engine = ctx.api.engine_for(ctx.engine.config.search.global_workspace)
-        engines = scoped_engines(ctx.engine, params.scope, global_engine)
-        limit = params.limit or ctx.engine.config.search.limit
-        result = await search_scoped(engines, query, fresh=params.fresh, limit=limit)
+        return await ctx.engine.search(query, fresh=params.fresh)
+    global_engine = ctx.api.engine_for(ctx.engine.config.search.global_workspace)
+    engines = scoped_engines(ctx.engine, params.scope, global_engine)
+    settings = ctx.engine.config.search
+    limit = params.limit or settings.limit
+    if params.max_tokens is not None and params.limit is None:
+        limit = budget_limit(params.max_tokens, settings.limit)
+    # Each workspace answers in full; the budget is spent once, on the merge.
+    whole = dataclasses.replace(query, limit=limit, max_tokens=None)
+    result = await search_scoped(engines, whole, fresh=params.fresh, limit=limit)
     if params.max_tokens is not None:
-        result = within_budget(result, params.max_tokens)
+        terms = budget_terms(params.query)
+        result = within_budget(result, params.max_tokens, terms, settings.budget_whole_share)
     return result
 
 

@@ -163,6 +163,17 @@ class SearchSettings(Section, frozen=True):
             " (chunks overlap), so an answer spends no characters on a line twice."
         ),
     ] = True
+    # 0.7 found the most evidence on LoCoMo at every budget from 500 to 2,000
+    # tokens (docs/recall.md); 1.0 shows whole hits while any fits.
+    budget_whole_share: Annotated[
+        float,
+        doc(
+            "With a token budget (max_tokens), hits are shown whole while the answer fills"
+            " at most this share of it; later ones as their best line.",
+            ge=0.1,
+            le=1.0,
+        ),
+    ] = 0.7
     global_workspace: Annotated[
         str,
         doc(

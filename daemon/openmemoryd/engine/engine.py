@@ -27,6 +27,7 @@ Concurrency model:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import time
 from collections import OrderedDict
@@ -82,6 +83,7 @@ from openmemoryd.search import (
     rank_candidates,
     run_search,
 )
+from openmemoryd.search.budget import budget_limit, budget_terms, within_budget
 from openmemoryd.search.pipeline import EarlyKeywords, EarlyNearest, early_nearest
 from openmemoryd.search.vector import VectorQuery
 from openmemoryd.store import OpenedIndex, open_reader
@@ -255,7 +257,24 @@ class Engine:
     # ------------------------------------------------------------ operations
 
     async def search(self, query: SearchQuery, *, fresh: bool = False) -> SearchResult:
+        """Answer *query*; with `max_tokens`, only what fits in that many
+        tokens (`openmemoryd.search.budget`). Only what is shown counts as
+        read for salience."""
+        settings = self.config.search
+        if query.max_tokens is not None and query.limit is None:
+            limit = budget_limit(query.max_tokens, settings.limit)
+            query = dataclasses.replace(query, limit=limit)
         started = time.perf_counter()
+        result = await self._search(query, fresh=fresh)
+        if query.max_tokens is not None:
+            terms = budget_terms(query.text)
+            result = within_budget(result, query.max_tokens, terms, settings.budget_whole_share)
+        if settings.salience.enabled and query.for_reader and result.mode != "section":
+            self.access.note(result.results)
+        took = round((time.perf_counter() - started) * 1000, 3)
+        return msgspec.structs.replace(result, took_ms=took)
+
+    async def _search(self, query: SearchQuery, *, fresh: bool) -> SearchResult:
         stale = False
         if fresh:
             stale = not await self.syncer.wait_fresh()
@@ -276,8 +295,7 @@ class Engine:
             stale=stale,
         )
         if answered is not None:  # "my preferences": read from the section itself
-            took = round((time.perf_counter() - started) * 1000, 3)
-            return msgspec.structs.replace(answered, took_ms=took)
+            return answered
         settings, now = self.config.search, time.time()
         vector, degraded_reason, early, nearest = await self._vector_and_keywords(
             query, settings, now
@@ -315,10 +333,7 @@ class Engine:
                 )
                 explain = msgspec.structs.replace(result.explain, rerank=explained)
                 result = msgspec.structs.replace(result, explain=explain)
-        if settings.salience.enabled and query.for_reader:
-            self.access.note(result.results)
-        took = round((time.perf_counter() - started) * 1000, 3)
-        return msgspec.structs.replace(result, took_ms=took)
+        return result
 
     async def _vector_and_keywords(
         self, query: SearchQuery, settings: SearchSettings, now: float

@@ -1,25 +1,52 @@
 """A token budget for search answers: what an agent can afford to read.
 
 Agents pay for context, so a caller may bound a search's answer in tokens
-instead of (or as well as) hits. Hits are kept in rank order while their
-snippets fit the budget; the first that does not fit is trimmed at a line
-boundary to the budget left (its line range shrinks with it, so its
-citation still points at what is shown), and the rest are left out. Tokens
+instead of (or as well as) hits. What a hit costs is what a reader is shown:
+its snippet and its citation (the line saying where it comes from). Tokens
 are counted as the chunker counts a chunk's cost: each line's CJK-aware
-estimate plus one for its line break. Only a first line too long for the
-whole budget is cut inside the line (ending in an ellipsis), since the best
-hit is what the caller asked for.
+estimate plus one for its line break.
+
+Filling the budget with whole hits in rank order and stopping at the first
+that does not fit spends it all on the first few chunks. An agent is better
+served by breadth once the best hits are shown: the evidence it needs is
+often a single line of a lower-ranked chunk. So hits are shown whole, in
+rank order, while they fit in the first *whole_share* of the budget
+(``search.budget_whole_share``, 0.7); each
+later hit is shown as its best line (the one holding the most query terms,
+with its exact line number as its citation), and one that does not fit
+is passed over for the next, until the hits run out (when all that is
+left fits whole, it is shown whole). On LoCoMo this finds
+evidence for more questions in the same tokens than whole hits alone
+(docs/recall.md). The best hit is always shown: when it alone exceeds the
+budget, as the lines around its best line that fit (only a line too long
+for the whole budget is cut inside the line, ending in an ellipsis).
+
+A timeline or a section (`mode` ``timeline`` or ``section``) is read in
+order, not ranked: it keeps its lines in order while they fit, and the
+first hit that does not fit is cut at a line boundary.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+from datetime import date
+from typing import Final
+
 import msgspec
 
-from omem_protocol import SearchHit, SearchResult
+from omem_protocol import MAX_LIMIT, SearchHit, SearchResult
+from openmemoryd.search.dates import parse_query_dates
 from openmemoryd.search.pipeline import citation
-from openmemoryd.text import fitting_prefix, line_cost, safe_boundary
+from openmemoryd.search.snippet import line_matches
+from openmemoryd.text import fitting_prefix, line_cost, query_terms, safe_boundary
 
-ELLIPSIS = "…"
+ELLIPSIS: Final = "…"
+# Without a `limit`, a search with a budget considers as many hits as the
+# budget could show at about this many tokens a hit (a line and its citation).
+TOKENS_A_LINE_HIT: Final = 40
+MAX_BUDGET_HITS: Final = 50
+_IN_ORDER: Final = frozenset({"timeline", "section"})
 
 
 def cost(text: str) -> int:
@@ -27,54 +54,172 @@ def cost(text: str) -> int:
     return sum(line_cost(line) for line in text.split("\n"))
 
 
-def within_budget(result: SearchResult, max_tokens: int) -> SearchResult:
-    """*result* with only as much of its hits, in rank order, as fits in *max_tokens*."""
-    kept: list[SearchHit] = []
-    left = max_tokens
-    for hit in result.results:
-        tokens = cost(hit.snippet)
-        if tokens <= left:
-            kept.append(hit)
-            left -= tokens
-            continue
-        trimmed = _trim(hit, left, first=not kept)
-        if trimmed is not None:
-            kept.append(trimmed)
-        break
-    if len(kept) == len(result.results) and kept[-1:] == list(result.results[-1:]):
+def hit_cost(hit: SearchHit) -> int:
+    """What showing *hit* costs a reader: its snippet and its citation."""
+    return cost(hit.snippet) + line_cost(hit.citation)
+
+
+def budget_limit(max_tokens: int, default_limit: int) -> int:
+    """Hits a search with a budget of *max_tokens* and no `limit` considers:
+    what the budget could show as single lines, at least *default_limit*."""
+    wanted = math.ceil(max_tokens / TOKENS_A_LINE_HIT)
+    return max(default_limit, min(MAX_BUDGET_HITS, MAX_LIMIT, wanted))
+
+
+def budget_terms(query: str, today: date | None = None) -> list[str]:
+    """The terms a hit's best line is chosen by: the query's search terms
+    without the dates it names (a date word such as "May" is no evidence)."""
+    return query_terms(parse_query_dates(query, today or date.today()).rest)
+
+
+def within_budget(
+    result: SearchResult, max_tokens: int, terms: Sequence[str], whole_share: float = 0.7
+) -> SearchResult:
+    """*result* with only as much of its hits as fits in *max_tokens*.
+
+    *terms* choose the line a hit shown in part keeps, *whole_share* how much
+    of the budget whole hits may fill (see the module's docstring);
+    `budget_omitted` counts the hits not shown at all.
+    """
+    if result.mode in _IN_ORDER:
+        kept = _in_order(result.results, max_tokens)
+    else:
+        kept = _ranked(result.results, max_tokens, terms, whole_share)
+    if len(kept) == len(result.results) and all(
+        a is b for a, b in zip(kept, result.results, strict=True)
+    ):
         return result
     return msgspec.structs.replace(
         result, results=tuple(kept), budget_omitted=len(result.results) - len(kept)
     )
 
 
-def _trim(hit: SearchHit, budget: int, *, first: bool) -> SearchHit | None:
+def _ranked(
+    hits: Sequence[SearchHit], max_tokens: int, terms: Sequence[str], whole_share: float
+) -> list[SearchHit]:
+    kept: list[SearchHit] = []
+    used = 0
+    lines_shown: set[tuple[str | None, str, int]] = set()
+    costs = [hit_cost(hit) for hit in hits]
+    rest = sum(costs)  # of the hits from this one on, shown whole
+    for hit, whole in zip(hits, costs, strict=True):
+        shown: SearchHit | None = hit
+        if not kept:  # the best hit, always shown
+            shown = hit if whole <= max_tokens else _around_best(hit, max_tokens, terms)
+        elif used + rest > max_tokens and used + whole > max_tokens * whole_share:
+            shown = _best_line(hit, terms)
+            if shown is not None and (hit.workspace, hit.path, shown.start_line) in lines_shown:
+                shown = None  # hits that repeat lines (search.trim_overlap off)
+        rest -= whole
+        if shown is not None and (not kept or used + hit_cost(shown) <= max_tokens):
+            kept.append(shown)
+            used += hit_cost(shown)
+            lines_shown.update(
+                (shown.workspace, shown.path, n)
+                for n in range(shown.start_line, shown.end_line + 1)
+            )
+    return kept
+
+
+def _in_order(hits: Sequence[SearchHit], max_tokens: int) -> list[SearchHit]:
+    kept: list[SearchHit] = []
+    left = max_tokens
+    for hit in hits:
+        if hit_cost(hit) <= left:
+            kept.append(hit)
+            left -= hit_cost(hit)
+            continue
+        trimmed = _leading_lines(hit, left, first=not kept)
+        if trimmed is not None:
+            kept.append(trimmed)
+        break
+    return kept
+
+
+def _shown(hit: SearchHit, lines: Sequence[str], first: int, last: int) -> SearchHit:
+    """*hit* showing its snippet's lines *first*..*last* (0-based), cited exactly."""
+    start, end = hit.start_line + first, hit.start_line + last
+    return msgspec.structs.replace(
+        hit,
+        snippet="\n".join(lines[first : last + 1]),
+        start_line=start,
+        end_line=end,
+        citation=citation(hit.path, start, end),
+    )
+
+
+def _best_index(lines: Sequence[str], terms: Sequence[str]) -> int | None:
+    """The non-blank line holding the most query terms (the first on ties)."""
+    best: int | None = None
+    best_hits = -1
+    for index, line in enumerate(lines):
+        if not line.strip():
+            continue
+        hits = line_matches(line, terms)
+        if hits > best_hits:
+            best, best_hits = index, hits
+    return best
+
+
+def _best_line(hit: SearchHit, terms: Sequence[str]) -> SearchHit | None:
+    """*hit* as its best line alone (itself when that is all it has)."""
+    lines = hit.snippet.split("\n")
+    best = _best_index(lines, terms)
+    if best is None:
+        return None
+    return _shown(hit, lines, best, best)
+
+
+def _around_best(hit: SearchHit, max_tokens: int, terms: Sequence[str]) -> SearchHit:
+    """The lines around *hit*'s best line that fit in *max_tokens*, or its
+    best line cut to fit when that line alone does not."""
+    lines = hit.snippet.split("\n")
+    best = _best_index(lines, terms) or 0
+
+    def fits(first: int, last: int) -> bool:
+        cited = citation(hit.path, hit.start_line + first, hit.start_line + last)
+        return cost("\n".join(lines[first : last + 1])) + line_cost(cited) <= max_tokens
+
+    if not fits(best, best):
+        alone = _shown(hit, lines, best, best)
+        room = max(1, max_tokens - line_cost(alone.citation))
+        return msgspec.structs.replace(alone, snippet=cut(lines[best], room))
+    first = last = best
+    grew = True
+    while grew:  # a line below, then one above, while they fit
+        grew = False
+        if last + 1 < len(lines) and fits(first, last + 1):
+            last += 1
+            grew = True
+        if first > 0 and fits(first - 1, last):
+            first -= 1
+            grew = True
+    while first < best and not lines[first].strip():
+        first += 1
+    while last > best and not lines[last].strip():
+        last -= 1
+    return _shown(hit, lines, first, last)
+
+
+def _leading_lines(hit: SearchHit, budget: int, *, first: bool) -> SearchHit | None:
     """The leading whole lines of *hit* that fit in *budget* (None if not one
     does), or for the *first* hit at least the start of its first line."""
     lines = hit.snippet.split("\n")
-    shown: list[str] = []
+    room = budget - line_cost(hit.citation)
+    count = 0
     used = 0
-    for line in lines:
-        tokens = line_cost(line)
-        if used + tokens > budget:
-            break
-        shown.append(line)
-        used += tokens
-    while shown and not shown[-1].strip():
-        shown.pop()  # no trailing blank line, as a chunk has none
-    if shown:
-        end_line = hit.start_line + len(shown) - 1
-        return msgspec.structs.replace(
-            hit,
-            snippet="\n".join(shown),
-            end_line=end_line,
-            citation=citation(hit.path, hit.start_line, end_line),
-        )
+    while count < len(lines) and used + line_cost(lines[count]) <= room:
+        used += line_cost(lines[count])
+        count += 1
+    while count and not lines[count - 1].strip():
+        count -= 1  # no trailing blank line, as a chunk has none
+    if count:
+        return _shown(hit, lines, 0, count - 1)
     if not first:
         return None
     return msgspec.structs.replace(
         hit,
-        snippet=cut(lines[0], budget),
+        snippet=cut(lines[0], max(room, 1)),
         end_line=hit.start_line,
         citation=citation(hit.path, hit.start_line, hit.start_line),
     )

@@ -80,6 +80,9 @@ class SearchQuery:
     sources: tuple[str, ...] | None = None
     explain: bool = False
     agent: str | None = None
+    # An answer of at most this many tokens (`openmemoryd.search.budget`); without a
+    # limit, the search then considers as many hits as it could show.
+    max_tokens: int | None = None
     # Hits a reader (an agent, a person) will see: reranked when a reranker
     # is set, and a query for days may take the timeline. False for the
     # daemon's own look-ups (duplicates, forget), which use the set of hits
