@@ -101,6 +101,7 @@ from bench.locomo_scoring import (
     BUDGETS,
     KS,
     LIMIT,
+    TOKEN_BUDGETS,
     Latency,
     Preparation,
     QueryOutcome,
@@ -154,7 +155,9 @@ def summarize(
     for category, name in CATEGORIES.items():
         ours = [o for o in outcomes if o.category == category]
         by_cat[name] = Scores.of(
-            [(o.first_rank, o.all_rank) for o in ours], [o.budgets for o in ours]
+            [(o.first_rank, o.all_rank) for o in ours],
+            [o.budgets for o in ours],
+            [o.asked for o in ours],
         )
     took = [o.took_ms for o in outcomes]
     hits = sum(o.hits for o in outcomes)
@@ -166,7 +169,9 @@ def summarize(
         description=method.description,
         config_toml=method.config_toml,
         overall=Scores.of(
-            [(o.first_rank, o.all_rank) for o in outcomes], [o.budgets for o in outcomes]
+            [(o.first_rank, o.all_rank) for o in outcomes],
+            [o.budgets for o in outcomes],
+            [o.asked for o in outcomes],
         ),
         by_category=by_cat,
         latency_ms=Latency(
@@ -185,6 +190,18 @@ def summarize(
         vectors_s=round(sum(vector_times), 1) if vector_times else None,
         fresh_vectors=sum(fresh) if fresh else None,
         preparations=list(preparations),
+        asked_chars=[
+            round(sum(o.asked_chars[i] for o in outcomes) / len(outcomes), 1) if outcomes else 0.0
+            for i in range(len(TOKEN_BUDGETS))
+        ],
+        asked_hits=[
+            round(sum(o.asked_hits[i] for o in outcomes) / len(outcomes), 2) if outcomes else 0.0
+            for i in range(len(TOKEN_BUDGETS))
+        ],
+        asked_p50_ms=[
+            round(percentile([o.asked_took_ms[i] for o in outcomes], 50), 2) if outcomes else 0.0
+            for i in range(len(TOKEN_BUDGETS))
+        ],
         queries=[
             (o.conversation, o.qa_index, o.category, o.first_rank, o.all_rank, o.took_ms)
             for o in outcomes
@@ -206,6 +223,7 @@ def _ask(
     turn_lines: Mapping[str, Mapping[int, str]],
 ) -> QueryOutcome:
     reply = client.search(question.question, limit=LIMIT, min_score=0.0)
+    asked = [client.search(question.question, max_tokens=t, min_score=0.0) for t in TOKEN_BUDGETS]
     per_hit: list[frozenset[str]] = []
     mismatches = 0
     for hit in reply.results:
@@ -228,6 +246,13 @@ def _ask(
         budgets=budget_ranks(
             per_hit, [len(hit.snippet) for hit in reply.results], question.evidence
         ),
+        asked=tuple(
+            rank_evidence([snippet_ids(h.snippet) for h in a.results], question.evidence)
+            for a in asked
+        ),
+        asked_chars=tuple(sum(len(h.snippet) + len(h.citation) for h in a.results) for a in asked),
+        asked_hits=tuple(len(a.results) for a in asked),
+        asked_took_ms=tuple(a.took_ms for a in asked),
     )
 
 

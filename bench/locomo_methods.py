@@ -30,11 +30,13 @@ def _config(
     trim_overlap: bool = False,
     query_threads: int | None = None,
     engine: str | None = None,
+    budget_whole_share: float = 0.7,
 ) -> str:
     """A complete ranking config, so a method means the same whatever the defaults become."""
     return (
         embedder_toml(provider, query_threads=query_threads, engine=engine)
         + f"\n[search]\nvector_weight = {vector_weight}\ntext_weight = {text_weight}\n"
+        f"budget_whole_share = {budget_whole_share}\n"
         f'fusion = "{fusion}"\ndate_aware = {str(date_aware).lower()}\n'
         f"neighbours = {str(neighbours).lower()}\n"
         f"trim_overlap = {str(trim_overlap).lower()}\n"
@@ -51,6 +53,7 @@ def _default(
     trim_overlap: bool = True,
     query_threads: int | None = None,
     engine: str | None = None,
+    budget_whole_share: float = 0.7,
 ) -> str:
     """The default configuration: calibrated fusion with dates and neighbours,
     hits trimmed of the lines a better hit shows."""
@@ -64,6 +67,7 @@ def _default(
         trim_overlap=trim_overlap,
         query_threads=query_threads,
         engine=engine,
+        budget_whole_share=budget_whole_share,
     )
 
 
@@ -98,6 +102,13 @@ METHODS: Final[Mapping[str, Method]] = {
             "calibrated-repeats",
             "the default, but a hit shows its whole chunk even where a better hit showed its lines",
             _default(trim_overlap=False),
+            vectors=True,
+        ),
+        Method(
+            "calibrated-budget-whole",
+            "the default, but a token budget shows whole hits while any fits"
+            " (budget_whole_share = 1.0; later ones as their best line)",
+            _default(budget_whole_share=1.0),
             vectors=True,
         ),
         Method(

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bench.locomo_data import CATEGORIES
-from bench.locomo_scoring import LIMIT, RunResult
+from bench.locomo_scoring import LIMIT, TOKEN_BUDGETS, RunResult
 
 
 def _f(value: float) -> str:
@@ -64,6 +64,27 @@ def render_tables(
         cells = [o.b3000_any, o.b3000_all, o.b6000_any, o.b6000_all]
         cells += [s.r10_all for s in r.by_category.values()]
         lines.append(f"| {r.method} | {r.layout} | " + " | ".join(_f(c) for c in cells) + " |")
+    lines += [
+        "",
+        "Asked of the daemon with a token budget (`search(max_tokens=T)`, no limit): "
+        "recall of its answer, the characters (snippets and citations) and hits it held, "
+        "and the search's p50:",
+        "",
+        "| method | layout "
+        + "".join(f"| {t:,} tokens any | all | chars | hits | p50 ms " for t in TOKEN_BUDGETS)
+        + "|",
+        "|---|---|" + "---:|" * (5 * len(TOKEN_BUDGETS)),
+    ]
+    for r in results:
+        o = r.overall
+        cells: list[str] = []
+        if len(r.asked_p50_ms) != len(TOKEN_BUDGETS):  # a run that did not ask
+            continue
+        for index, tokens in enumerate(TOKEN_BUDGETS):
+            cells += [_f(getattr(o, f"t{tokens}_any")), _f(getattr(o, f"t{tokens}_all"))]
+            cells += [f"{r.asked_chars[index]:.0f}", f"{r.asked_hits[index]:.1f}"]
+            cells.append(f"{r.asked_p50_ms[index]:.1f}")
+        lines.append(f"| {r.method} | {r.layout} | " + " | ".join(cells) + " |")
     header = " | ".join(f"{name} (n={counts[name]})" for name in CATEGORIES.values())
     lines += [
         "",

@@ -21,6 +21,10 @@ KS: Final = (1, 5, 10)
 # order while their snippets fit (the first that would overflow ends the
 # list), which is what an agent pasting results into its prompt pays.
 BUDGETS: Final = (3000, 6000)
+# Token budgets asked of the daemon (`search(max_tokens=...)`): it packs the
+# answer itself (the best hits whole, later ones as their best line). About
+# 3,000 and 6,000 characters of LoCoMo's English, at 3.9 characters a token.
+TOKEN_BUDGETS: Final = (750, 1500)
 # A turn line as `render_day` writes it; anchored so text quoting "[D1:2]"
 # inside a turn cannot count.
 _TURN_LINE: Final = re.compile(r"^- \[([^\]\s]+)\] ", re.MULTILINE)
@@ -76,14 +80,20 @@ class Scores:
     b3000_all: float = 0.0
     b6000_any: float = 0.0
     b6000_all: float = 0.0
+    t750_any: float = 0.0
+    t750_all: float = 0.0
+    t1500_any: float = 0.0
+    t1500_all: float = 0.0
 
     @classmethod
     def of(
         cls,
         ranks: Sequence[tuple[int | None, int | None]],
         budgets: Sequence[Sequence[tuple[int | None, int | None]]] = (),
+        asked: Sequence[Sequence[tuple[int | None, int | None]]] = (),
     ) -> Scores:
-        """*ranks* per question; *budgets* per question, one (first, all) per `BUDGETS`."""
+        """*ranks* per question; *budgets* per question, one (first, all) per
+        `BUDGETS`; *asked* the same per `TOKEN_BUDGETS` (the daemon's answers)."""
         n = len(ranks)
 
         def frac(hits: int) -> float:
@@ -101,6 +111,11 @@ class Scores:
             if within_budget:
                 values[f"b{budget}_any"] = frac(sum(f is not None for f, _ in within_budget))
                 values[f"b{budget}_all"] = frac(sum(a is not None for _, a in within_budget))
+        for index, tokens in enumerate(TOKEN_BUDGETS):
+            answers = [a[index] for a in asked]
+            if answers:
+                values[f"t{tokens}_any"] = frac(sum(f is not None for f, _ in answers))
+                values[f"t{tokens}_all"] = frac(sum(a is not None for _, a in answers))
         mrr = sum(1.0 / first for first, _ in ranks if first is not None)
         return cls(n=n, mrr=round(mrr / n, 4) if n else 0.0, **values)
 
@@ -137,6 +152,12 @@ class QueryOutcome:
     lexical: bool
     mismatches: int
     budgets: tuple[tuple[int | None, int | None], ...] = ()
+    # per `TOKEN_BUDGETS`: the daemon's packed answer's (first, all) ranks,
+    # its characters (snippets and citations), its hits and its took_ms
+    asked: tuple[tuple[int | None, int | None], ...] = ()
+    asked_chars: tuple[int, ...] = ()
+    asked_hits: tuple[int, ...] = ()
+    asked_took_ms: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,5 +202,10 @@ class RunResult:
     vectors_s: float | None
     fresh_vectors: int | None
     preparations: list[Preparation] = field(default_factory=list)
+    # per `TOKEN_BUDGETS`: mean characters (snippets and citations), hits and
+    # median search time of the daemon's packed answers
+    asked_chars: list[float] = field(default_factory=list)
+    asked_hits: list[float] = field(default_factory=list)
+    asked_p50_ms: list[float] = field(default_factory=list)
     # (conversation, qa_index, category, first_rank, all_rank, took_ms) per question.
     queries: list[tuple[int, int, int, int | None, int | None, float]] = field(default_factory=list)
