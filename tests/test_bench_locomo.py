@@ -217,6 +217,7 @@ def test_tiny_run_scores_both_layouts(
     assert "| bm25 | dated | 4 |" in table
     assert "| bm25 | undated | 4 |" in table
     assert "-m bench.locomo --data" in table
+    assert "| 750 tokens any | all | chars | hits | p50 ms |" in table
 
     report = json.loads(out.read_text("utf-8"))
     assert report["benchmark"] == "locomo"
@@ -259,6 +260,11 @@ def test_tiny_run_scores_both_layouts(
         assert result["lexical_replies"] == 0
         assert result["chunks"] >= 4  # two files per conversation, at least one chunk each
         assert result["vectors_s"] is None
+        # the daemon's answers within a token budget: tiny notes fit whole
+        assert len(result["asked_chars"]) == len(result["asked_hits"]) == 2
+        assert 0 < result["asked_chars"][0] <= result["asked_chars"][1]
+        assert overall["t750_any"] == overall["r10_any"]  # every hit of a tiny workspace fits
+        assert 0.0 <= overall["t1500_all"] <= overall["t1500_any"] <= 1.0
 
         queries = {(q[0], q[1]): q for q in result["queries"]}
         # Skipped items (adversarial; only an unknown id) never reach the daemon.
