@@ -175,6 +175,19 @@ def test_cjk_is_counted_a_token_a_character() -> None:
     assert [h.snippet for h in packed.results[1:]] == ["用户喜欢乌龙茶"] * (len(packed.results) - 1)
 
 
+def test_a_russian_hit_shows_its_best_line() -> None:
+    lines = "\n".join(
+        ["- Погода была хорошая", "- Вэй любит улун и пуэр", "- Завтра совещание"] * 3
+    )
+    answer = result("- Вэй пьёт чай по утрам", lines, lines)
+    packed = within_budget(answer, 60, budget_terms("какой чай любит Вэй"))
+    assert len(packed.results) >= 2
+    assert [h.snippet for h in packed.results[1:]] == ["- Вэй любит улун и пуэр"] * (
+        len(packed.results) - 1
+    )
+    assert all(h.start_line == h.end_line for h in packed.results[1:])
+
+
 def test_the_best_line_is_chosen_without_the_query_dates() -> None:
     assert budget_terms("what did Nate cook on 25 May, 2022?") == budget_terms(
         "what did Nate cook?"
