@@ -26,8 +26,6 @@ Concurrency model:
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import logging
 import time
 from collections import OrderedDict
@@ -37,24 +35,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import apsw
-import msgspec
 import trio
 
 from omem_protocol import (
     AppendResult,
     GetResult,
-    RerankExplain,
     SearchResult,
     SyncResult,
 )
-from openmemoryd.config import Config, EmbeddingSettings, SearchSettings
+from openmemoryd.config import Config, EmbeddingSettings
 from openmemoryd.embed import Embedder, EmbeddingError, Vectors, is_zero, to_blob
 from openmemoryd.embed.registry import Choice, as_local
+from openmemoryd.engine import search_ops
 from openmemoryd.engine.access import AccessCounts
 from openmemoryd.engine.hosts import ProgressFn
 from openmemoryd.engine.indexing import FileSync
 from openmemoryd.engine.keyword_merge import KeywordMerger
-from openmemoryd.engine.keyword_parts import keyword_leg
 from openmemoryd.engine.rebuild import rebuild_index, swap_files
 from openmemoryd.engine.recovery import (
     FaultSeen,
@@ -64,7 +60,6 @@ from openmemoryd.engine.recovery import (
     index_fault,
 )
 from openmemoryd.engine.rerank_ops import RerankSlot
-from openmemoryd.engine.section_ops import section_answer
 from openmemoryd.engine.syncing import Syncer
 from openmemoryd.engine.vectors import VectorIndexer
 from openmemoryd.errors import Unavailable
@@ -76,15 +71,9 @@ from openmemoryd.memory.append_journal import AppendJournal
 from openmemoryd.memory.flush_state import FlushTracker
 from openmemoryd.memory.known import KnownFiles
 from openmemoryd.search import (
-    SearchContext,
     SearchQuery,
     citation,
-    finish_search,
-    rank_candidates,
-    run_search,
 )
-from openmemoryd.search.budget import budget_limit, budget_terms, within_budget
-from openmemoryd.search.pipeline import EarlyKeywords, EarlyNearest, early_nearest
 from openmemoryd.search.vector import VectorQuery
 from openmemoryd.store import OpenedIndex, open_reader
 from openmemoryd.store.db import close_index
@@ -257,112 +246,11 @@ class Engine:
     # ------------------------------------------------------------ operations
 
     async def search(self, query: SearchQuery, *, fresh: bool = False) -> SearchResult:
-        """Answer *query*; with `max_tokens`, only what fits in that many
-        tokens (`openmemoryd.search.budget`). Only what is shown counts as
-        read for salience."""
-        settings = self.config.search
-        if query.max_tokens is not None and query.limit is None:
-            limit = budget_limit(query.max_tokens, settings.limit)
-            query = dataclasses.replace(query, limit=limit)
-        started = time.perf_counter()
-        result = await self._search(query, fresh=fresh)
-        if query.max_tokens is not None:
-            terms = budget_terms(query.text)
-            result = within_budget(result, query.max_tokens, terms, settings.budget_whole_share)
-        if settings.salience.enabled and query.for_reader and result.mode != "section":
-            self.access.note(result.results)
-        took = round((time.perf_counter() - started) * 1000, 3)
-        return msgspec.structs.replace(result, took_ms=took)
+        """Answer *query* (`engine.search_ops`): with *fresh*, once every change
+        already made to the files is indexed; with `max_tokens`, only what fits."""
+        return await search_ops.search(self, query, fresh=fresh)
 
-    async def _search(self, query: SearchQuery, *, fresh: bool) -> SearchResult:
-        stale = False
-        if fresh:
-            stale = not await self.syncer.wait_fresh()
-        else:
-            # judged before this search queues its own quick check, which
-            # would otherwise mark every periodic check's search stale
-            stats = self.syncer.statistics()
-            stale = self.files.syncing or stats.running or stats.queue_depth > 0
-            self.syncer.search_happened()
-        embedder = self.vectors.embedder if self.vectors is not None else None
-        answered = await section_answer(
-            query,
-            self.config.search,
-            self.policy,
-            self.config.index.max_file_bytes,
-            provider=embedder.name if embedder is not None else "none",
-            model=embedder.model if embedder is not None else None,
-            stale=stale,
-        )
-        if answered is not None:  # "my preferences": read from the section itself
-            return answered
-        settings, now = self.config.search, time.time()
-        vector, degraded_reason, early, nearest = await self._vector_and_keywords(
-            query, settings, now
-        )
-        context = SearchContext(
-            provider=embedder.name if embedder is not None else "none",
-            model=embedder.model if embedder is not None else None,
-            stale=stale,
-            degraded=degraded_reason is not None,
-            degraded_reason=degraded_reason,
-            fallback=self.vectors is not None and self.vectors.fallback_active,
-        )
-        if not (query.for_reader and self.rerank.enabled(settings.rerank)):
-            result = await self.read(
-                run_search, query, settings, context, vector, now, early, nearest
-            )
-        else:
-            # The index part on a reader, the service awaited with no reader
-            # held, the rest in a thread (snippets tokenise).
-            ranked = await self.read(rank_candidates, query, settings, vector, now, early, nearest)
-            chosen = note = None
-            if ranked.chosen and ranked.mode != "timeline":  # days in order, not by relevance
-                chosen, note = await self.rerank.rerank(settings.rerank, query.text, ranked.chosen)
-            result = await trio.to_thread.run_sync(
-                finish_search, ranked, query, settings, context, now, chosen
-            )
-            if note is not None and result.explain is not None:
-                explained = RerankExplain(
-                    provider=note.provider,
-                    model=note.model,
-                    sent=note.sent,
-                    weight=note.weight,
-                    took_ms=round(note.took_ms, 3),
-                    error=note.error,
-                )
-                explain = msgspec.structs.replace(result.explain, rerank=explained)
-                result = msgspec.structs.replace(result, explain=explain)
-        return result
-
-    async def _vector_and_keywords(
-        self, query: SearchQuery, settings: SearchSettings, now: float
-    ) -> tuple[VectorQuery | None, str | None, EarlyKeywords | None, EarlyNearest | None]:
-        """The embedded query (`_query_vector`) and its vector leg and,
-        meanwhile on another reader, the keyword leg: neither needs the
-        other, and at 1M chunks the keyword leg outlasts the other two
-        (docs/benchmarks.md, "Search at 10k, 100k and 1M chunks")."""
-        if self.vectors is None or not query.text.strip():
-            vector, reason = await self._query_vector(query.text)
-            return vector, reason, None, None
-        early: list[EarlyKeywords | None] = []
-        nearest: EarlyNearest | None = None
-
-        async def keywords() -> None:
-            try:
-                early.append(await keyword_leg(self.read, query, settings, now))
-            except Exception:  # the search itself runs the leg, and reports its error
-                early.append(None)
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(keywords)
-            vector, reason = await self._query_vector(query.text)
-            with contextlib.suppress(Exception):  # likewise
-                if vector is not None:
-                    nearest = await self.read(early_nearest, query, settings, vector)
-        return vector, reason, early[0] if early else None, nearest
-
-    async def _query_vector(self, text: str) -> tuple[VectorQuery | None, str | None]:
+    async def query_vector(self, text: str) -> tuple[VectorQuery | None, str | None]:
         """The embedded query and its table, or None and why not (None: not degraded)."""
         if self.vectors is None or not text.strip():
             return None, self.vectors_off if text.strip() else None

@@ -1,0 +1,148 @@
+"""A search through the engine: freshness, the section shortcut, the
+keyword leg run while the query embeds, fusion, the optional reranker, and
+the token budget.
+
+The index work runs on the engine's readers; a rerank service is awaited
+with no reader held, and what follows it (snippets tokenise) in a thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import time
+from typing import TYPE_CHECKING
+
+import msgspec
+import trio
+
+from omem_protocol import RerankExplain, SearchResult
+from openmemoryd.config import SearchSettings
+from openmemoryd.engine.keyword_parts import keyword_leg
+from openmemoryd.engine.section_ops import section_answer
+from openmemoryd.search import (
+    SearchContext,
+    SearchQuery,
+    finish_search,
+    rank_candidates,
+    run_search,
+)
+from openmemoryd.search.budget import budget_limit, budget_terms, within_budget
+from openmemoryd.search.pipeline import EarlyKeywords, EarlyNearest, early_nearest
+from openmemoryd.search.vector import VectorQuery
+
+if TYPE_CHECKING:
+    from openmemoryd.engine.engine import Engine
+
+__all__ = ["search"]
+
+
+async def search(engine: Engine, query: SearchQuery, *, fresh: bool) -> SearchResult:
+    """Answer *query*; with `max_tokens`, only what fits in that many tokens
+    (`openmemoryd.search.budget`). Only what is shown counts as read for
+    salience."""
+    settings = engine.config.search
+    if query.max_tokens is not None and query.limit is None:
+        limit = budget_limit(query.max_tokens, settings.limit)
+        query = dataclasses.replace(query, limit=limit)
+    started = time.perf_counter()
+    result = await _answer(engine, query, fresh=fresh)
+    if query.max_tokens is not None:
+        terms = budget_terms(query.text)
+        result = within_budget(result, query.max_tokens, terms, settings.budget_whole_share)
+    if settings.salience.enabled and query.for_reader and result.mode != "section":
+        engine.access.note(result.results)
+    took = round((time.perf_counter() - started) * 1000, 3)
+    return msgspec.structs.replace(result, took_ms=took)
+
+
+async def _answer(engine: Engine, query: SearchQuery, *, fresh: bool) -> SearchResult:
+    """The search itself: the section shortcut, or both legs, fusion and the
+    optional reranker."""
+    stale = False
+    if fresh:
+        stale = not await engine.syncer.wait_fresh()
+    else:
+        # judged before this search queues its own quick check, which
+        # would otherwise mark every periodic check's search stale
+        stats = engine.syncer.statistics()
+        stale = engine.files.syncing or stats.running or stats.queue_depth > 0
+        engine.syncer.search_happened()
+    embedder = engine.vectors.embedder if engine.vectors is not None else None
+    answered = await section_answer(
+        query,
+        engine.config.search,
+        engine.policy,
+        engine.config.index.max_file_bytes,
+        provider=embedder.name if embedder is not None else "none",
+        model=embedder.model if embedder is not None else None,
+        stale=stale,
+    )
+    if answered is not None:  # "my preferences": read from the section itself
+        return answered
+    settings, now = engine.config.search, time.time()
+    vector, degraded_reason, early, nearest = await _vector_and_keywords(
+        engine, query, settings, now
+    )
+    context = SearchContext(
+        provider=embedder.name if embedder is not None else "none",
+        model=embedder.model if embedder is not None else None,
+        stale=stale,
+        degraded=degraded_reason is not None,
+        degraded_reason=degraded_reason,
+        fallback=engine.vectors is not None and engine.vectors.fallback_active,
+    )
+    if not (query.for_reader and engine.rerank.enabled(settings.rerank)):
+        result = await engine.read(
+            run_search, query, settings, context, vector, now, early, nearest
+        )
+    else:
+        # The index part on a reader, the service awaited with no reader
+        # held, the rest in a thread (snippets tokenise).
+        ranked = await engine.read(rank_candidates, query, settings, vector, now, early, nearest)
+        chosen = note = None
+        if ranked.chosen and ranked.mode != "timeline":  # days in order, not by relevance
+            chosen, note = await engine.rerank.rerank(settings.rerank, query.text, ranked.chosen)
+        result = await trio.to_thread.run_sync(
+            finish_search, ranked, query, settings, context, now, chosen
+        )
+        if note is not None and result.explain is not None:
+            explained = RerankExplain(
+                provider=note.provider,
+                model=note.model,
+                sent=note.sent,
+                weight=note.weight,
+                took_ms=round(note.took_ms, 3),
+                error=note.error,
+            )
+            explain = msgspec.structs.replace(result.explain, rerank=explained)
+            result = msgspec.structs.replace(result, explain=explain)
+    return result
+
+
+async def _vector_and_keywords(
+    engine: Engine, query: SearchQuery, settings: SearchSettings, now: float
+) -> tuple[VectorQuery | None, str | None, EarlyKeywords | None, EarlyNearest | None]:
+    """The embedded query (`Engine.query_vector`) and its vector leg and,
+    meanwhile on another reader, the keyword leg: neither needs the
+    other, and at 1M chunks the keyword leg outlasts the other two
+    (docs/benchmarks.md, "Search at 10k, 100k and 1M chunks")."""
+    if engine.vectors is None or not query.text.strip():
+        vector, reason = await engine.query_vector(query.text)
+        return vector, reason, None, None
+    early: list[EarlyKeywords | None] = []
+    nearest: EarlyNearest | None = None
+
+    async def keywords() -> None:
+        try:
+            early.append(await keyword_leg(engine.read, query, settings, now))
+        except Exception:  # the search itself runs the leg, and reports its error
+            early.append(None)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(keywords)
+        vector, reason = await engine.query_vector(query.text)
+        with contextlib.suppress(Exception):  # likewise
+            if vector is not None:
+                nearest = await engine.read(early_nearest, query, settings, vector)
+    return vector, reason, early[0] if early else None, nearest
