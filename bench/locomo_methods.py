@@ -54,11 +54,13 @@ def _default(
     query_threads: int | None = None,
     engine: str | None = None,
     budget_whole_share: float = 0.7,
+    mmr: bool = False,
 ) -> str:
     """The default configuration: calibrated fusion with dates and neighbours,
     hits trimmed of the lines a better hit shows."""
     return _config(
         "local",
+        mmr=mmr,
         fusion="calibrated",
         date_aware=True,
         neighbours=True,
@@ -109,6 +111,12 @@ METHODS: Final[Mapping[str, Method]] = {
             "the default, but a token budget shows whole hits while any fits"
             " (budget_whole_share = 1.0; later ones as their best line)",
             _default(budget_whole_share=1.0),
+            vectors=True,
+        ),
+        Method(
+            "calibrated-mmr",
+            "the default with MMR diversity re-ranking (lambda 0.7) after fusion",
+            _default(mmr=True),
             vectors=True,
         ),
         Method(
