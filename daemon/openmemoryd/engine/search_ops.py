@@ -11,15 +11,21 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 import trio
 
 from omem_protocol import RerankExplain, SearchResult
-from openmemoryd.config import SearchSettings
+from openmemoryd.config import Config, SearchSettings
+from openmemoryd.engine.access import AccessCounts
+from openmemoryd.engine.indexing import FileSync
 from openmemoryd.engine.keyword_parts import keyword_leg
+from openmemoryd.engine.rerank_ops import RerankSlot
 from openmemoryd.engine.section_ops import section_answer
+from openmemoryd.engine.syncing import Syncer
+from openmemoryd.engine.vectors import VectorIndexer
 from openmemoryd.search import (
     SearchContext,
     SearchQuery,
@@ -30,14 +36,45 @@ from openmemoryd.search import (
 from openmemoryd.search.budget import budget_limit, budget_terms, within_budget
 from openmemoryd.search.pipeline import EarlyKeywords, EarlyNearest, early_nearest
 from openmemoryd.search.vector import VectorQuery
+from openmemoryd.workspace import PathPolicy
 
-if TYPE_CHECKING:
-    from openmemoryd.engine.engine import Engine
+T = TypeVar("T")
 
-__all__ = ["search"]
+__all__ = ["SearchHost", "search"]
 
 
-async def search(engine: Engine, query: SearchQuery, *, fresh: bool) -> SearchResult:
+class SearchHost(Protocol):
+    """What a search uses of `Engine` (so this module need not import it):
+    the configuration, the readers, the sync state a reply reports, the
+    embedder and its cached query vectors, the reranker, the access counts."""
+
+    @property
+    def config(self) -> Config: ...
+
+    @property
+    def policy(self) -> PathPolicy: ...
+
+    @property
+    def syncer(self) -> Syncer: ...
+
+    @property
+    def files(self) -> FileSync: ...
+
+    @property
+    def vectors(self) -> VectorIndexer | None: ...
+
+    @property
+    def rerank(self) -> RerankSlot: ...
+
+    @property
+    def access(self) -> AccessCounts: ...
+
+    async def read(self, fn: Callable[..., T], *args: Any) -> T: ...
+
+    async def query_vector(self, text: str) -> tuple[VectorQuery | None, str | None]: ...
+
+
+async def search(engine: SearchHost, query: SearchQuery, *, fresh: bool) -> SearchResult:
     """Answer *query*; with `max_tokens`, only what fits in that many tokens
     (`openmemoryd.search.budget`). Only what is shown counts as read for
     salience."""
@@ -56,7 +93,7 @@ async def search(engine: Engine, query: SearchQuery, *, fresh: bool) -> SearchRe
     return msgspec.structs.replace(result, took_ms=took)
 
 
-async def _answer(engine: Engine, query: SearchQuery, *, fresh: bool) -> SearchResult:
+async def _answer(engine: SearchHost, query: SearchQuery, *, fresh: bool) -> SearchResult:
     """The search itself: the section shortcut, or both legs, fusion and the
     optional reranker."""
     stale = False
@@ -121,7 +158,7 @@ async def _answer(engine: Engine, query: SearchQuery, *, fresh: bool) -> SearchR
 
 
 async def _vector_and_keywords(
-    engine: Engine, query: SearchQuery, settings: SearchSettings, now: float
+    engine: SearchHost, query: SearchQuery, settings: SearchSettings, now: float
 ) -> tuple[VectorQuery | None, str | None, EarlyKeywords | None, EarlyNearest | None]:
     """The embedded query (`Engine.query_vector`) and its vector leg and,
     meanwhile on another reader, the keyword leg: neither needs the
