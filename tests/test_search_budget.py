@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import Daemon
 from omem_protocol import SearchHit, SearchParams, SearchResult
+from openmemoryd.search import citation
 from openmemoryd.search.budget import (
     ELLIPSIS,
     budget_limit,
@@ -32,7 +35,7 @@ def hit(snippet: str, rank: int, start_line: int = 1) -> SearchHit:
         vector_score=None,
         snippet=snippet,
         source="memory",
-        citation=f"{path}#L{start_line}-L{end_line}",
+        citation=citation(path, start_line, end_line),
     )
 
 
@@ -254,3 +257,51 @@ def test_max_tokens_through_the_real_daemon_and_cli(daemon: Daemon) -> None:
     assert "left out to stay within the token budget" in shown.stderr
     refused = daemon.cli("search", "glacier", "--max-tokens", "0")
     assert refused.returncode == 2
+
+
+_ALPHABET = [*"abc tern 用户乌龙 Вэй?!", "e\u0301", "\U0001f468\u200d\U0001f469"]
+_LINE = st.lists(st.sampled_from(_ALPHABET), max_size=60).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    snippets=st.lists(
+        st.lists(_LINE, min_size=1, max_size=8).map("\n".join).filter(str.strip),
+        min_size=1,
+        max_size=8,
+    ),
+    budget=st.integers(min_value=1, max_value=400),
+    share=st.floats(min_value=0.1, max_value=1.0),
+    mode=st.sampled_from(["hybrid", "timeline"]),
+)
+def test_packing_keeps_its_promises(
+    snippets: list[str], budget: int, share: float, mode: str
+) -> None:
+    answer = result(*snippets, mode=mode)
+    packed = within_budget(answer, budget, ["tern", "乌龙", "вэй"], share)
+    kept = packed.results
+    assert kept, "the best hit is always shown"
+    assert len(kept) + packed.budget_omitted == len(answer.results)
+    originals = {h.path: h for h in answer.results}
+    assert [originals[h.path].score for h in kept] == sorted(
+        (originals[h.path].score for h in kept), reverse=True
+    )  # rank order
+    for shown in kept:
+        original = originals[shown.path]
+        lines = original.snippet.split("\n")
+        first = shown.start_line - original.start_line
+        count = shown.end_line - shown.start_line + 1
+        assert first >= 0
+        assert first + count <= len(lines)
+        assert shown.citation == citation(shown.path, shown.start_line, shown.end_line)
+        if shown.snippet.endswith(ELLIPSIS) and shown.snippet != lines[first]:
+            assert shown is kept[0]  # only the best hit is cut inside a line
+            assert count == 1
+            assert lines[first].startswith(shown.snippet[: -len(ELLIPSIS)])
+        else:
+            assert shown.snippet == "\n".join(lines[first : first + count])
+    cut_first = kept[0].snippet.endswith(ELLIPSIS) and kept[0].snippet != answer.results[0].snippet
+    if not cut_first:
+        assert spent(packed) <= budget or (len(kept) == 1 and hit_cost(kept[0]) > budget)
+    if spent(answer) <= budget:
+        assert packed is answer  # what fits is left as it is
