@@ -11,15 +11,15 @@ that does not fit spends it all on the first few chunks. An agent is better
 served by breadth once the best hits are shown: the evidence it needs is
 often a single line of a lower-ranked chunk. So hits are shown whole, in
 rank order, while they fit in the first *whole_share* of the budget
-(``search.budget_whole_share``, 0.7); each
-later hit is shown as its best line (the one holding the most query terms,
-with its exact line number as its citation), and one that does not fit
-is passed over for the next, until the hits run out (when all that is
-left fits whole, it is shown whole). On LoCoMo this finds
-evidence for more questions in the same tokens than whole hits alone
-(docs/recall.md). The best hit is always shown: when it alone exceeds the
-budget, as the lines around its best line that fit (only a line too long
-for the whole budget is cut inside the line, ending in an ellipsis).
+(``search.budget_whole_share``, 0.7); each later hit is shown as its best
+line (the one holding the most query terms, with its exact line number as
+its citation), and one that does not fit is passed over for the next,
+until the hits run out (when all that is left fits whole, it is shown
+whole). On LoCoMo this finds evidence for more questions in the same
+tokens than whole hits alone (docs/recall.md, "Token budgets"). The best
+hit is always shown: when it alone exceeds the budget, as the lines around
+its best line that fit (only a line too long for the whole budget is cut
+inside the line, ending in an ellipsis).
 
 A timeline or a section (`mode` ``timeline`` or ``section``) is read in
 order, not ranked: it keeps its lines in order while they fit, and the
