@@ -163,8 +163,9 @@ class SearchSettings(Section, frozen=True):
             " (chunks overlap), so an answer spends no characters on a line twice."
         ),
     ] = True
-    # 0.7 found the most evidence on LoCoMo at every budget from 500 to 2,000
-    # tokens (docs/recall.md); 1.0 shows whole hits while any fits.
+    # On LoCoMo 0.6-0.8 find about the same evidence at 750 and 1,500 tokens,
+    # and 0.7 more than 1.0 (whole hits while any fits) at every budget from
+    # 500 to 2,000 tokens (docs/recall.md, "Token budgets").
     budget_whole_share: Annotated[
         float,
         doc(
