@@ -45,6 +45,11 @@ disagreement is counted as ``snippet_mismatches``). For k in 1, 5, 10:
 * budget any/all at 3,000 and 6,000 characters: the same, over the hits
   taken in rank order while their snippets fit in that many characters
   (what an agent pays to paste the results into its context);
+* asked any/all at 750 and 1,500 tokens: two more searches of the question
+  with ``max_tokens`` and no limit, whose answers the daemon packs itself
+  (the best hits whole, later ones as their best line), scored over every
+  hit they hold, with their characters (snippets and citations), hits and
+  ``took_ms`` (the question's embedding is cached by then);
 
 overall and per category (1 multi-hop, 2 temporal, 3 open-domain, 4
 single-hop). Latency is the ``took_ms`` each reply carries (request into the
@@ -62,7 +67,8 @@ Run from the repository root::
         [--embed-nice N] [--json PATH]
 
 Progress goes to stderr; stdout is Markdown (command, machine, data sha256,
-the overall table, the per-category R@5 table and the indexing table).
+the overall table, the budget and category table, the asked-budget table,
+the per-category R@5 table and the indexing table).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ BUDGETS: Final = (3000, 6000)
 # Token budgets asked of the daemon (`search(max_tokens=...)`): it packs the
 # answer itself (the best hits whole, later ones as their best line). About
 # 3,000 and 6,000 characters of LoCoMo's English, at 3.9 characters a token.
-TOKEN_BUDGETS: Final = (750, 1500)
+TOKEN_BUDGETS: Final = (750, 1500)  # `Scores` has a t<N>_any/_all pair for each
 # A turn line as `render_day` writes it; anchored so text quoting "[D1:2]"
 # inside a turn cannot count.
 _TURN_LINE: Final = re.compile(r"^- \[([^\]\s]+)\] ", re.MULTILINE)
