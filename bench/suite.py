@@ -112,7 +112,8 @@ OPT_IN: Final = frozenset({"soak"})
 # Arguments per part, split on spaces; "{nice}" becomes --embed-nice. A part
 # missing from a table does not run in that mode.
 FULL: Final[Mapping[str, str]] = {
-    "locomo": "--methods bm25,vector,hybrid-0.3,hybrid-0.5 --layouts dated --embed-nice {nice}",
+    # the default on both layouts, and each leg alone beside it
+    "locomo": "--methods calibrated,bm25,vector --embed-nice {nice}",
     "latency": "--sizes 1000,10000,100000",
     "freshness": "",
     "load": "--sections 10000 --clients 32 --ops 3200",
