@@ -114,6 +114,20 @@ METHODS: Final[Mapping[str, Method]] = {
             vectors=True,
         ),
         Method(
+            "calibrated-budget-0.5",
+            "the default, but a token budget shows whole hits while they fill half of it"
+            " (budget_whole_share = 0.5)",
+            _default(budget_whole_share=0.5),
+            vectors=True,
+        ),
+        Method(
+            "calibrated-budget-0.9",
+            "the default, but a token budget shows whole hits while they fill 90 % of it"
+            " (budget_whole_share = 0.9)",
+            _default(budget_whole_share=0.9),
+            vectors=True,
+        ),
+        Method(
             "calibrated-mmr",
             "the default with MMR diversity re-ranking (lambda 0.7) after fusion",
             _default(mmr=True),
