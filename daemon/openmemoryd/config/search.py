@@ -163,9 +163,8 @@ class SearchSettings(Section, frozen=True):
             " (chunks overlap), so an answer spends no characters on a line twice."
         ),
     ] = True
-    # On LoCoMo 0.6-0.8 find about the same evidence at 750 and 1,500 tokens,
-    # and 0.7 more than 1.0 (whole hits while any fits) at every budget from
-    # 500 to 2,000 tokens (docs/recall.md, "Token budgets").
+    # On LoCoMo 0.7 finds more evidence within 750 and 1,500 tokens than 0.5,
+    # 0.9 or 1.0 (whole hits while any fits; docs/recall.md, "Token budgets").
     budget_whole_share: Annotated[
         float,
         doc(
