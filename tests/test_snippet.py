@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from openmemoryd.search import citation, make_snippet
-from openmemoryd.search.snippet import without_lines
+from openmemoryd.search.snippet import best_line, line_matches, without_lines
 from openmemoryd.text import safe_boundary
 
 
@@ -93,3 +96,30 @@ def test_a_window_cut_from_one_long_line_is_never_trimmed() -> None:
     snippet = make_snippet(line, 7, ["oolong"], 100)
     assert snippet.cut
     assert without_lines(snippet, {7}) is snippet
+
+
+def _best_by_brute_force(lines: list[str], terms: list[str]) -> tuple[int | None, int]:
+    best, best_hits = None, -1
+    for index, line in enumerate(lines):
+        if line.strip() and line_matches(line, terms) > best_hits:
+            best, best_hits = index, line_matches(line, terms)
+    return best, max(best_hits, 0)
+
+
+# "eternal" and "lantern" hold "tern" without matching it: a bound, not a match.
+_WORDS = [
+    *("tern", "terns", "ternary", "Tern", "ＴＥＲＮ", "eternal", "lantern"),
+    *("乌龙", "乌龙茶", "Вэй", "вэя", "x", " ", "?"),
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    lines=st.lists(st.lists(st.sampled_from(_WORDS), max_size=6).map(" ".join), max_size=8),
+    terms=st.lists(st.sampled_from(["tern", "ternary", "乌龙", "вэй", "вэя", "x"]), max_size=3),
+)
+def test_best_line_bounded_search_agrees_with_trying_every_line(
+    lines: list[str], terms: list[str]
+) -> None:
+    terms = list(dict.fromkeys(terms))
+    assert best_line(lines, terms) == _best_by_brute_force(lines, terms)

@@ -13,6 +13,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
+import trio
+
 from omem_protocol import (
     FEATURES,
     METHODS,
@@ -231,9 +233,12 @@ async def _search(ctx: Context, params: SearchParams) -> SearchResult:
     # Each workspace answers in full; the budget is spent once, on the merge.
     whole = dataclasses.replace(query, limit=limit, max_tokens=None)
     result = await search_scoped(engines, whole, fresh=params.fresh, limit=limit)
-    if params.max_tokens is not None:
+    if params.max_tokens is not None:  # a few ms of tokenising: off the event loop
         terms = budget_terms(params.query)
-        result = within_budget(result, params.max_tokens, terms, settings.budget_whole_share)
+        share = settings.budget_whole_share
+        result = await trio.to_thread.run_sync(
+            within_budget, result, params.max_tokens, terms, share
+        )
     return result
 
 

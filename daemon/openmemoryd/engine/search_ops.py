@@ -84,9 +84,12 @@ async def search(engine: SearchHost, query: SearchQuery, *, fresh: bool) -> Sear
         query = dataclasses.replace(query, limit=limit)
     started = time.perf_counter()
     result = await _answer(engine, query, fresh=fresh)
-    if query.max_tokens is not None:
+    if query.max_tokens is not None:  # a few ms of tokenising: off the event loop
         terms = budget_terms(query.text)
-        result = within_budget(result, query.max_tokens, terms, settings.budget_whole_share)
+        share = settings.budget_whole_share
+        result = await trio.to_thread.run_sync(
+            within_budget, result, query.max_tokens, terms, share
+        )
     if settings.salience.enabled and query.for_reader and result.mode != "section":
         engine.access.note(result.results)
     took = round((time.perf_counter() - started) * 1000, 3)

@@ -38,7 +38,7 @@ import msgspec
 from omem_protocol import MAX_LIMIT, SearchHit, SearchResult
 from openmemoryd.search.dates import parse_query_dates
 from openmemoryd.search.pipeline import citation
-from openmemoryd.search.snippet import line_matches
+from openmemoryd.search.snippet import best_line
 from openmemoryd.text import fitting_prefix, line_cost, query_terms, safe_boundary
 
 ELLIPSIS: Final = "…"
@@ -107,7 +107,10 @@ def _ranked(
         if not kept:  # the best hit, always shown
             shown = hit if whole <= max_tokens else _around_best(hit, max_tokens, terms)
         elif used + rest > max_tokens and used + whole > max_tokens * whole_share:
-            shown = _best_line(hit, terms)
+            # a line costs at least its citation and two tokens: when not even
+            # that fits, the hit is passed over without tokenising its lines
+            least = line_cost(citation(hit.path, hit.start_line, hit.start_line)) + 2
+            shown = _best_line(hit, terms) if used + least <= max_tokens else None
             if shown is not None and (hit.workspace, hit.path, shown.start_line) in lines_shown:
                 shown = None  # hits that repeat lines (search.trim_overlap off)
         rest -= whole
@@ -148,23 +151,10 @@ def _shown(hit: SearchHit, lines: Sequence[str], first: int, last: int) -> Searc
     )
 
 
-def _best_index(lines: Sequence[str], terms: Sequence[str]) -> int | None:
-    """The non-blank line holding the most query terms (the first on ties)."""
-    best: int | None = None
-    best_hits = -1
-    for index, line in enumerate(lines):
-        if not line.strip():
-            continue
-        hits = line_matches(line, terms)
-        if hits > best_hits:
-            best, best_hits = index, hits
-    return best
-
-
 def _best_line(hit: SearchHit, terms: Sequence[str]) -> SearchHit | None:
     """*hit* as its best line alone (itself when that is all it has)."""
     lines = hit.snippet.split("\n")
-    best = _best_index(lines, terms)
+    best = best_line(lines, terms)[0]
     if best is None:
         return None
     return _shown(hit, lines, best, best)
@@ -174,7 +164,7 @@ def _around_best(hit: SearchHit, max_tokens: int, terms: Sequence[str]) -> Searc
     """The lines around *hit*'s best line that fit in *max_tokens*, or its
     best line cut to fit when that line alone does not."""
     lines = hit.snippet.split("\n")
-    best = _best_index(lines, terms) or 0
+    best = best_line(lines, terms)[0] or 0
 
     def fits(first: int, last: int) -> bool:
         cited = citation(hit.path, hit.start_line + first, hit.start_line + last)

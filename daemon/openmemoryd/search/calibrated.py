@@ -47,13 +47,12 @@ nothing well returns nothing, however the candidates rank among themselves.
 from __future__ import annotations
 
 import math
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
 from openmemoryd.search.candidate import Candidate
 from openmemoryd.search.fusion import Found, first_by_id, ranked, union_of_legs
-from openmemoryd.search.snippet import line_matches
+from openmemoryd.search.snippet import best_line
 
 __all__ = [
     "BIAS",
@@ -120,29 +119,11 @@ def neighbour_best(
 
 
 def coverage(text: str, terms: Sequence[str]) -> float:
-    """The largest share of *terms* that one line of *text* holds.
-
-    Exact matching (`line_matches`: words, stems, CJK bigrams) costs a
-    tokenisation per line, about 15 ms a query over 80 candidates. A term
-    can only match a line holding its first four characters (its stem's
-    prefix) as a substring, so that cheap count bounds each line's matches
-    and only lines whose bound beats the best so far are tokenised.
-    """
+    """The largest share of *terms* that one line of *text* holds
+    (`snippet.best_line`, which tokenises only the lines that can win)."""
     if not terms:
         return 0.0
-    keys = [term[:4] for term in terms]
-    bounded = []
-    for line in unicodedata.normalize("NFKC", text).lower().split("\n"):
-        bound = sum(1 for key in keys if key in line)
-        if bound:
-            bounded.append((bound, line))
-    bounded.sort(key=lambda item: -item[0])
-    best = 0
-    for bound, line in bounded:
-        if bound <= best:
-            break
-        best = max(best, line_matches(line, terms))
-    return best / len(terms)
+    return best_line(text.split("\n"), terms)[1] / len(terms)
 
 
 def fuse_calibrated(
