@@ -38,7 +38,7 @@ import msgspec
 from omem_protocol import MAX_LIMIT, SearchHit, SearchResult
 from openmemoryd.search.dates import parse_query_dates
 from openmemoryd.search.pipeline import citation
-from openmemoryd.search.snippet import best_line
+from openmemoryd.search.snippet import best_line, window_around
 from openmemoryd.text import fitting_prefix, line_cost, query_terms, safe_boundary
 
 ELLIPSIS: Final = "…"
@@ -174,21 +174,7 @@ def _around_best(hit: SearchHit, max_tokens: int, terms: Sequence[str]) -> Searc
         alone = _shown(hit, lines, best, best)
         room = max(1, max_tokens - line_cost(alone.citation))
         return msgspec.structs.replace(alone, snippet=cut(lines[best], room))
-    first = last = best
-    grew = True
-    while grew:  # a line below, then one above, while they fit
-        grew = False
-        if last + 1 < len(lines) and fits(first, last + 1):
-            last += 1
-            grew = True
-        if first > 0 and fits(first - 1, last):
-            first -= 1
-            grew = True
-    while first < best and not lines[first].strip():
-        first += 1
-    while last > best and not lines[last].strip():
-        last -= 1
-    return _shown(hit, lines, first, last)
+    return _shown(hit, lines, *window_around(lines, best, fits))
 
 
 def _leading_lines(hit: SearchHit, budget: int, *, first: bool) -> SearchHit | None:

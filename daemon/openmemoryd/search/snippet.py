@@ -18,7 +18,7 @@ snippet is verbatim text of the chunk (no ellipses added).
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -48,11 +48,11 @@ def make_snippet(text: str, first_line: int, terms: Sequence[str], max_chars: in
             first_line + best,
             cut=True,
         )
-    start, end = _grow_window(lines, best, max_chars)
-    while start < best and not lines[start].strip():
-        start += 1
-    while end > best and not lines[end].strip():
-        end -= 1
+
+    def fits(start: int, end: int) -> bool:
+        return sum(len(line) for line in lines[start : end + 1]) + end - start <= max_chars
+
+    start, end = window_around(lines, best, fits)
     return Snippet("\n".join(lines[start : end + 1]), first_line + start, first_line + end)
 
 
@@ -150,21 +150,27 @@ def best_line(lines: Sequence[str], terms: Sequence[str]) -> tuple[int | None, i
     return best, best_hits
 
 
-def _grow_window(lines: list[str], center: int, max_chars: int) -> tuple[int, int]:
-    """Extend around *center*, alternating below and above, while it fits."""
+def window_around(
+    lines: Sequence[str], center: int, fits: Callable[[int, int], bool]
+) -> tuple[int, int]:
+    """The lines *start*..*end* around *center* (which must fit alone): grown a
+    line below, then one above, while ``fits(start, end)``; blank lines at
+    its new ends are left out. Snippets measure in characters, token budgets
+    in tokens and citations, so the caller says what fits."""
     start = end = center
-    size = len(lines[center])
     grew = True
     while grew:
         grew = False
-        if end + 1 < len(lines) and size + 1 + len(lines[end + 1]) <= max_chars:
+        if end + 1 < len(lines) and fits(start, end + 1):
             end += 1
-            size += 1 + len(lines[end])
             grew = True
-        if start > 0 and size + 1 + len(lines[start - 1]) <= max_chars:
+        if start > 0 and fits(start - 1, end):
             start -= 1
-            size += 1 + len(lines[start])
             grew = True
+    while start < center and not lines[start].strip():
+        start += 1
+    while end > center and not lines[end].strip():
+        end -= 1
     return start, end
 
 
