@@ -84,7 +84,7 @@ from openmemoryd.engine.compact_ops import compact, compact_check
 from openmemoryd.engine.journal_keeper import restore
 from openmemoryd.errors import NotFound
 from openmemoryd.search import SearchQuery
-from openmemoryd.search.budget import budget_limit, budget_terms, within_budget
+from openmemoryd.search.budget import budget_limit, pack_answer
 
 P = TypeVar("P", bound=Msg)
 R = TypeVar("R", bound=Msg)
@@ -234,10 +234,9 @@ async def _search(ctx: Context, params: SearchParams) -> SearchResult:
     whole = dataclasses.replace(query, limit=limit, max_tokens=None)
     result = await search_scoped(engines, whole, fresh=params.fresh, limit=limit)
     if params.max_tokens is not None:  # a few ms of tokenising: off the event loop
-        terms = budget_terms(params.query)
         share = settings.budget_whole_share
         result = await trio.to_thread.run_sync(
-            within_budget, result, params.max_tokens, terms, share
+            pack_answer, result, params.max_tokens, params.query, share
         )
     return result
 

@@ -33,7 +33,7 @@ from openmemoryd.search import (
     rank_candidates,
     run_search,
 )
-from openmemoryd.search.budget import budget_limit, budget_terms, within_budget
+from openmemoryd.search.budget import budget_limit, pack_answer
 from openmemoryd.search.pipeline import EarlyKeywords, EarlyNearest, early_nearest
 from openmemoryd.search.vector import VectorQuery
 from openmemoryd.workspace import PathPolicy
@@ -85,10 +85,9 @@ async def search(engine: SearchHost, query: SearchQuery, *, fresh: bool) -> Sear
     started = time.perf_counter()
     result = await _answer(engine, query, fresh=fresh)
     if query.max_tokens is not None:  # a few ms of tokenising: off the event loop
-        terms = budget_terms(query.text)
         share = settings.budget_whole_share
         result = await trio.to_thread.run_sync(
-            within_budget, result, query.max_tokens, terms, share
+            pack_answer, result, query.max_tokens, query.text, share
         )
     if settings.salience.enabled and query.for_reader and result.mode != "section":
         engine.access.note(result.results)

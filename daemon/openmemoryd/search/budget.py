@@ -72,6 +72,13 @@ def budget_terms(query: str, today: date | None = None) -> list[str]:
     return query_terms(parse_query_dates(query, today or date.today()).rest)
 
 
+def pack_answer(
+    result: SearchResult, max_tokens: int, query: str, whole_share: float
+) -> SearchResult:
+    """`within_budget` for the answer to *query*, its lines chosen by `budget_terms`."""
+    return within_budget(result, max_tokens, budget_terms(query), whole_share)
+
+
 def within_budget(
     result: SearchResult, max_tokens: int, terms: Sequence[str], whole_share: float = 0.7
 ) -> SearchResult:
