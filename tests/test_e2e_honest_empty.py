@@ -46,6 +46,7 @@ NOTES = {
     "memory/2026-11-20.md": "- Wei switched the team's CI from Jenkins to GitHub Actions",
     "memory/2026-11-21.md": "- 魏决定下周把数据库迁移到 Postgres 16",
     "memory/2026-11-22.md": "- Вэй предпочитает созвоны по утрам, до десяти",
+    "memory/2026-11-23.md": "- Встреча с Олегом перенесена на пятницу, обсудим биллинг",
 }
 
 
@@ -120,6 +121,19 @@ def test_related_queries_still_find_memories_in_each_language(used_workspace: Da
         reply = _search(used_workspace, query)
         found = [hit["path"] for hit in reply["results"]]  # type: ignore[attr-defined]
         assert path in found[:2], (query, found)
+
+
+def test_russian_questions_find_other_forms_of_the_notes_words(used_workspace: Daemon) -> None:
+    """The keyword leg reads Russian words by their stems: "встречу" finds the
+    note's "Встреча" (it found nothing of it before, leaving the note to the
+    vector leg alone), "биллингом" its "биллинг"."""
+    for query in ("Когда перенесли встречу?", "что с биллингом"):
+        reply = _search(used_workspace, query)
+        hits = reply["results"]
+        assert hits, (query, reply)
+        top = hits[0]  # type: ignore[index]
+        assert top["path"] == "memory/2026-11-23.md", (query, hits)
+        assert top["text_score"], (query, top)
 
 
 def test_no_search_or_recall_result_holds_template_boilerplate(used_workspace: Daemon) -> None:

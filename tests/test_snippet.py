@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from openmemoryd.search import citation, make_snippet
 from openmemoryd.search.snippet import best_line, line_matches, without_lines
-from openmemoryd.text import safe_boundary
+from openmemoryd.text import query_terms, safe_boundary
 
 
 def test_short_chunks_are_shown_whole() -> None:
@@ -36,6 +36,11 @@ def test_stemmed_matches_count() -> None:
     lines = ["z" * 60] * 20 + ["she prefers green tea"] + ["z" * 60] * 20
     snippet = make_snippet("\n".join(lines), 1, ["preferences"], 150)
     assert "prefers" in snippet.text
+
+
+def test_russian_inflections_and_yo_count() -> None:
+    lines = ["- купили чай"] * 3 + ["- Олег принёс зелёный чай на встречу"] + ["- чай"] * 3
+    assert best_line(lines, query_terms("встречи с Олегом, зеленого чая")) == (3, 4)
 
 
 def test_one_huge_line_is_cut_around_the_match_without_breaking_characters() -> None:
@@ -110,13 +115,17 @@ def _best_by_brute_force(lines: list[str], terms: list[str]) -> tuple[int | None
 _WORDS = [
     *("tern", "terns", "ternary", "Tern", "ＴＥＲＮ", "eternal", "lantern"),
     *("乌龙", "乌龙茶", "Вэй", "вэя", "x", " ", "?"),
+    # Russian stems read ё as е: "зелен" must bound and match "зелёный".
+    *("зелёный", "Зеленого", "Ёлки", "елка"),
 ]
 
 
 @settings(max_examples=400, deadline=None)
 @given(
     lines=st.lists(st.lists(st.sampled_from(_WORDS), max_size=6).map(" ".join), max_size=8),
-    terms=st.lists(st.sampled_from(["tern", "ternary", "乌龙", "вэй", "вэя", "x"]), max_size=3),
+    terms=st.lists(
+        st.sampled_from(["tern", "ternary", "乌龙", "вэй", "вэя", "x", "зелен", "елк"]), max_size=3
+    ),
 )
 def test_best_line_bounded_search_agrees_with_trying_every_line(
     lines: list[str], terms: list[str]

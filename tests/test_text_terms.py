@@ -1,4 +1,4 @@
-"""CJK-aware terms, stopwords, the OR query and its behaviour inside FTS5."""
+"""CJK-aware terms, Russian stems, stopwords, the OR query and its behaviour inside FTS5."""
 
 from __future__ import annotations
 
@@ -44,6 +44,33 @@ def test_stopwords_are_dropped_unless_nothing_else_remains() -> None:
     assert "之前" not in query_terms("之前讨论的那个方案")
 
 
+def test_russian_words_are_indexed_and_searched_by_their_stems() -> None:
+    forms = ["встреча", "встречи", "встречу", "встречей", "Встречами"]
+    assert {index_terms(form) for form in forms} == {"встреч"}
+    assert {query_terms(form)[0] for form in forms} == {"встреч"}
+    assert index_terms("Олегом") == query_terms("Олега")[0] == "олег"
+
+
+def test_russian_yo_reads_as_ye() -> None:
+    assert index_terms("зелёный чёрный") == index_terms("зеленый черный")
+    assert query_terms("зелёного")[0] == index_terms("зелёный")
+
+
+def test_other_cyrillic_alphabets_and_mixed_words_are_not_stemmed() -> None:
+    """The Russian rules would cut a Ukrainian word wrongly; a word with
+    digits or Latin letters in it is a name or a code, not a Russian word."""
+    assert index_terms("Київ") == "київ"
+    assert index_terms("ї") == "ї"
+    assert index_terms("x5ракета") == "x5ракета"
+
+
+def test_russian_stopwords_are_dropped_unless_nothing_else_remains() -> None:
+    assert query_terms("Что я говорил о встрече с Олегом?") == ["говор", "встреч", "олег"]
+    assert query_terms("Какой чай я люблю?") == ["ча", "любл"]
+    assert query_terms("что это") == ["что", "эт"]
+    assert query_terms("ещё раз про Ёлку") == ["раз", "елк"]
+
+
 def test_query_terms_are_distinct_and_capped() -> None:
     assert query_terms("tea tea TEA") == ["tea"]
     many = " ".join(f"word{i}" for i in range(500))
@@ -83,6 +110,8 @@ def fts() -> Iterator[apsw.Connection]:
         3: "Wei prefers oolong tea in the afternoon.",
         4: "The deployment uses Postgres and Redis.",
         5: "会议纪要：周三讨论部署。",
+        6: "Встреча с Олегом перенесена на пятницу.",
+        7: "Купил зелёный чай в магазине у дома.",
     }
     for rowid, text in docs.items():
         conn.execute("INSERT INTO t(rowid, body) VALUES (?, ?)", (rowid, index_terms(text)))
@@ -123,6 +152,13 @@ def test_mixed_chinese_english_query(fts: apsw.Connection) -> None:
 
 def test_stemming_matches_inflections(fts: apsw.Connection) -> None:
     assert search(fts, "preferring") == [3]
+
+
+def test_russian_inflections_match_inside_fts5(fts: apsw.Connection) -> None:
+    """FTS5's porter stemmer leaves Cyrillic alone; the stems come from us."""
+    assert search(fts, "Когда встречу с Олегом перенесли?") == [6]
+    assert search(fts, "где я покупал зеленый чай") == [7]
+    assert search(fts, "пятницы") == [6]
 
 
 def test_fts_syntax_in_user_input_is_inert(fts: apsw.Connection) -> None:

@@ -129,9 +129,10 @@ def best_line(lines: Sequence[str], terms: Sequence[str]) -> tuple[int | None, i
     if not terms or first is None:
         return first, 0
     keys = [term[:4] for term in terms]
-    normal = unicodedata.normalize("NFKC", "\n".join(lines)).lower().split("\n")
+    # Russian stems read ё as е (`text.russian`), so the lines are read so too.
+    normal = _searchable("\n".join(lines)).split("\n")
     if len(normal) != len(lines):  # no NFKC mapping makes a line break; just in case
-        normal = [unicodedata.normalize("NFKC", line).lower() for line in lines]
+        normal = [_searchable(line) for line in lines]
     bounded = sorted(
         (-bound, index)
         for index, line in enumerate(normal)
@@ -148,6 +149,10 @@ def best_line(lines: Sequence[str], terms: Sequence[str]) -> tuple[int | None, i
         if hits > best_hits or (hits == best_hits and hits and index < best):
             best, best_hits = index, hits
     return best, best_hits
+
+
+def _searchable(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower().replace("ё", "е")
 
 
 def window_around(
@@ -176,7 +181,7 @@ def window_around(
 
 def _cut_line(line: str, terms: Sequence[str], max_chars: int) -> str:
     """A *max_chars* window of one long line, placed a little before the first match."""
-    lowered = line.lower()
+    lowered = line.lower().replace("ё", "е")  # as Russian stems read it, same length
     positions = [p for p in (lowered.find(term) for term in terms) if p >= 0]
     anchor = min(positions) if positions else 0
     start = safe_boundary(line, max(0, anchor - max_chars // 4))

@@ -228,20 +228,20 @@ def _ensure_terms(conn: apsw.Connection) -> None:
     """
     if get_meta(conn, "terms_version") == TERMS_VERSION:
         return
+    count = 0
     with conn:
         conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('delete-all')")
         add_smoothing_rows(conn)
-        rows = conn.execute("SELECT id, text, heading FROM chunks").fetchall()
-        conn.executemany(
-            "INSERT INTO chunks_fts(rowid, body, heading) VALUES (?, ?, ?)",
-            (
-                (rowid, index_terms(str(text)), index_terms(str(heading)))
-                for rowid, text, heading in rows
-            ),
-        )
+        # Streamed, not fetched whole: a large index's text would all be in memory.
+        for rowid, text, heading in conn.execute("SELECT id, text, heading FROM chunks"):
+            conn.execute(
+                "INSERT INTO chunks_fts(rowid, body, heading) VALUES (?, ?, ?)",
+                (rowid, index_terms(str(text)), index_terms(str(heading))),
+            )
+            count += 1
         set_meta(conn, "terms_version", TERMS_VERSION)
-    if rows:
-        logger.info("rebuilt the keyword index for %d chunks (terms %s)", len(rows), TERMS_VERSION)
+    if count:
+        logger.info("rebuilt the keyword index for %d chunks (terms %s)", count, TERMS_VERSION)
 
 
 def move_aside(path: Path) -> Path:

@@ -5,13 +5,15 @@ so "我们讨论了缓存方案" is a single term and a search for 缓存方案 
 matches it (OpenClaw #110500). We segment text ourselves before FTS5 sees it:
 
 * Latin and other spaced scripts: runs of letters and digits, lowercased
-  after NFKC (so full-width ＡＢＣ and ABC are the same term);
+  after NFKC (so full-width ＡＢＣ and ABC are the same term); Russian words
+  as their Snowball stems (`text.russian`: встречу and встреча are one term);
 * CJK runs: every character (unigram) and every adjacent pair (bigram) in the
   indexed text; the query uses bigrams, or the unigram for a lone character.
   A two-character query such as 周会 is one bigram and matches exactly.
 
 The index stores the space-joined terms, and ``porter unicode61`` then only
-splits on the spaces we put in (and stems English words). Queries are built as
+splits on the spaces we put in (and stems English words; it leaves any word
+with a non-ASCII letter as it is, hence the Russian stems here). Queries are built as
 an OR of quoted terms, ranked by BM25, so a note matching more of the query
 ranks higher and a note matching some of it is still found (the AND-joined
 queries of OpenClaw #15226 and #83384 returned nothing).
@@ -27,9 +29,10 @@ import unicodedata
 from collections.abc import Iterator
 from typing import Final
 
+from openmemoryd.text.russian import is_russian_stopword, is_russian_word, russian_stem
 from openmemoryd.text.scripts import CJK_CLASS
 
-TERMS_VERSION: Final = "cjk-bigram-1"
+TERMS_VERSION: Final = "cjk-bigram-1+ru-snowball"
 
 # Cap on distinct query terms: keeps a pasted paragraph from building an FTS
 # query with thousands of OR branches.
@@ -69,6 +72,15 @@ def _runs(text: str) -> Iterator[tuple[bool, str]]:
             yield False, match.group("word").lower()
 
 
+def _word_term(word: str) -> str:
+    """The term a lowercased word is indexed and searched by."""
+    return russian_stem(word) if is_russian_word(word) else word
+
+
+def _is_stopword(word: str) -> bool:
+    return word in ENGLISH_STOPWORDS or word in CJK_STOPWORDS or is_russian_stopword(word)
+
+
 def _bigrams(run: str) -> Iterator[str]:
     for i in range(len(run) - 1):
         yield run[i : i + 2]
@@ -82,7 +94,7 @@ def index_terms(text: str) -> str:
             out.extend(run)
             out.extend(_bigrams(run))
         else:
-            out.append(run)
+            out.append(_word_term(run))
     return " ".join(out)
 
 
@@ -92,15 +104,16 @@ def query_terms(query: str) -> list[str]:
     If every term is a stopword the stopwords are kept: a query of only
     common words still means something to the person who typed it.
     """
-    terms: list[str] = []
+    words: list[str] = []
     for cjk, run in _runs(query):
         if cjk:
-            terms.extend(_bigrams(run) if len(run) > 1 else (run,))
+            words.extend(_bigrams(run) if len(run) > 1 else (run,))
         else:
-            terms.append(run)
-    distinct = list(dict.fromkeys(terms))
-    content = [t for t in distinct if t not in ENGLISH_STOPWORDS and t not in CJK_STOPWORDS]
-    return (content or distinct)[:MAX_QUERY_TERMS]
+            words.append(run)
+    distinct = list(dict.fromkeys(words))
+    content = [word for word in distinct if not _is_stopword(word)]
+    terms = (_word_term(word) for word in (content or distinct))
+    return list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
 
 
 def fts_match_expression(terms: list[str]) -> str | None:
