@@ -1,0 +1,257 @@
+"""Recall on Russian and Chinese memories, through the real daemon.
+
+LoCoMo is English, and most of openmemory's users write in Chinese or
+Russian. No public evaluation set of personal notes exists in either
+language, so this part measures two small ones kept in ``bench/multilingual/``:
+each is one fictional engineer's workspace as they would keep it (MEMORY.md,
+USER.md, 15-25 daily notes, topic notes under ``memory/notes/``; about 35 files and
+400 lines), with 60 questions asked as a person asks them later, each naming
+the exact lines that answer it. The questions are of five kinds: ``fact``
+(one line), ``paraphrase`` (other words than the note's), ``date`` (a day or
+month named), ``multi`` (lines in two or three files) and ``person`` (what
+someone said or did). They were written, notes and questions together,
+without looking at how search works; they are small and written by us, so a
+figure here is a check on one language's path through the pipeline, not a
+benchmark to compare with other systems.
+
+For each set and method (`bench.locomo_methods.METHODS`: the default, the
+keyword leg alone, the vector leg alone) one `BenchDaemon` indexes the
+workspace and embeds every chunk, then every question is searched twice:
+``limit=10, min_score=0`` for the ranking (R@k any / all and MRR as in
+`bench.locomo`, a hit holding an evidence line when the line lies in its
+cited range), and with the default ``min_score`` to count the questions that
+get an answer at all (``answered``) and those whose answer holds evidence.
+Latency is each ranked reply's ``took_ms`` (query embedding included).
+
+Run: ``python -m bench.multilingual [--sets ru,zh] [--methods calibrated,bm25,vector]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from bench.daemon import BenchDaemon, BenchDaemonError
+from bench.locomo_methods import METHODS, Method
+from bench.locomo_scoring import Scores, rank_evidence
+from bench.report import invocation, publish
+from bench.search_latency import machine_info
+from omem_client import OmemError, SearchHit
+
+DATA_DIR: Final = Path(__file__).parent / "multilingual"
+SETS: Final = ("ru", "zh")
+DEFAULT_METHODS: Final = ("calibrated", "bm25", "vector")
+KINDS: Final = ("fact", "paraphrase", "date", "multi", "person")
+LIMIT: Final = 10
+ROOT_FILES: Final = ("MEMORY.md", "USER.md", "PROJECT.md")
+
+
+class DataError(ValueError):
+    """An evaluation set that does not say what it claims (a line not in its file)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EvalQuestion:
+    text: str
+    kind: str
+    evidence: tuple[str, ...]  # "path#line"
+
+
+@dataclass(frozen=True, slots=True)
+class EvalSet:
+    name: str
+    files: Mapping[str, str]
+    questions: tuple[EvalQuestion, ...]
+
+
+def load_set(path: Path) -> EvalSet:
+    """The set in *path*, each evidence line located (it must occur exactly once)."""
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    files: dict[str, str] = raw["files"]
+    outside = [name for name in files if name not in ROOT_FILES and not name.startswith("memory/")]
+    if outside:  # the daemon would never index them, and their evidence never be found
+        raise DataError(f"{path.name}: not memory files: {outside}")
+    questions = []
+    for number, item in enumerate(raw["questions"], start=1):
+        evidence = []
+        for ev in item["evidence"]:
+            lines = files.get(ev["path"], "").split("\n")
+            at = [n for n, line in enumerate(lines, start=1) if line == ev["line"]]
+            if len(at) != 1:
+                raise DataError(f"{path.name} question {number}: {ev['line']!r} occurs {len(at)}×")
+            evidence.append(f"{ev['path']}#{at[0]}")
+        if item["kind"] not in KINDS:
+            raise DataError(f"{path.name} question {number}: unknown kind {item['kind']!r}")
+        questions.append(EvalQuestion(item["q"], item["kind"], tuple(evidence)))
+    return EvalSet(path.stem, files, tuple(questions))
+
+
+def evidence_in(hit: SearchHit, evidence: Sequence[str]) -> frozenset[str]:
+    """The evidence lines ("path#line") that lie in *hit*'s cited range."""
+    return frozenset(
+        ev
+        for ev in evidence
+        if (at := ev.rpartition("#"))[0] == hit.path
+        and hit.start_line <= int(at[2]) <= hit.end_line
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    kind: str
+    first_rank: int | None
+    all_rank: int | None
+    answered: bool  # any hit at the default min_score
+    answered_with_evidence: bool
+    took_ms: float
+
+
+def run_set(eval_set: EvalSet, method: Method) -> list[Outcome]:
+    """Index *eval_set* under *method*'s config and ask every question."""
+    with BenchDaemon() as daemon:
+        for name, text in eval_set.files.items():
+            target = daemon.workspace / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        daemon.write_config(method.config_toml)
+        daemon.start()
+        daemon.wait_indexed()
+        if method.vectors:
+            daemon.wait_vectors()
+        outcomes = []
+        with daemon.client() as client:
+            client.search("warm-up")
+            for q in eval_set.questions:
+                ranked = client.search(q.text, limit=LIMIT, min_score=0.0)
+                first, all_ = rank_evidence(
+                    [evidence_in(h, q.evidence) for h in ranked.results], q.evidence
+                )
+                plain = client.search(q.text, limit=LIMIT)
+                shown = [evidence_in(h, q.evidence) for h in plain.results]
+                outcomes.append(
+                    Outcome(
+                        q.kind,
+                        first,
+                        all_,
+                        answered=bool(plain.results),
+                        answered_with_evidence=any(shown),
+                        took_ms=ranked.took_ms,
+                    )
+                )
+        code = daemon.stop()
+        if code != 0:
+            raise BenchDaemonError(f"openmemoryd exited with {code}:\n{daemon.log()}")
+    return outcomes
+
+
+def summarize(set_name: str, method: str, outcomes: Sequence[Outcome]) -> dict[str, Any]:
+    """The figures of one (set, method): overall, answered, per kind, latency."""
+    scores = Scores.of([(o.first_rank, o.all_rank) for o in outcomes])
+    n = len(outcomes)
+    by_kind = {
+        kind: Scores.of([(o.first_rank, o.all_rank) for o in outcomes if o.kind == kind])
+        for kind in KINDS
+    }
+    return {
+        "set": set_name,
+        "method": method,
+        "questions": n,
+        "r1_any": scores.r1_any,
+        "r5_any": scores.r5_any,
+        "r10_any": scores.r10_any,
+        "r10_all": scores.r10_all,
+        "mrr": scores.mrr,
+        "answered": round(sum(o.answered for o in outcomes) / n, 4),
+        "answered_with_evidence": round(sum(o.answered_with_evidence for o in outcomes) / n, 4),
+        "all10_by_kind": {kind: s.r10_all for kind, s in by_kind.items() if s.n},
+        "questions_by_kind": {kind: s.n for kind, s in by_kind.items() if s.n},
+        "p50_ms": round(statistics.median(o.took_ms for o in outcomes), 1),
+        "outcomes": [asdict(o) for o in outcomes],
+    }
+
+
+def render(results: Sequence[Mapping[str, Any]], machine: Mapping[str, Any], command: str) -> str:
+    """Markdown: one row per (set, method), then all@10 by kind."""
+    out = [
+        f"# Russian and Chinese memories (`{command}`)",
+        "",
+        f"load {machine.get('load_average')} → {machine.get('load_average_end')}",
+        "",
+        "| set | method | questions | R@1 | R@5 | R@10 any / all | MRR "
+        "| answered (default min_score) | answer holds evidence | p50 |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        out.append(
+            f"| {r['set']} | {r['method']} | {r['questions']} | {r['r1_any']:.3f} "
+            f"| {r['r5_any']:.3f} | {r['r10_any']:.3f} / {r['r10_all']:.3f} | {r['mrr']:.3f} "
+            f"| {r['answered']:.3f} | {r['answered_with_evidence']:.3f} | {r['p50_ms']} ms |"
+        )
+    out += ["", "| set | method | " + " | ".join(KINDS) + " |", "|---|---|" + "---:|" * len(KINDS)]
+    for r in results:
+        cells = [
+            f"{r['all10_by_kind'][k]:.3f} ({r['questions_by_kind'][k]})"
+            if k in r["all10_by_kind"]
+            else "—"
+            for k in KINDS
+        ]
+        out.append(f"| {r['set']} | {r['method']} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def _names(text: str, allowed: Sequence[str], what: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in allowed]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown {what} {unknown}; choose from {list(allowed)}")
+    return names
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m bench.multilingual``; 0 ok, 1 a daemon failed, 2 usage or data."""
+    args_list, command = invocation("bench.multilingual", argv)
+    parser = argparse.ArgumentParser(prog="python -m bench.multilingual", description=__doc__)
+    parser.add_argument("--sets", type=lambda t: _names(t, SETS, "set"), default=list(SETS))
+    parser.add_argument(
+        "--methods", type=lambda t: _names(t, list(METHODS), "method"), default=DEFAULT_METHODS
+    )
+    parser.add_argument("--data", type=Path, default=DATA_DIR, help="folder of <set>.json")
+    parser.add_argument("--json", type=Path, default=None, help="write the results here")
+    args = parser.parse_args(args_list)
+    try:
+        sets = [load_set(args.data / f"{name}.json") for name in args.sets]
+    except (OSError, KeyError, TypeError, ValueError) as exc:
+        print(f"multilingual: {exc}", file=sys.stderr)
+        return 2
+    machine = machine_info()
+    results = []
+    try:
+        for eval_set in sets:
+            for name in args.methods:
+                outcomes = run_set(eval_set, METHODS[name])
+                results.append(summarize(eval_set.name, name, outcomes))
+                print(f"[{eval_set.name}] {name}: R@10 {results[-1]['r10_any']}", file=sys.stderr)
+    except (RuntimeError, OmemError, OSError, subprocess.TimeoutExpired) as exc:
+        print(f"multilingual: {exc}", file=sys.stderr)
+        return 1
+    publish(
+        "multilingual",
+        lambda m: render(results, m, command),
+        results,
+        command=command,
+        argv=args_list,
+        machine=machine,
+        json_path=args.json,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

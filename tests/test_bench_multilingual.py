@@ -1,0 +1,89 @@
+"""The Russian and Chinese recall sets must stay valid, and their part must run.
+
+The shipped sets are checked as data (every evidence line where it says,
+every kind known). A tiny set then goes through the same `main` as the real
+run, keyword-only (the model is never loaded), against a real daemon and the
+real client; the assertions check bookkeeping and an obvious hit, never speed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.multilingual import DATA_DIR, KINDS, SETS, DataError, load_set, main
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_shipped_sets_hold_what_they_claim(name: str) -> None:
+    eval_set = load_set(DATA_DIR / f"{name}.json")
+    assert len(eval_set.questions) == 60
+    assert {q.kind for q in eval_set.questions} == set(KINDS)
+    for q in eval_set.questions:
+        for ev in q.evidence:
+            path, _, line = ev.rpartition("#")
+            assert eval_set.files[path].split("\n")[int(line) - 1].strip()
+
+
+def _tiny(tmp_path: Path, evidence_line: str) -> Path:
+    data = {
+        "language": "ru",
+        "files": {
+            "memory/2026-05-04.md": "# 2026-05-04\n\n- Встреча с Олегом перенесена на пятницу\n",
+            "memory/notes/tea.md": "# Чай\n\n- Пуэр покупаю только в «Чайном доме»\n",
+        },
+        "questions": [
+            {
+                "q": "Когда встреча с Олегом?",
+                "kind": "person",
+                "evidence": [{"path": "memory/2026-05-04.md", "line": evidence_line}],
+            },
+            {
+                "q": "где я беру пуэр",
+                "kind": "fact",
+                "evidence": [
+                    {"path": "memory/notes/tea.md", "line": "- Пуэр покупаю только в «Чайном доме»"}
+                ],
+            },
+        ],
+    }
+    folder = tmp_path / "sets"
+    folder.mkdir()
+    (folder / "ru.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return folder
+
+
+def test_a_line_not_in_its_file_is_a_data_error(tmp_path: Path) -> None:
+    folder = _tiny(tmp_path, "- Встреча с Олегом в четверг")
+    with pytest.raises(DataError, match="occurs 0"):
+        load_set(folder / "ru.json")
+
+
+@pytest.mark.e2e
+def test_a_file_the_daemon_would_not_index_is_a_data_error(tmp_path: Path) -> None:
+    folder = _tiny(tmp_path, "- Встреча с Олегом перенесена на пятницу")
+    data = json.loads((folder / "ru.json").read_text(encoding="utf-8"))
+    data["files"]["notes/x.md"] = "- x"
+    (folder / "ru.json").write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(DataError, match="not memory files"):
+        load_set(folder / "ru.json")
+
+
+@pytest.mark.e2e
+def test_tiny_keyword_run_scores_and_reports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _tiny(tmp_path, "- Встреча с Олегом перенесена на пятницу")
+    out = tmp_path / "r.json"
+    code = main(["--sets", "ru", "--methods", "bm25", "--data", str(folder), "--json", str(out)])
+    assert code == 0, capsys.readouterr().err
+    (result,) = json.loads(out.read_text(encoding="utf-8"))["results"]
+    assert (result["set"], result["method"], result["questions"]) == ("ru", "bm25", 2)
+    assert result["r1_any"] == 1.0
+    assert result["answered_with_evidence"] == 1.0
+    assert result["questions_by_kind"] == {"fact": 1, "person": 1}
+    assert "| ru | bm25 | 2 | 1.000 |" in capsys.readouterr().out
