@@ -38,6 +38,35 @@ def test_english_absolute_dates(query: str, expected: list[tuple[str, str, bool]
 
 
 @pytest.mark.parametrize(
+    ("query", "expected", "rest"),
+    [
+        ("what broke in early August?", ("2000-08-01", "2000-08-10", True), "what broke in ?"),
+        ("mid-June release", ("2000-06-11", "2000-06-20", True), "release"),
+        ("late May 2023 trip", ("2023-05-21", "2023-05-31", False), "trip"),
+        ("notes from the end of February", ("2000-02-21", "2000-02-29", True), "notes from"),
+        ("at the beginning of March, 2024", ("2024-03-01", "2024-03-10", False), "at"),
+        ("8月下旬去了哪里", ("2000-08-21", "2000-08-31", True), "去了哪里"),
+        ("2026年3月初的会议", ("2026-03-01", "2026-03-10", False), "的会议"),
+        ("6 月中旬上线", ("2000-06-11", "2000-06-20", True), "上线"),
+        ("что сломалось в начале августа", ("2000-08-01", "2000-08-10", True), "что сломалось"),
+        ("отпуск в середине июля", ("2000-07-11", "2000-07-20", True), "отпуск"),
+        ("в конце мая 2025 года переезд", ("2025-05-21", "2025-05-31", False), "переезд"),
+    ],
+)
+def test_a_third_of_a_month(query: str, expected: tuple[str, str, bool], rest: str) -> None:
+    """ "Early", "mid", "late" (в начале, в середине, в конце; 初/上旬, 中旬,
+    下旬/底) name days 1-10, 11-20 and 21 to the month's end."""
+    assert ranges(query) == [expected]
+    assert parse_query_dates(query, TODAY).rest == rest
+
+
+def test_words_for_a_part_of_something_else_are_not_dates() -> None:
+    assert ranges("at the end of the sprint") == []
+    assert ranges("в начале проекта") == []
+    assert ranges("月初发工资") == []
+
+
+@pytest.mark.parametrize(
     ("query", "expected"),
     [
         ("2022年5月25日的会议", [("2022-05-25", "2022-05-25", False)]),

@@ -5,7 +5,8 @@ day it is about; the words "25", "May" and "2022" are poor keywords (every
 note of May matches "May", and the number 25 is everywhere), while the
 daily file ``memory/2022-05-25.md`` or a heading ``## 25 May 2022`` says
 exactly which memories are about that day. `parse_query_dates` finds such
-mentions — absolute dates, months and years in English, Chinese and Russian,
+mentions — absolute dates, months, thirds of months ("early August",
+в конце мая, 8月下旬) and years in English, Chinese and Russian,
 and relative ones ("yesterday", "last week", 昨天, 上周, вчера, на прошлой
 неделе) resolved against the current day — and returns the date ranges they
 mean together with the query text left once they are removed, so the
@@ -93,12 +94,31 @@ _RU_MONTH_RE: Final = (
 _YEAR: Final = r"(?P<year>(?:19|20)\d\d)"
 _DAY: Final = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 
+# A part of a month: its first, middle or last third ("early August",
+# "в конце мая", 8月下旬), by the words for each in the three languages.
+_EN_PART: Final = (
+    r"(?P<part>early|mid|late|(?:the\s+)?(?:beginning|start|middle|end)\s+of)[-\s]+(?:the\s+)?"
+)
+_RU_PART: Final = r"(?P<part>начал[еоау]|середин[еауы]|конц[еау]|конец)\s+"
+_ZH_PART: Final = r"\s*(?P<part>初|上旬|中旬|下旬|底|末)"
+_THIRDS: Final = (
+    (("early", "beginning", "start", "начал", "初", "上旬"), 1),
+    (("mid", "middle", "середин", "中旬"), 2),
+    (("late", "end", "кон", "下旬", "底", "末"), 3),
+)
+
 # Order matters: the most specific form of each script first, so "25 May,
-# 2022" is read as one day, not as "May 2022" plus a stray 25.
+# 2022" is read as one day, not as "May 2022" plus a stray 25, and "early
+# August 2026" as a third of a month, not as "August 2026".
 _ABSOLUTE: Final = tuple(
     re.compile(p, re.IGNORECASE)
     for p in (
         rf"\b{_YEAR}[-/.](?P<month>[01]?\d)[-/.](?P<day>[0-3]?\d)\b",
+        rf"\b{_EN_PART}(?P<mname>{_EN_MONTH_RE})\b(?:\.?,?\s+{_YEAR}\b)?",
+        rf"(?<!\w)(?:в\s+)?{_RU_PART}(?P<rname>{_RU_MONTH_RE})"
+        rf"(?:\s+{_YEAR}(?:\s*(?:г\.|года|год))?)?(?!\w)",
+        rf"{_YEAR}\s*年\s*(?P<month>[01]?\d)\s*月{_ZH_PART}",
+        rf"(?<![\d年])(?P<month>[01]?\d)\s*月{_ZH_PART}",
         rf"\b{_DAY}\s+(?:of\s+)?(?P<mname>{_EN_MONTH_RE})\.?,?\s+{_YEAR}\b",
         rf"\b(?P<mname>{_EN_MONTH_RE})\.?\s+{_DAY},?\s+{_YEAR}\b",
         rf"\b(?P<mname>{_EN_MONTH_RE})\.?,?\s+{_YEAR}\b",
@@ -166,6 +186,24 @@ def _month_range(year: int, month: int) -> DateRange:
     return DateRange(first, following - timedelta(days=1))
 
 
+def _which_third(part: str) -> int:
+    lowered = part.lower()
+    return next(
+        third
+        for words, third in _THIRDS
+        if any(word in lowered for word in words)  # "the end of", "в конце"
+    )
+
+
+def _third(month: DateRange, third: int) -> DateRange:
+    """Days 1-10, 11-20 or 21-end of *month*."""
+    if third == 1:
+        return DateRange(month.start, month.start.replace(day=10))
+    if third == 2:
+        return DateRange(month.start.replace(day=11), month.start.replace(day=20))
+    return DateRange(month.start.replace(day=21), month.end)
+
+
 def _ru_month(name: str) -> int:
     lowered = name.lower()
     for stem, number in _MONTHS_RU:
@@ -192,10 +230,11 @@ def _absolute(match: re.Match[str]) -> DateRange | None:
                 return None
             return DateRange(date(year, 1, 1), date(year, 12, 31))
         if day is None:
-            if year is None:
-                whole = _month_range(2000, month)  # a leap year: February has its 29th
-                return DateRange(whole.start, whole.end, any_year=True)
-            return _month_range(year, month)
+            # 2000 when no year is named: a leap year, so February has its 29th
+            whole = _month_range(year if year is not None else 2000, month)
+            if groups.get("part"):
+                whole = _third(whole, _which_third(groups["part"]))
+            return DateRange(whole.start, whole.end, any_year=year is None)
         when = date(year if year is not None else 2000, month, day)
     except ValueError:
         return None  # "31 February", month 13: not a date
