@@ -23,7 +23,8 @@ cited range), and with the default ``min_score`` to count the questions that
 get an answer at all (``answered``) and those whose answer holds evidence.
 Latency is each ranked reply's ``took_ms`` (query embedding included).
 
-Run: ``python -m bench.multilingual [--sets ru,zh] [--methods calibrated,bm25,vector]``.
+Run: ``python -m bench.multilingual [--sets ru,zh] [--methods calibrated,bm25,vector]
+[--embed-nice N]``.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from bench.daemon import BenchDaemon, BenchDaemonError
+from bench.locomo import with_embed_nice
 from bench.locomo_methods import METHODS, Method
 from bench.locomo_scoring import Scores, rank_evidence
 from bench.report import invocation, publish
@@ -180,9 +182,10 @@ def summarize(set_name: str, method: str, outcomes: Sequence[Outcome]) -> dict[s
 def render(results: Sequence[Mapping[str, Any]], machine: Mapping[str, Any], command: str) -> str:
     """Markdown: one row per (set, method), then all@10 by kind."""
     out = [
-        f"# Russian and Chinese memories (`{command}`)",
+        f"`{command}`",
         "",
-        f"load {machine.get('load_average')} → {machine.get('load_average_end')}",
+        f"Russian and Chinese memories; load {machine.get('load_average')} at the start, "
+        f"{machine.get('load_average_end')} at the end.",
         "",
         "| set | method | questions | R@1 | R@5 | R@10 any / all | MRR "
         "| answered (default min_score) | answer holds evidence | p50 |",
@@ -223,6 +226,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--methods", type=lambda t: _names(t, list(METHODS), "method"), default=DEFAULT_METHODS
     )
     parser.add_argument("--data", type=Path, default=DATA_DIR, help="folder of <set>.json")
+    parser.add_argument(
+        "--embed-nice", type=int, default=None, help="the embedding worker's niceness (10)"
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     args = parser.parse_args(args_list)
     try:
@@ -235,7 +241,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         for eval_set in sets:
             for name in args.methods:
-                outcomes = run_set(eval_set, METHODS[name])
+                method = METHODS[name]
+                if args.embed_nice is not None:
+                    method = with_embed_nice(method, args.embed_nice)
+                outcomes = run_set(eval_set, method)
                 results.append(summarize(eval_set.name, name, outcomes))
                 print(f"[{eval_set.name}] {name}: R@10 {results[-1]['r10_any']}", file=sys.stderr)
     except (RuntimeError, OmemError, OSError, subprocess.TimeoutExpired) as exc:

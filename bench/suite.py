@@ -1,7 +1,8 @@
 """``python -m bench``: every benchmark in one run, one results file, one table, plots.
 
-Each part is the benchmark's own ``main`` (`bench.locomo`, `bench.search_latency`,
-`bench.freshness`, `bench.load`, `bench.indexing`, `bench.append_scaling`, ...),
+Each part is the benchmark's own ``main`` (`bench.locomo`, `bench.multilingual`,
+`bench.search_latency`, `bench.freshness`, `bench.load`, `bench.indexing`,
+`bench.append_scaling`, ...),
 called in this process with the arguments in `FULL` or `QUICK` plus
 ``--json``; every part starts
 and stops its own daemons in their own temp dirs, so nothing here touches
@@ -58,6 +59,7 @@ from bench import (
     int8_matmul,
     load,
     locomo,
+    multilingual,
     query_threads,
     search_latency,
     search_scale,
@@ -86,6 +88,9 @@ class Part:
 
 PARTS: Final[tuple[Part, ...]] = (
     Part("locomo", "Retrieval quality (LoCoMo)", "bench.locomo", locomo.main),
+    Part(
+        "multilingual", "Retrieval in Russian and Chinese", "bench.multilingual", multilingual.main
+    ),
     Part("latency", "Search latency", "bench.search_latency", search_latency.main),
     Part("freshness", "Freshness", "bench.freshness", freshness.main),
     Part("load", "Throughput under load (keyword search)", "bench.load", load.main),
@@ -114,6 +119,7 @@ OPT_IN: Final = frozenset({"soak"})
 FULL: Final[Mapping[str, str]] = {
     # the default on both layouts, and each leg alone beside it
     "locomo": "--methods calibrated,bm25,vector --embed-nice {nice}",
+    "multilingual": "--embed-nice {nice}",
     "latency": "--sizes 1000,10000,100000",
     "freshness": "",
     "load": "--sections 10000 --clients 32 --ops 3200",
@@ -130,6 +136,7 @@ FULL: Final[Mapping[str, str]] = {
 }
 QUICK: Final[Mapping[str, str]] = {
     "locomo": "--methods bm25 --layouts dated --conversations 0",
+    "multilingual": "--sets ru --methods bm25",
     "latency": "--sizes 40 --queries 10 --cli-runs 2",
     "freshness": "--sections 20 --edits 2 --queries 6 --debounce-ms 100",
     "load": "--sections 60 --clients 4 --ops 40",
