@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TypeVar
 
-__all__ = ["number_list"]
+__all__ = ["name_list", "number_list"]
 
 N = TypeVar("N", int, float)
 
@@ -23,5 +23,24 @@ def number_list(cast: Callable[[str], N], *, at_least: N, what: str) -> Callable
         if not numbers or min(numbers) < at_least:
             raise argparse.ArgumentTypeError(f"{what} must be at least {at_least}")
         return numbers
+
+    return parse
+
+
+def name_list(allowed: Iterable[str], what: str) -> Callable[[str], list[str]]:
+    """An argparse type for comma-separated names, each one of *allowed*
+    (``--methods calibrated,bm25``), distinct and in the order given."""
+    valid = list(allowed)
+
+    def parse(text: str) -> list[str]:
+        names = [p.strip() for p in text.split(",") if p.strip()]
+        if not names:
+            raise argparse.ArgumentTypeError(f"give at least one {what}")
+        unknown = [n for n in names if n not in valid]
+        if unknown:
+            raise argparse.ArgumentTypeError(
+                f"unknown {what} {', '.join(unknown)}; choose from {', '.join(valid)}"
+            )
+        return list(dict.fromkeys(names))
 
     return parse

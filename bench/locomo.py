@@ -78,7 +78,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -86,6 +86,7 @@ from typing import Any, Final
 
 import tomlkit
 
+from bench.args import name_list
 from bench.daemon import BenchDaemon, BenchDaemonError
 from bench.locomo_data import (
     CATEGORIES,
@@ -399,19 +400,6 @@ def _data_summary(
 # ---------------------------------------------------------------- command line
 
 
-def _names(text: str, allowed: Iterable[str], what: str) -> list[str]:
-    valid = list(allowed)
-    names = [p.strip() for p in text.split(",") if p.strip()]
-    if not names:
-        raise argparse.ArgumentTypeError(f"give at least one {what}")
-    unknown = [n for n in names if n not in valid]
-    if unknown:
-        raise argparse.ArgumentTypeError(
-            f"unknown {what} {', '.join(unknown)}; choose from {', '.join(valid)}"
-        )
-    return list(dict.fromkeys(names))
-
-
 def _indices(text: str) -> list[int]:
     try:
         values = [int(p) for p in text.split(",") if p.strip()]
@@ -431,13 +419,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--methods",
-        type=lambda t: _names(t, METHODS, "method"),
+        type=name_list(METHODS, "method"),
         default=list(METHODS),
         help=f"comma-separated, default all: {','.join(METHODS)}",
     )
     parser.add_argument(
         "--layouts",
-        type=lambda t: _names(t, LAYOUTS, "layout"),
+        type=name_list(LAYOUTS, "layout"),
         default=None,
         help="dated,undated; default: both for bm25 and hybrid-0.5, dated for the rest",
     )

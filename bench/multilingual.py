@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from bench.args import name_list
 from bench.daemon import BenchDaemon, BenchDaemonError
 from bench.locomo import with_embed_nice
 from bench.locomo_methods import METHODS, Method
@@ -209,22 +210,12 @@ def render(results: Sequence[Mapping[str, Any]], machine: Mapping[str, Any], com
     return "\n".join(out)
 
 
-def _names(text: str, allowed: Sequence[str], what: str) -> list[str]:
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    unknown = [n for n in names if n not in allowed]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(f"unknown {what} {unknown}; choose from {list(allowed)}")
-    return names
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m bench.multilingual``; 0 ok, 1 a daemon failed, 2 usage or data."""
     args_list, command = invocation("bench.multilingual", argv)
     parser = argparse.ArgumentParser(prog="python -m bench.multilingual", description=__doc__)
-    parser.add_argument("--sets", type=lambda t: _names(t, SETS, "set"), default=list(SETS))
-    parser.add_argument(
-        "--methods", type=lambda t: _names(t, list(METHODS), "method"), default=DEFAULT_METHODS
-    )
+    parser.add_argument("--sets", type=name_list(SETS, "set"), default=list(SETS))
+    parser.add_argument("--methods", type=name_list(METHODS, "method"), default=DEFAULT_METHODS)
     parser.add_argument("--data", type=Path, default=DATA_DIR, help="folder of <set>.json")
     parser.add_argument(
         "--embed-nice", type=int, default=None, help="the embedding worker's niceness (10)"
