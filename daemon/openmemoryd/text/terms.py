@@ -74,6 +74,8 @@ def _runs(text: str) -> Iterator[tuple[bool, str]]:
 
 def _word_term(word: str) -> str:
     """The term a lowercased word is indexed and searched by."""
+    if word.isascii():  # most words: no regex, no call into the stemmer
+        return word
     return russian_stem(word) if is_russian_word(word) else word
 
 
