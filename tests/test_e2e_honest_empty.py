@@ -166,6 +166,18 @@ def test_a_query_for_days_alone_returns_those_days_notes(used_workspace: Daemon)
         "what happened on 20 November 2026?": ["memory/2026-11-20.md"],
         "2026年11月22日的笔记": ["memory/2026-11-22.md"],
         "что было 21 ноября 2026": ["memory/2026-11-21.md"],
+        # a third of a month: days 21 to 30, newest first; days 11 to 20
+        "notes from late November 2026": [
+            "memory/2026-11-23.md",
+            "memory/2026-11-22.md",
+            "memory/2026-11-21.md",
+        ],
+        "что было в конце ноября 2026 года": [
+            "memory/2026-11-23.md",
+            "memory/2026-11-22.md",
+            "memory/2026-11-21.md",
+        ],
+        "2026年11月中旬": ["memory/2026-11-20.md"],
     }
     for query, paths in expected.items():
         reply = _search(used_workspace, query)
