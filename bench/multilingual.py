@@ -1,18 +1,20 @@
-"""Recall on Russian and Chinese memories, through the real daemon.
+"""Recall on personal notes in Russian, Chinese and English, through the real daemon.
 
-LoCoMo is English, and most of openmemory's users write in Chinese or
-Russian. No public evaluation set of personal notes exists in either
-language, so this part measures two small ones kept in ``bench/multilingual/``:
-each is one fictional engineer's workspace as they would keep it (MEMORY.md,
-USER.md, 15-25 daily notes, topic notes under ``memory/notes/``; about 35 files and
-400 lines), with 60 questions asked as a person asks them later, each naming
-the exact lines that answer it. The questions are of five kinds: ``fact``
-(one line), ``paraphrase`` (other words than the note's), ``date`` (a day or
-month named), ``multi`` (lines in two or three files) and ``person`` (what
-someone said or did). They were written, notes and questions together,
-without looking at how search works; they are small and written by us, so a
-figure here is a check on one language's path through the pipeline, not a
-benchmark to compare with other systems.
+LoCoMo is English chat logs; most of openmemory's users write in Chinese or
+Russian, and what they keep is notes. No public evaluation set of personal
+notes exists in those languages, so this part measures three small ones
+kept in ``bench/multilingual/`` (``ru``, ``zh``, ``en``): each is one
+fictional engineer's workspace as they would keep it (MEMORY.md, USER.md,
+15-25 daily notes, topic notes under ``memory/notes/``; about 35 files and
+360-380 lines), with 60 questions asked as a person asks them later, each
+naming the exact lines that answer it. The questions are of five kinds:
+``fact`` (one line), ``paraphrase`` (other words than the note's), ``date``
+(a day or part of a month named), ``multi`` (lines in two or three files)
+and ``person`` (what someone said or did). Each set was written, notes and
+questions together, without looking at how search works or at the other
+sets; they are small and written by us, so a figure here is a check on
+one language's path through the pipeline, not a benchmark to compare with
+other systems.
 
 For each set and method (`bench.locomo_methods.METHODS`: the default, the
 keyword leg alone, the vector leg alone) one `BenchDaemon` indexes the
@@ -23,7 +25,7 @@ cited range), and with the default ``min_score`` to count the questions that
 get an answer at all (``answered``) and those whose answer holds evidence.
 Latency is each ranked reply's ``took_ms`` (query embedding included).
 
-Run: ``python -m bench.multilingual [--sets ru,zh] [--methods calibrated,bm25,vector]
+Run: ``python -m bench.multilingual [--sets ru,zh,en] [--methods calibrated,bm25,vector]
 [--embed-nice N]``.
 """
 
@@ -49,7 +51,7 @@ from bench.search_latency import machine_info
 from omem_client import OmemError, SearchHit
 
 DATA_DIR: Final = Path(__file__).parent / "multilingual"
-SETS: Final = ("ru", "zh")
+SETS: Final = ("ru", "zh", "en")
 DEFAULT_METHODS: Final = ("calibrated", "bm25", "vector")
 KINDS: Final = ("fact", "paraphrase", "date", "multi", "person")
 LIMIT: Final = 10
@@ -185,7 +187,7 @@ def render(results: Sequence[Mapping[str, Any]], machine: Mapping[str, Any], com
     out = [
         f"`{command}`",
         "",
-        f"Russian and Chinese memories; load {machine.get('load_average')} at the start, "
+        f"Notes in Russian, Chinese and English; load {machine.get('load_average')} at the start, "
         f"{machine.get('load_average_end')} at the end.",
         "",
         "| set | method | questions | R@1 | R@5 | R@10 any / all | MRR "

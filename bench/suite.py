@@ -89,7 +89,10 @@ class Part:
 PARTS: Final[tuple[Part, ...]] = (
     Part("locomo", "Retrieval quality (LoCoMo)", "bench.locomo", locomo.main),
     Part(
-        "multilingual", "Retrieval in Russian and Chinese", "bench.multilingual", multilingual.main
+        "multilingual",
+        "Retrieval in notes: Russian, Chinese, English",
+        "bench.multilingual",
+        multilingual.main,
     ),
     Part("latency", "Search latency", "bench.search_latency", search_latency.main),
     Part("freshness", "Freshness", "bench.freshness", freshness.main),

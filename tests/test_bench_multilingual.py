@@ -1,4 +1,4 @@
-"""The Russian and Chinese recall sets must stay valid, and their part must run.
+"""The Russian, Chinese and English notes sets must stay valid, and their part must run.
 
 The shipped sets are checked as data (every evidence line where it says,
 every kind known). A tiny set then goes through the same `main` as the real
