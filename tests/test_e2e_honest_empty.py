@@ -136,6 +136,19 @@ def test_russian_questions_find_other_forms_of_the_notes_words(used_workspace: D
         assert top["text_score"], (query, top)
 
 
+def test_a_note_of_the_day_a_question_names_is_an_answer(used_workspace: Daemon) -> None:
+    """No word of the question is in the day's note and the model is not sure
+    of it, but the question is about that day: its note is the answer. A
+    whole month is not that precise and gives no such pass."""
+    for query in ("what did I buy on 21 November 2026?", "что я купил 21 ноября 2026"):
+        reply = _search(used_workspace, query)
+        assert reply["mode"] == "hybrid", reply
+        paths = [hit["path"] for hit in reply["results"]]  # type: ignore[attr-defined]
+        assert paths[:1] == ["memory/2026-11-21.md"], (query, reply)
+    reply = _search(used_workspace, "zzzqqq in November 2026")
+    assert reply["results"] == [], reply
+
+
 def test_no_search_or_recall_result_holds_template_boilerplate(used_workspace: Daemon) -> None:
     queries = (
         "user preferences",

@@ -60,6 +60,20 @@ def test_a_third_of_a_month(query: str, expected: tuple[str, str, bool], rest: s
     assert parse_query_dates(query, TODAY).rest == rest
 
 
+def test_the_days_a_query_names_are_days_weeks_and_thirds_not_months() -> None:
+    """A note of such a day is evidence by its date alone (search.pipeline)."""
+    on_day = parse_query_dates("what did I buy on 23 March?", TODAY)
+    assert on_day.names(date(2026, 3, 23))
+    assert not on_day.names(date(2026, 3, 24))  # no slack: the day itself
+    assert on_day.matches(date(2026, 3, 24))  # ranking keeps its slack
+    late = parse_query_dates("что сломалось в конце мая", TODAY)
+    assert late.names(date(2025, 5, 31)) and not late.names(date(2025, 5, 20))
+    assert parse_query_dates("上周做了什么决定", TODAY).names(date(2026, 11, 18))
+    in_month = parse_query_dates("what did I buy in March 2026?", TODAY)
+    assert in_month.matches(date(2026, 3, 23)) and not in_month.names(date(2026, 3, 23))
+    assert not parse_query_dates("what did I buy?", TODAY).names(date(2026, 3, 23))
+
+
 def test_words_for_a_part_of_something_else_are_not_dates() -> None:
     assert ranges("at the end of the sprint") == []
     assert ranges("в начале проекта") == []

@@ -33,6 +33,7 @@ from datetime import date, timedelta
 from typing import Final
 
 __all__ = [
+    "NAMED_DAYS",
     "SLACK_DAYS",
     "DateRange",
     "QueryDates",
@@ -41,6 +42,8 @@ __all__ = [
 ]
 
 SLACK_DAYS: Final = 3
+# The longest range whose notes are evidence by their date alone (`QueryDates.names`).
+NAMED_DAYS: Final = 11
 
 _MONTHS_EN: Final = {
     name: number
@@ -178,6 +181,15 @@ class QueryDates:
 
     def matches(self, day: date | None) -> bool:
         return day is not None and any(r.contains(day) for r in self.ranges)
+
+    def names(self, day: date | None) -> bool:
+        """Whether *day* is one of the days the query names, without slack,
+        counting only ranges of at most `NAMED_DAYS` days (a day, a week, a
+        third of a month; not a month or a year)."""
+        return day is not None and any(
+            (r.end - r.start).days < NAMED_DAYS and r.contains(day, slack_days=0)
+            for r in self.ranges
+        )
 
 
 def _month_range(year: int, month: int) -> DateRange:

@@ -30,6 +30,11 @@ Thresholding rules (OpenClaw PR #20994 is the bug they avoid):
   ``below_min_score`` and the best score seen, rather than the least
   unrelated notes. ``search.relaxed_fallback = true`` brings back the old
   rule (any keyword hit, any vector score above the model's floor);
+* a note of a day the query names ("what did I buy on 23 March?", "в
+  начале августа", 上周; not a whole month or year) is evidence by its date
+  alone: the day's file or heading answers the question even when it
+  shares no word with it ("Bought climbing shoes") and the vector leg is
+  not sure of it;
 * an explicit ``min_score`` is honoured strictly, and an empty reply then
   says ``below_min_score`` with the best evidence seen;
 * a reranker only re-orders what passed these rules: its blended score
@@ -281,6 +286,8 @@ def rank_candidates(
         merged = _fuse(lexical, nearest, settings)
 
     def evidence(candidate: Candidate) -> float:
+        if dates.ranges and dates.names(memory_date(candidate.path, candidate.heading)):
+            return 1.0  # a note of a day the query names ("on 23 March")
         return strongest(candidate, vector)
 
     chosen = [c for c in merged if evidence(c) >= min_score]
