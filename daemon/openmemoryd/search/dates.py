@@ -6,11 +6,12 @@ note of May matches "May", and the number 25 is everywhere), while the
 daily file ``memory/2022-05-25.md`` or a heading ``## 25 May 2022`` says
 exactly which memories are about that day. `parse_query_dates` finds such
 mentions — absolute dates, months, thirds of months ("early August",
-в конце мая, 8月下旬) and years in English, Chinese and Russian,
-and relative ones ("yesterday", "last week", 昨天, 上周, вчера, на прошлой
-неделе) resolved against the current day — and returns the date ranges they
-mean together with the query text left once they are removed, so the
-keyword leg searches for what the question is about, not for the date.
+в конце мая, 8月下旬) and years in English, Chinese and Russian, and
+relative ones ("yesterday", "last week", "this year", 昨天, 上周, 去年,
+вчера, на прошлой неделе, в этом году) resolved against the current day —
+and returns the date ranges they mean together with the query text left
+once they are removed, so the keyword leg searches for what the question is
+about, not for the date.
 
 `memory_date` reads the day a chunk is about from its file name (any
 ``YYYY-MM-DD`` in it, so ``memory/2022-05-25.md`` and
@@ -273,6 +274,8 @@ _RELATIVE: Final = tuple(
         (r"\bthis week\b|на этой неделе|这周|本周|这个星期", "this_week"),
         (r"\blast month\b|\bprevious month\b|в прошлом месяце|上个月|上月", "last_month"),
         (r"\bthis month\b|в этом месяце|这个月|本月", "this_month"),
+        (r"\blast year\b|\bprevious year\b|в прошлом году|去年", "last_year"),
+        (r"\bthis year\b|в этом году|今年", "this_year"),
         (r"\b(?:last|past) (?:few|couple of) days\b|\brecently\b|недавно|最近|近期", "recent"),
     )
 )
@@ -296,6 +299,10 @@ def _relative_range(meaning: str, today: date) -> DateRange:
         return DateRange(last_month_end.replace(day=1), last_month_end)
     if meaning == "this_month":
         return DateRange(month_start, today)
+    if meaning == "last_year":
+        return DateRange(date(today.year - 1, 1, 1), date(today.year - 1, 12, 31))
+    if meaning == "this_year":
+        return DateRange(date(today.year, 1, 1), today)
     return DateRange(today - timedelta(days=6), today)  # recent: the last seven days
 
 
