@@ -89,7 +89,8 @@ class SearchQuery:
     # limit, the search then considers as many hits as it could show.
     max_tokens: int | None = None
     # Hits a reader (an agent, a person) will see: reranked when a reranker
-    # is set, and a query for days may take the timeline. False for the
+    # is set, a query for days may take the timeline, and a note of a day
+    # the query names passes min_score by its date. False for the
     # daemon's own look-ups (duplicates, forget), which use the set of hits
     # for their own matching: no rerank cost or latency, no shortcut.
     for_reader: bool = True
@@ -285,8 +286,10 @@ def rank_candidates(
     else:
         merged = _fuse(lexical, nearest, settings)
 
+    by_date = bool(dates.ranges) and query.for_reader
+
     def evidence(candidate: Candidate) -> float:
-        if dates.ranges and dates.names(memory_date(candidate.path, candidate.heading)):
+        if by_date and dates.names(memory_date(candidate.path, candidate.heading)):
             return 1.0  # a note of a day the query names ("on 23 March")
         return strongest(candidate, vector)
 
