@@ -23,6 +23,10 @@ workspace and embeds every chunk, then every question is searched twice:
 `bench.locomo`, a hit holding an evidence line when the line lies in its
 cited range), and with the default ``min_score`` to count the questions that
 get an answer at all (``answered``) and those whose answer holds evidence.
+Six queries about what no note is about (a proof of Fermat's last theorem,
+ostrich farming, ``zzzqqq``, … in the set's language) are then searched with
+the default ``min_score``: ``unrelated answered`` counts those that got
+anything, and should be zero.
 Latency is each ranked reply's ``took_ms`` (query embedding included).
 
 Run: ``python -m bench.multilingual [--sets ru,zh,en] [--methods calibrated,bm25,vector]
@@ -74,6 +78,7 @@ class EvalSet:
     name: str
     files: Mapping[str, str]
     questions: tuple[EvalQuestion, ...]
+    unrelated: tuple[str, ...] = ()  # queries nothing in the notes answers
 
 
 def load_set(path: Path) -> EvalSet:
@@ -95,7 +100,7 @@ def load_set(path: Path) -> EvalSet:
         if item["kind"] not in KINDS:
             raise DataError(f"{path.name} question {number}: unknown kind {item['kind']!r}")
         questions.append(EvalQuestion(item["q"], item["kind"], tuple(evidence)))
-    return EvalSet(path.stem, files, tuple(questions))
+    return EvalSet(path.stem, files, tuple(questions), tuple(raw.get("unrelated", ())))
 
 
 def evidence_in(hit: SearchHit, evidence: Sequence[str]) -> frozenset[str]:
@@ -118,8 +123,9 @@ class Outcome:
     took_ms: float
 
 
-def run_set(eval_set: EvalSet, method: Method) -> list[Outcome]:
-    """Index *eval_set* under *method*'s config and ask every question."""
+def run_set(eval_set: EvalSet, method: Method) -> tuple[list[Outcome], list[int]]:
+    """Index *eval_set* under *method*'s config and ask every question; then
+    the unrelated queries, with the default min_score: how many hits each got."""
     with BenchDaemon() as daemon:
         for name, text in eval_set.files.items():
             target = daemon.workspace / name
@@ -150,14 +156,18 @@ def run_set(eval_set: EvalSet, method: Method) -> list[Outcome]:
                         took_ms=ranked.took_ms,
                     )
                 )
+            unrelated = [len(client.search(q, limit=LIMIT).results) for q in eval_set.unrelated]
         code = daemon.stop()
         if code != 0:
             raise BenchDaemonError(f"openmemoryd exited with {code}:\n{daemon.log()}")
-    return outcomes
+    return outcomes, unrelated
 
 
-def summarize(set_name: str, method: str, outcomes: Sequence[Outcome]) -> dict[str, Any]:
-    """The figures of one (set, method): overall, answered, per kind, latency."""
+def summarize(
+    set_name: str, method: str, outcomes: Sequence[Outcome], unrelated: Sequence[int] = ()
+) -> dict[str, Any]:
+    """The figures of one (set, method): overall, answered, per kind, latency,
+    and how many unrelated queries got any answer (the right number is 0)."""
     scores = Scores.of([(o.first_rank, o.all_rank) for o in outcomes])
     n = len(outcomes)
     by_kind = {
@@ -178,6 +188,8 @@ def summarize(set_name: str, method: str, outcomes: Sequence[Outcome]) -> dict[s
         "all10_by_kind": {kind: s.r10_all for kind, s in by_kind.items() if s.n},
         "questions_by_kind": {kind: s.n for kind, s in by_kind.items() if s.n},
         "p50_ms": round(statistics.median(o.took_ms for o in outcomes), 1),
+        "unrelated": len(unrelated),
+        "unrelated_answered": sum(1 for hits in unrelated if hits),
         "outcomes": [asdict(o) for o in outcomes],
     }
 
@@ -191,14 +203,15 @@ def render(results: Sequence[Mapping[str, Any]], machine: Mapping[str, Any], com
         f"{machine.get('load_average_end')} at the end.",
         "",
         "| set | method | questions | R@1 | R@5 | R@10 any / all | MRR "
-        "| answered (default min_score) | answer holds evidence | p50 |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| answered (default min_score) | answer holds evidence | unrelated answered | p50 |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         out.append(
             f"| {r['set']} | {r['method']} | {r['questions']} | {r['r1_any']:.3f} "
             f"| {r['r5_any']:.3f} | {r['r10_any']:.3f} / {r['r10_all']:.3f} | {r['mrr']:.3f} "
-            f"| {r['answered']:.3f} | {r['answered_with_evidence']:.3f} | {r['p50_ms']} ms |"
+            f"| {r['answered']:.3f} | {r['answered_with_evidence']:.3f} "
+            f"| {r['unrelated_answered']} of {r['unrelated']} | {r['p50_ms']} ms |"
         )
     out += ["", "| set | method | " + " | ".join(KINDS) + " |", "|---|---|" + "---:|" * len(KINDS)]
     for r in results:
@@ -237,8 +250,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 method = METHODS[name]
                 if args.embed_nice is not None:
                     method = with_embed_nice(method, args.embed_nice)
-                outcomes = run_set(eval_set, method)
-                results.append(summarize(eval_set.name, name, outcomes))
+                outcomes, unrelated = run_set(eval_set, method)
+                results.append(summarize(eval_set.name, name, outcomes, unrelated))
                 print(f"[{eval_set.name}] {name}: R@10 {results[-1]['r10_any']}", file=sys.stderr)
     except (RuntimeError, OmemError, OSError, subprocess.TimeoutExpired) as exc:
         print(f"multilingual: {exc}", file=sys.stderr)

@@ -22,6 +22,7 @@ pytestmark = pytest.mark.slow
 def test_shipped_sets_hold_what_they_claim(name: str) -> None:
     eval_set = load_set(DATA_DIR / f"{name}.json")
     assert len(eval_set.questions) == 60
+    assert len(eval_set.unrelated) == 6
     assert {q.kind for q in eval_set.questions} == set(KINDS)
     for q in eval_set.questions:
         for ev in q.evidence:
@@ -50,6 +51,7 @@ def _tiny(tmp_path: Path, evidence_line: str) -> Path:
                 ],
             },
         ],
+        "unrelated": ["zzzqqq", "квантовая хромодинамика"],
     }
     folder = tmp_path / "sets"
     folder.mkdir()
@@ -86,4 +88,5 @@ def test_tiny_keyword_run_scores_and_reports(
     assert result["r1_any"] == 1.0
     assert result["answered_with_evidence"] == 1.0
     assert result["questions_by_kind"] == {"fact": 1, "person": 1}
+    assert (result["unrelated"], result["unrelated_answered"]) == (2, 0)
     assert "| ru | bm25 | 2 | 1.000 |" in capsys.readouterr().out
