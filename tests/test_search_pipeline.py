@@ -84,6 +84,14 @@ def test_default_threshold_never_hides_keyword_matches(conn: apsw.Connection) ->
     assert all(h.score < SETTINGS.min_score for h in result.results)
 
 
+def test_a_possessive_does_not_add_a_word_the_note_must_hold(conn: apsw.Connection) -> None:
+    """Every word of "Wei's favourite tea" is in the note, its "s" aside."""
+    add(conn, "a.md", *(f"Wei favourite tea note {i}" for i in range(120)))
+    result = run_search(conn, SearchQuery("Wei's favourite tea"), SETTINGS, CTX)
+    assert result.threshold_relaxed is True
+    assert len(result.results) == SETTINGS.limit
+
+
 def test_explicit_min_score_is_strict_and_reports_the_best(conn: apsw.Connection) -> None:
     add(conn, "a.md", "Wei likes tea", "other words here", "more words here")
     result = run_search(conn, SearchQuery("tea", min_score=0.99), SETTINGS, CTX)
