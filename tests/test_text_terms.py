@@ -39,7 +39,6 @@ def test_query_uses_bigrams_for_runs_and_the_unigram_for_a_lone_character() -> N
 def test_stopwords_are_dropped_unless_nothing_else_remains() -> None:
     assert query_terms("what drink does Wei like?") == ["drink", "wei", "like"]
     assert query_terms("the a is") == ["the", "a", "is"]
-    assert query_terms("what's Wei's tea? I'd say we'll see") == ["wei", "tea", "say", "see"]
     assert "讨论" in query_terms("之前讨论的那个方案")
     assert "那个" not in query_terms("之前讨论的那个方案")
     assert "之前" not in query_terms("之前讨论的那个方案")

@@ -20,7 +20,8 @@ Thresholding rules (OpenClaw PR #20994 is the bug they avoid):
   shared word (an English question finding a Chinese note), and exact
   keywords the model misses;
 * when nothing reaches the bar and the caller did not set ``min_score``
-  explicitly, chunks holding *every* word of the query are returned anyway
+  explicitly, chunks holding *every* word of the query (the letters an
+  apostrophe leaves aside: the "s" of "Wei's") are returned anyway
   and the reply says ``threshold_relaxed``: the default must never answer
   "nothing" when the memory holds an exact keyword match (BM25 scores of
   terms that occur in most notes of a small workspace are near zero). A
@@ -70,7 +71,7 @@ from openmemoryd.search.timeline import is_timeline_request, timeline_candidates
 from openmemoryd.search.vector import VectorQuery, rescale, vector_leg
 from openmemoryd.store import RowidRange, chunk_count, file_mtimes
 from openmemoryd.store.vectors import distances
-from openmemoryd.text import query_terms
+from openmemoryd.text import CONTRACTION_TAILS, query_terms
 
 MAX_CANDIDATES = 200
 
@@ -412,8 +413,9 @@ def _relaxed(
         return [c for c in merged if c.text_score is not None or evidence(c) > 0.0]
     if not terms:
         return []
+    words = [t for t in terms if t not in CONTRACTION_TAILS] or terms
     return [
-        c for c in merged if c.text_score is not None and line_matches(c.text, terms) == len(terms)
+        c for c in merged if c.text_score is not None and line_matches(c.text, words) == len(words)
     ]
 
 

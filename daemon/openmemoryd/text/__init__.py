@@ -6,6 +6,7 @@ from openmemoryd.text.boundaries import safe_boundary
 from openmemoryd.text.redact import MIN_MASKED_LENGTH, redact_secrets
 from openmemoryd.text.scripts import count_cjk, is_cjk
 from openmemoryd.text.terms import (
+    CONTRACTION_TAILS,
     MAX_QUERY_TERMS,
     TERMS_VERSION,
     fts_match_expression,
@@ -16,6 +17,7 @@ from openmemoryd.text.terms import (
 from openmemoryd.text.tokens import estimate_tokens, fitting_prefix, line_cost
 
 __all__ = [
+    "CONTRACTION_TAILS",
     "MAX_QUERY_TERMS",
     "MIN_MASKED_LENGTH",
     "TERMS_VERSION",
