@@ -117,6 +117,35 @@ def test_changed_term_segmentation_rebuilds_the_keyword_index(tmp_path: Path) ->
     conn.close()
 
 
+def test_from_the_terms_before_russian_stems_only_cyrillic_chunks_are_rederived(
+    tmp_path: Path,
+) -> None:
+    """An index of the previous terms version re-derives the chunks with
+    Russian letters, and leaves the others' keywords as they are."""
+    path = tmp_path / "i.sqlite"
+    conn = open_index(path, workspace=tmp_path).conn
+    replace_file(
+        conn,
+        FileState("a.md", "memory", "h", 1, 2),
+        [chunk("Встреча с Олегом", 1), chunk("Wei prefers oolong", 2)],
+    )
+    (ru, en) = [row[0] for row in conn.execute("SELECT id FROM chunks ORDER BY start_line")]
+    with conn:  # the keywords as the previous version wrote them; a marker for the other
+        for rowid, terms in ((ru, "встреча с олегом"), (en, "marker")):
+            conn.execute("DELETE FROM chunks_fts WHERE rowid = ?", (rowid,))
+            conn.execute(
+                "INSERT INTO chunks_fts(rowid, body, heading) VALUES (?, ?, '')", (rowid, terms)
+            )
+        conn.execute("UPDATE meta SET value = 'cjk-bigram-1' WHERE key = 'terms_version'")
+    assert lexical_candidates(conn, '"встреч"', 5) == []
+    conn.close()
+    conn = open_index(path, workspace=tmp_path).conn
+    assert get_meta(conn, "terms_version") == TERMS_VERSION
+    assert [c.text for c, _ in lexical_candidates(conn, '"встреч"', 5)] == ["Встреча с Олегом"]
+    assert [c.text for c, _ in lexical_candidates(conn, '"marker"', 5)] == ["Wei prefers oolong"]
+    conn.close()
+
+
 def test_replace_and_delete_keep_chunks_and_fts_in_step(tmp_path: Path) -> None:
     conn = open_index(tmp_path / "i.sqlite", workspace=tmp_path).conn
     state = FileState("a.md", "memory", "h1", 1, 2)

@@ -35,7 +35,7 @@ from openmemoryd.store.schema import (
     SCHEMA_VERSION,
     add_smoothing_rows,
 )
-from openmemoryd.text import TERMS_VERSION, index_terms
+from openmemoryd.text import TERMS_VERSION, index_terms, terms_changed_since
 
 logger = logging.getLogger("openmemoryd.store")
 
@@ -225,23 +225,35 @@ def _ensure_terms(conn: apsw.Connection) -> None:
     """Re-derive the FTS table from the stored chunks if segmentation changed.
 
     The chunk text is stored, so this needs no file reads and no embeddings.
+    From a version whose terms differ only for some texts (Russian words
+    since ``cjk-bigram-1``) only those chunks are re-derived: the daemon
+    opens its index before it tells systemd it is ready, and a rebuild of a
+    million chunks takes longer than a unit may take to start.
     """
-    if get_meta(conn, "terms_version") == TERMS_VERSION:
+    stored = get_meta(conn, "terms_version")
+    if stored == TERMS_VERSION:
         return
+    changed = terms_changed_since(stored)
     count = 0
     with conn:
-        conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('delete-all')")
-        add_smoothing_rows(conn)
+        if changed is None:
+            conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('delete-all')")
+            add_smoothing_rows(conn)
         # Streamed, not fetched whole: a large index's text would all be in memory.
         for rowid, text, heading in conn.execute("SELECT id, text, heading FROM chunks"):
+            body, title = str(text), str(heading)
+            if changed is not None:
+                if not (changed(body) or changed(title)):
+                    continue
+                conn.execute("DELETE FROM chunks_fts WHERE rowid = ?", (rowid,))
             conn.execute(
                 "INSERT INTO chunks_fts(rowid, body, heading) VALUES (?, ?, ?)",
-                (rowid, index_terms(str(text)), index_terms(str(heading))),
+                (rowid, index_terms(body), index_terms(title)),
             )
             count += 1
         set_meta(conn, "terms_version", TERMS_VERSION)
     if count:
-        logger.info("rebuilt the keyword index for %d chunks (terms %s)", count, TERMS_VERSION)
+        logger.info("re-derived the keywords of %d chunks (terms %s)", count, TERMS_VERSION)
 
 
 def move_aside(path: Path) -> Path:

@@ -12,6 +12,7 @@ from openmemoryd.text.terms import (
     fts_match_expression,
     index_terms,
     query_terms,
+    terms_changed_since,
     token_set,
 )
 from openmemoryd.text.tokens import estimate_tokens, fitting_prefix, line_cost
@@ -31,5 +32,6 @@ __all__ = [
     "query_terms",
     "redact_secrets",
     "safe_boundary",
+    "terms_changed_since",
     "token_set",
 ]

@@ -26,13 +26,18 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Final
 
 from openmemoryd.text.russian import is_russian_stopword, is_russian_word, russian_stem
 from openmemoryd.text.scripts import CJK_CLASS
 
 TERMS_VERSION: Final = "cjk-bigram-1+ru-snowball"
+
+# Earlier versions whose terms differ from this one's only in text holding
+# these letters: an index built by one re-derives those chunks alone (a
+# large English index upgrades in a scan, not a rebuild).
+_CHANGED_SINCE: Final = {"cjk-bigram-1": re.compile("[а-яёА-ЯЁ]")}
 
 # Cap on distinct query terms: keeps a pasted paragraph from building an FTS
 # query with thousands of OR branches.
@@ -123,6 +128,15 @@ def query_terms(query: str) -> list[str]:
     content = [word for word in distinct if not _is_stopword(word)]
     terms = (_word_term(word) for word in (content or distinct))
     return list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
+
+
+def terms_changed_since(version: str | None) -> Callable[[str], bool] | None:
+    """Whether a text's terms differ between *version* and `TERMS_VERSION`,
+    as a test of the text; None when any text's may (re-derive them all)."""
+    pattern = _CHANGED_SINCE.get(version or "")
+    if pattern is None:
+        return None
+    return lambda text: pattern.search(text) is not None
 
 
 def fts_match_expression(terms: list[str]) -> str | None:
