@@ -243,6 +243,32 @@ def test_vector_evidence_needs_a_margin_over_the_query_baseline(conn: apsw.Conne
     assert len(loose.results) == 1
 
 
+@pytest.mark.parametrize(
+    ("note", "unrelated", "related"),
+    [
+        ("the history of our GPS tracks", "history of the Byzantine empire", "GPS tracks history"),
+        ("история GPS-треков курьеров", "история Византийской империи", "история треков GPS"),
+        ("在职证明已经开好了", "费马大定理的证明", "在职证明"),
+    ],
+)
+def test_one_shared_word_the_model_finds_unrelated_is_no_evidence(
+    conn: apsw.Connection, note: str, unrelated: str, related: str
+) -> None:
+    """A keyword match of part of the query counts only where the vector
+    evidence is above nothing; a chunk holding every word counts anyway."""
+    add(conn, "a.md", [(note, unit(1.0, 0.6))], heading="")
+    add(conn, "b.md", [(f"filler {i}", unit(0.0, 1.0)) for i in range(5)])
+    q = query(conn, unit(1.0), null_cosine=0.9, evidence_width=0.1)  # cosine 0.857: below it
+    reply = run_search(conn, SearchQuery(unrelated), SearchSettings(), CTX, q, NOW)
+    assert reply.results == (), [h.snippet for h in reply.results]
+    assert reply.empty_reason == "below_min_score"
+    every_word = run_search(conn, SearchQuery(related), SearchSettings(), CTX, q, NOW)
+    assert [h.path for h in every_word.results][:1] == ["a.md"]
+    liked = query(conn, unit(1.0), null_cosine=0.8, evidence_width=0.1)  # above the baseline
+    partial = run_search(conn, SearchQuery(unrelated), SearchSettings(), CTX, liked, NOW)
+    assert [h.path for h in partial.results][:1] == ["a.md"]
+
+
 def test_no_relaxed_fallback_for_partial_matches_unless_configured(
     conn: apsw.Connection,
 ) -> None:

@@ -288,16 +288,19 @@ def rank_candidates(
         merged = _fuse(lexical, nearest, settings)
 
     by_date = bool(dates.ranges) and query.for_reader
+    # The words a note must hold to match the whole query: not what an
+    # apostrophe leaves (the "s" of "Wei's").
+    words = [t for t in terms if t not in CONTRACTION_TAILS] or terms
 
     def evidence(candidate: Candidate) -> float:
         if by_date and dates.names(memory_date(candidate.path, candidate.heading)):
             return 1.0  # a note of a day the query names ("on 23 March")
-        return strongest(candidate, vector)
+        return strongest(candidate, vector, words)
 
     chosen = [c for c in merged if evidence(c) >= min_score]
     relaxed = False
     if not chosen and query.min_score is None:
-        chosen = _relaxed(merged, terms, evidence, everything=settings.relaxed_fallback)
+        chosen = _relaxed(merged, words, evidence, everything=settings.relaxed_fallback)
         relaxed = bool(chosen)
     mtimes: dict[str, float] = {}
     if settings.decay.enabled and chosen:
@@ -388,22 +391,39 @@ def finish_search(
     )
 
 
-def strongest(candidate: Candidate, vector: VectorQuery | None = None) -> float:
+def strongest(
+    candidate: Candidate, vector: VectorQuery | None = None, words: Sequence[str] = ()
+) -> float:
     """The candidate's best evidence: its higher leg score (or its score).
 
     The vector score counts as `VectorQuery.evidence` makes it: its margin
-    over the query's baseline where the model is calibrated for that.
+    over the query's baseline where the model is calibrated for that. The
+    keyword score counts unless the chunk holds only some of the query's
+    *words* and the model finds it no closer to the query than text about
+    nothing in particular (vector evidence 0): one word shared by chance
+    ("history" of the Byzantine empire, in a note on the history of GPS
+    tracks) scores high in a small workspace, where BM25 finds every word
+    rare, and is no evidence. A chunk holding every word (a name, an error
+    code) counts whatever the model thinks of it.
     """
     vector_score = candidate.vector_score
+    text_score = candidate.text_score
     if vector_score is not None and vector is not None:
         vector_score = vector.evidence(vector_score)
-    legs = [s for s in (vector_score, candidate.text_score) if s is not None]
+        if (
+            text_score is not None
+            and vector_score <= 0.0
+            and words
+            and line_matches(candidate.text, words) < len(words)
+        ):
+            text_score = 0.0
+    legs = [s for s in (vector_score, text_score) if s is not None]
     return max(legs) if legs else candidate.score
 
 
 def _relaxed(
     merged: list[Candidate],
-    terms: list[str],
+    words: list[str],
     evidence: Callable[[Candidate], float],
     *,
     everything: bool,
@@ -411,9 +431,8 @@ def _relaxed(
     """What a default search returns when nothing reaches ``min_score``."""
     if everything:
         return [c for c in merged if c.text_score is not None or evidence(c) > 0.0]
-    if not terms:
+    if not words:
         return []
-    words = [t for t in terms if t not in CONTRACTION_TAILS] or terms
     return [
         c for c in merged if c.text_score is not None and line_matches(c.text, words) == len(words)
     ]
