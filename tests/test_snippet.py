@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openmemoryd.search import citation, make_snippet
-from openmemoryd.search.snippet import best_line, line_matches, without_lines
+from openmemoryd.search.snippet import best_line, holds_every, line_matches, without_lines
 from openmemoryd.text import query_terms, safe_boundary
 
 
@@ -132,3 +132,17 @@ def test_best_line_bounded_search_agrees_with_trying_every_line(
 ) -> None:
     terms = list(dict.fromkeys(terms))
     assert best_line(lines, terms) == _best_by_brute_force(lines, terms)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    lines=st.lists(st.lists(st.sampled_from(_WORDS), max_size=6).map(" ".join), max_size=4),
+    terms=st.lists(
+        st.sampled_from(["tern", "ternary", "乌龙", "вэй", "вэя", "x", "зелен", "елк"]), max_size=3
+    ),
+)
+def test_holds_every_agrees_with_counting_every_term(lines: list[str], terms: list[str]) -> None:
+    """The substring pre-check never answers "no" for a text that holds them all."""
+    terms = list(dict.fromkeys(terms))
+    text = "\n".join(lines)
+    assert holds_every(text, terms) == (line_matches(text, terms) == len(terms))

@@ -66,7 +66,7 @@ from openmemoryd.search.fusion import fuse_rrf, fuse_weighted, normalize_weights
 from openmemoryd.search.lexical import lexical_leg
 from openmemoryd.search.mmr import mmr_rerank
 from openmemoryd.search.salience import apply_salience
-from openmemoryd.search.snippet import line_matches, make_snippet, without_lines
+from openmemoryd.search.snippet import holds_every, make_snippet, without_lines
 from openmemoryd.search.timeline import is_timeline_request, timeline_candidates
 from openmemoryd.search.vector import VectorQuery, rescale, vector_leg
 from openmemoryd.store import RowidRange, chunk_count, file_mtimes
@@ -410,12 +410,7 @@ def strongest(
     text_score = candidate.text_score
     if vector_score is not None and vector is not None:
         vector_score = vector.evidence(vector_score)
-        if (
-            text_score is not None
-            and vector_score <= 0.0
-            and words
-            and line_matches(candidate.text, words) < len(words)
-        ):
+        if text_score and vector_score <= 0.0 and not holds_every(candidate.text, words):
             text_score = 0.0
     legs = [s for s in (vector_score, text_score) if s is not None]
     return max(legs) if legs else candidate.score
@@ -433,9 +428,7 @@ def _relaxed(
         return [c for c in merged if c.text_score is not None or evidence(c) > 0.0]
     if not words:
         return []
-    return [
-        c for c in merged if c.text_score is not None and line_matches(c.text, words) == len(words)
-    ]
+    return [c for c in merged if c.text_score is not None and holds_every(c.text, words)]
 
 
 def _query_dates(text: str, settings: SearchSettings, now: float) -> QueryDates:

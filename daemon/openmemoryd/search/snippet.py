@@ -95,6 +95,21 @@ def line_matches(line: str, terms: Sequence[str]) -> int:
     return sum(1 for term in terms if _has_term(term, present))
 
 
+def holds_every(text: str, terms: Sequence[str]) -> bool:
+    """Whether *text* holds every one of *terms* (as `line_matches` counts).
+
+    A term can only match where its first four characters stand (see
+    `best_line`), so a text missing one of those is answered without being
+    tokenised: most candidates of a search miss a word.
+    """
+    if not terms:
+        return True
+    searchable = _searchable(text)
+    if any(term[:4] not in searchable for term in terms):
+        return False
+    return line_matches(text, terms) == len(terms)
+
+
 def _has_term(term: str, present: frozenset[str]) -> bool:
     if term in present:
         return True
