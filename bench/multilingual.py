@@ -190,6 +190,7 @@ def summarize(
         "p50_ms": round(statistics.median(o.took_ms for o in outcomes), 1),
         "unrelated": len(unrelated),
         "unrelated_answered": sum(1 for hits in unrelated if hits),
+        "unrelated_hits": list(unrelated),  # in the set's order of its unrelated queries
         "outcomes": [asdict(o) for o in outcomes],
     }
 

@@ -89,4 +89,5 @@ def test_tiny_keyword_run_scores_and_reports(
     assert result["answered_with_evidence"] == 1.0
     assert result["questions_by_kind"] == {"fact": 1, "person": 1}
     assert (result["unrelated"], result["unrelated_answered"]) == (2, 0)
+    assert result["unrelated_hits"] == [0, 0]
     assert "| ru | bm25 | 2 | 1.000 |" in capsys.readouterr().out
