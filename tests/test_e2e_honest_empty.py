@@ -26,6 +26,8 @@ UNRELATED = (
     "量子色动力学的格点计算",
     "рецепт борща со сметаной",
     "доказательство великой теоремы Ферма",
+    # shares one word ("история") with a note the model finds unrelated
+    "история Византийской империи",
 )
 
 # Every piece of template text that must never be returned as memory.
@@ -47,6 +49,8 @@ NOTES = {
     "memory/2026-11-21.md": "- 魏决定下周把数据库迁移到 Postgres 16",
     "memory/2026-11-22.md": "- Вэй предпочитает созвоны по утрам, до десяти",
     "memory/2026-11-23.md": "- Встреча с Олегом перенесена на пятницу, обсудим биллинг",
+    "memory/notes/tracks.md": "# Проект: хранение треков курьеров\n\n## Зачем\n"
+    "- Уйти с Redis: история GPS-треков курьеров не помещается в память, 38 ГБ и растёт.",
 }
 
 
@@ -72,6 +76,7 @@ def used_workspace(module_env: Env) -> Iterator[Daemon]:
         _filled("PROJECT.md", "## Overview", "Migrating the billing service to Postgres 16.")
     )
     for path, text in NOTES.items():
+        (ws / path).parent.mkdir(parents=True, exist_ok=True)
         (ws / path).write_text(text + "\n")
     handle = Daemon(env).start()
     try:
