@@ -61,8 +61,3 @@ def russian_stem(word: str) -> str:
         stemmer = _local.stemmer = snowballstemmer.stemmer("russian")
     stem: str = stemmer.stemWord(word.replace("ё", "е"))
     return stem or word
-
-
-def is_russian_stopword(word: str) -> bool:
-    """True for a lowercased Russian word that names no topic (я, что, в, …)."""
-    return word in RUSSIAN_STOPWORDS

@@ -29,7 +29,7 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from typing import Final
 
-from openmemoryd.text.russian import is_russian_stopword, is_russian_word, russian_stem
+from openmemoryd.text.russian import RUSSIAN_STOPWORDS, is_russian_word, russian_stem
 from openmemoryd.text.scripts import CJK_CLASS
 
 TERMS_VERSION: Final = "cjk-bigram-1+ru-snowball"
@@ -92,7 +92,7 @@ def _word_term(word: str) -> str:
 
 
 def _is_stopword(word: str) -> bool:
-    return word in ENGLISH_STOPWORDS or word in CJK_STOPWORDS or is_russian_stopword(word)
+    return word in ENGLISH_STOPWORDS or word in CJK_STOPWORDS or word in RUSSIAN_STOPWORDS
 
 
 def _bigrams(run: str) -> Iterator[str]:
