@@ -183,14 +183,21 @@ class QueryDates:
     def matches(self, day: date | None) -> bool:
         return day is not None and any(r.contains(day) for r in self.ranges)
 
+    @property
+    def names_days(self) -> bool:
+        """Whether the query names days: a range of at most `NAMED_DAYS` days
+        (a day, a week, a third of a month; not a month or a year)."""
+        return any(_days_named(r) for r in self.ranges)
+
     def names(self, day: date | None) -> bool:
-        """Whether *day* is one of the days the query names, without slack,
-        counting only ranges of at most `NAMED_DAYS` days (a day, a week, a
-        third of a month; not a month or a year)."""
+        """Whether *day* is one of the days the query names, without slack."""
         return day is not None and any(
-            (r.end - r.start).days < NAMED_DAYS and r.contains(day, slack_days=0)
-            for r in self.ranges
+            _days_named(r) and r.contains(day, slack_days=0) for r in self.ranges
         )
+
+
+def _days_named(span: DateRange) -> bool:
+    return (span.end - span.start).days < NAMED_DAYS
 
 
 def _month_range(year: int, month: int) -> DateRange:

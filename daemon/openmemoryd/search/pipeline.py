@@ -287,7 +287,8 @@ def rank_candidates(
     else:
         merged = _fuse(lexical, nearest, settings)
 
-    by_date = bool(dates.ranges) and query.for_reader
+    # Only a query naming days, not months, spends a date look-up a candidate.
+    by_date = query.for_reader and dates.names_days
     # The words a note must hold to match the whole query: not what an
     # apostrophe leaves (the "s" of "Wei's").
     words = [t for t in terms if t not in CONTRACTION_TAILS] or terms
