@@ -9,9 +9,9 @@ it; `budget_ranks` does the same over the hits that fit a context budget.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, TypeVar
 
 from omem_client import SearchHit
 
@@ -43,8 +43,11 @@ def range_ids(hit: SearchHit, turn_lines: Mapping[str, Mapping[int, str]]) -> fr
     )
 
 
+Id = TypeVar("Id", bound=Hashable)  # a dia_id here, a (path, line) in bench.multilingual
+
+
 def rank_evidence(
-    hits: Sequence[frozenset[str]], evidence: Iterable[str]
+    hits: Sequence[frozenset[Id]], evidence: Iterable[Id]
 ) -> tuple[int | None, int | None]:
     """(rank of the first hit with any evidence id, smallest k whose top k hold all of it).
 
@@ -53,7 +56,7 @@ def rank_evidence(
     """
     wanted = frozenset(evidence)
     first: int | None = None
-    seen: set[str] = set()
+    seen: set[Id] = set()
     for rank, ids in enumerate(hits, start=1):
         found = ids & wanted
         if found and first is None:

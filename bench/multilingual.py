@@ -70,7 +70,7 @@ class DataError(ValueError):
 class EvalQuestion:
     text: str
     kind: str
-    evidence: tuple[str, ...]  # "path#line"
+    evidence: tuple[tuple[str, int], ...]  # (path, line number)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,20 +96,19 @@ def load_set(path: Path) -> EvalSet:
             at = [n for n, line in enumerate(lines, start=1) if line == ev["line"]]
             if len(at) != 1:
                 raise DataError(f"{path.name} question {number}: {ev['line']!r} occurs {len(at)}×")
-            evidence.append(f"{ev['path']}#{at[0]}")
+            evidence.append((ev["path"], at[0]))
         if item["kind"] not in KINDS:
             raise DataError(f"{path.name} question {number}: unknown kind {item['kind']!r}")
         questions.append(EvalQuestion(item["q"], item["kind"], tuple(evidence)))
     return EvalSet(path.stem, files, tuple(questions), tuple(raw.get("unrelated", ())))
 
 
-def evidence_in(hit: SearchHit, evidence: Sequence[str]) -> frozenset[str]:
-    """The evidence lines ("path#line") that lie in *hit*'s cited range."""
+def evidence_in(hit: SearchHit, evidence: Sequence[tuple[str, int]]) -> frozenset[tuple[str, int]]:
+    """The evidence lines (path, line) that lie in *hit*'s cited range."""
     return frozenset(
-        ev
-        for ev in evidence
-        if (at := ev.rpartition("#"))[0] == hit.path
-        and hit.start_line <= int(at[2]) <= hit.end_line
+        (path, line)
+        for path, line in evidence
+        if path == hit.path and hit.start_line <= line <= hit.end_line
     )
 
 

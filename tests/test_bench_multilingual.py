@@ -25,9 +25,8 @@ def test_shipped_sets_hold_what_they_claim(name: str) -> None:
     assert len(eval_set.unrelated) == 6
     assert {q.kind for q in eval_set.questions} == set(KINDS)
     for q in eval_set.questions:
-        for ev in q.evidence:
-            path, _, line = ev.rpartition("#")
-            assert eval_set.files[path].split("\n")[int(line) - 1].strip()
+        for path, line in q.evidence:
+            assert eval_set.files[path].split("\n")[line - 1].strip()
 
 
 def _tiny(tmp_path: Path, evidence_line: str) -> Path:
