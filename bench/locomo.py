@@ -122,6 +122,7 @@ from bench.locomo_scoring import (
 from bench.report import invocation, load_average
 from bench.search_latency import machine_info, percentile
 from omem_client import Client, OmemError
+from openmemoryd.embed.packaged import package_dir
 
 __all__ = [
     "BUDGETS",
@@ -420,8 +421,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--methods",
         type=name_list(METHODS, "method"),
-        default=list(METHODS),
-        help=f"comma-separated, default all: {','.join(METHODS)}",
+        default=[name for name, method in METHODS.items() if method.package is None],
+        help="comma-separated; default all but those needing a package of their own:"
+        f" {','.join(METHODS)}",
     )
     parser.add_argument(
         "--layouts",
@@ -483,6 +485,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     conversations = [every[i] for i in wanted]
     methods = [METHODS[name] for name in args.methods]
+    unmet = [m for m in methods if m.package is not None and package_dir(m.package) is None]
+    if unmet:
+        for method in unmet:
+            print(f"locomo: {method.name} needs `{method.install}`", file=sys.stderr)
+        return 2
     if args.chunk_tokens is not None:
         methods = [with_chunking(m, args.chunk_tokens, args.chunk_overlap) for m in methods]
     if args.embed_nice is not None:

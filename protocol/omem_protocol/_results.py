@@ -31,7 +31,9 @@ class SearchHit(Msg, tag="hit", frozen=True):
 class RerankExplain(Msg, tag="rerank_explain", frozen=True):
     """What the rerank stage did: the first `sent` candidates went to the
     provider, and each hit's score became ``weight·rerank + (1−weight)·fused``;
-    with `error`, it failed and the fused order stands."""
+    with `error`, it failed and the fused order stands, or (`skipped`) the
+    reranker does not apply to the query (the local model reads English
+    only), which is no failure."""
 
     provider: str
     model: str
@@ -39,6 +41,7 @@ class RerankExplain(Msg, tag="rerank_explain", frozen=True):
     weight: float
     took_ms: float
     error: str | None = None
+    skipped: bool = False
 
 
 class SearchExplain(Msg, tag="search_explain", frozen=True):

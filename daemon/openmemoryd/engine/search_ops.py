@@ -153,6 +153,7 @@ async def _answer(engine: SearchHost, query: SearchQuery, *, fresh: bool) -> Sea
                 weight=note.weight,
                 took_ms=round(note.took_ms, 3),
                 error=note.error,
+                skipped=note.skipped,
             )
             explain = msgspec.structs.replace(result.explain, rerank=explained)
             result = msgspec.structs.replace(result, explain=explain)

