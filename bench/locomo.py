@@ -102,7 +102,7 @@ from bench.locomo_data import (
     split_evidence,
     write_workspace,
 )
-from bench.locomo_methods import METHODS, Method
+from bench.locomo_methods import METHODS, Method, unmet_needs
 from bench.locomo_report import render_tables, to_json
 from bench.locomo_scoring import (
     BUDGETS,
@@ -122,7 +122,6 @@ from bench.locomo_scoring import (
 from bench.report import invocation, load_average
 from bench.search_latency import machine_info, percentile
 from omem_client import Client, OmemError
-from openmemoryd.embed.packaged import package_dir
 
 __all__ = [
     "BUDGETS",
@@ -485,10 +484,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     conversations = [every[i] for i in wanted]
     methods = [METHODS[name] for name in args.methods]
-    unmet = [m for m in methods if m.package is not None and package_dir(m.package) is None]
+    unmet = unmet_needs(methods)
+    for line in unmet:
+        print(f"locomo: {line}", file=sys.stderr)
     if unmet:
-        for method in unmet:
-            print(f"locomo: {method.name} needs `{method.install}`", file=sys.stderr)
         return 2
     if args.chunk_tokens is not None:
         methods = [with_chunking(m, args.chunk_tokens, args.chunk_overlap) for m in methods]

