@@ -24,8 +24,10 @@ Invariants:
   scored in a session call of its own. (The int8 model quantises each
   activation tensor with one scale taken over the whole batch, so batch-mates
   and their padding would move each other's scores.)
-* At most one scoring runs at a time per daemon (`_LIMITER`): the session
-  uses every core given to it, and two at once would only slow each other.
+* At most one scoring runs at a time per daemon (`_LIMITER`): it spreads
+  its documents over `threads` threads (one session, each run on one core:
+  separate documents scale across cores better than one document's small
+  matrices do), and two scorings at once would only slow each other.
 * The session is built on first use, in a worker thread, so a daemon that
   never reranks never pays for loading 33 MB.
 * A search waits at most ``timeout_s`` (queueing for the model included);
@@ -39,6 +41,7 @@ import os
 import threading
 import unicodedata
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Final
 
@@ -110,6 +113,7 @@ class LocalReranker:
         self._session: Any = None
         self._tokenizer: WordPieceTokenizer | None = None
         self._busy = threading.Lock()  # held while scoring; `close` waits for it
+        self._pool: ThreadPoolExecutor | None = None
 
     @property
     def name(self) -> str:
@@ -147,7 +151,10 @@ class LocalReranker:
         head = [tokenizer.cls, *tokenizer.encode(query)[:QUERY_TOKENS], tokenizer.sep]
         room = MAX_TOKENS - len(head) - 1
         pairs = [(head, [*tokenizer.encode(text)[:room], tokenizer.sep]) for text in documents]
-        scores = [_run(session, first, second) for first, second in pairs]
+        if self._pool is None or len(pairs) == 1:
+            scores = [_run(session, first, second) for first, second in pairs]
+        else:
+            scores = list(self._pool.map(lambda pair: _run(session, *pair), pairs))
         bad = [i for i, s in enumerate(scores) if not np.isfinite(s)]
         if bad:
             raise RerankError(
@@ -160,6 +167,9 @@ class LocalReranker:
         ONNX Runtime aborts the process if it is still running at exit)."""
         with self._busy:
             self._session = self._tokenizer = None
+            if self._pool is not None:
+                self._pool.shutdown()
+                self._pool = None
 
     def _load(self) -> tuple[WordPieceTokenizer, Any]:
         if self._session is None or self._tokenizer is None:
@@ -169,20 +179,22 @@ class LocalReranker:
                     verify_sha256(directory / name, digest, f"{name} of {_ORIGIN}")
                 vocab = (directory / VOCAB_FILE).read_text("utf-8").splitlines()
                 tokenizer = WordPieceTokenizer(vocab)
-                session = _session(directory / MODEL_FILE, self._threads)
+                session = _session(directory / MODEL_FILE)
             except (OSError, ValueError, ImportError, RuntimeError) as exc:
                 raise RerankError(
                     f"the local reranker cannot load: {exc}", retryable=False
                 ) from exc
             self._tokenizer, self._session = tokenizer, session
+            if self._threads > 1 and self._pool is None:
+                self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="rerank")
         return self._tokenizer, self._session
 
 
-def _session(path: Path, threads: int) -> Any:
+def _session(path: Path) -> Any:
     import onnxruntime as ort
 
     options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
+    options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
