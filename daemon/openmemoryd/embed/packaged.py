@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
-__all__ = ["WeightsFormatError", "package_dir", "verify_sha256"]
+__all__ = ["WeightsFormatError", "model_dir", "package_dir", "verify_sha256"]
 
 _HASH_CHUNK: Final = 1 << 20
 _verified: set[tuple[str, int, int, str]] = set()
@@ -38,6 +39,15 @@ def package_dir(package: str) -> Path | None:
         if Path(location).is_dir():
             return Path(location)
     return None
+
+
+def model_dir(package: str, *parts: str, files: Iterable[str]) -> Path | None:
+    """The folder *parts* inside the installed *package* if it holds every one of *files*."""
+    location = package_dir(package)
+    directory = location.joinpath(*parts) if location is not None else None
+    if directory is None or not all((directory / name).is_file() for name in files):
+        return None
+    return directory
 
 
 def verify_sha256(path: Path, expected: str, origin: str) -> None:

