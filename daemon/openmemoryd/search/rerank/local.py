@@ -29,7 +29,8 @@ Invariants:
   separate documents scale across cores better than one document's small
   matrices do), and two scorings at once would only slow each other.
 * The session is built on first use, in a worker thread, so a daemon that
-  never reranks never pays for loading 33 MB.
+  never reranks never pays for loading 33 MB; numpy and ONNX Runtime are
+  imported then too (a keyword-only daemon never loads numpy).
 * A search waits at most ``timeout_s`` (queueing for the model included);
   past it the scoring thread is abandoned and finishes on its own, and
   `close` waits for it.
@@ -37,20 +38,22 @@ Invariants:
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import unicodedata
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import numpy as np
 import trio
 
-from openmemoryd.embed.minilm.tokenizer import WordPieceTokenizer
 from openmemoryd.embed.packaged import model_dir, verify_sha256
 from openmemoryd.search.rerank.base import RerankError, RerankSkipped
+
+if TYPE_CHECKING:
+    from openmemoryd.embed.minilm.tokenizer import WordPieceTokenizer
 
 __all__ = [
     "INSTALL_COMMAND",
@@ -154,7 +157,7 @@ class LocalReranker:
             scores = [_run(session, first, second) for first, second in pairs]
         else:
             scores = list(self._pool.map(lambda pair: _run(session, *pair), pairs))
-        bad = [i for i, s in enumerate(scores) if not np.isfinite(s)]
+        bad = [i for i, s in enumerate(scores) if not math.isfinite(s)]
         if bad:
             raise RerankError(
                 f"the local reranker gave {len(bad)} non-finite scores", retryable=False
@@ -176,6 +179,9 @@ class LocalReranker:
                 directory = self._dir or default_model_dir()
                 for name, digest in PINNED.items():
                     verify_sha256(directory / name, digest, f"{name} of {_ORIGIN}")
+                # Imported here: the minilm package maps numpy (see the invariants).
+                from openmemoryd.embed.minilm.tokenizer import WordPieceTokenizer
+
                 vocab = (directory / VOCAB_FILE).read_text("utf-8").splitlines()
                 tokenizer = WordPieceTokenizer(vocab)
                 session = _session(directory / MODEL_FILE)
@@ -204,6 +210,8 @@ def _session(path: Path) -> Any:
 
 def _run(session: Any, first: list[int], second: list[int]) -> float:
     """The logit of ``[CLS] query [SEP] document [SEP]`` (*first* holds the first three)."""
+    import numpy as np  # here, not at import: a daemon that never reranks never maps numpy
+
     ids = np.array([first + second], dtype=np.int64)
     types = np.zeros_like(ids)
     types[0, len(first) :] = 1
