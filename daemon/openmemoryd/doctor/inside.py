@@ -21,6 +21,7 @@ from openmemoryd.config import Config, Overrides, load_config
 from openmemoryd.doctor.index import inspect_index, sqlite_checks
 from openmemoryd.doctor.paths import socket_check, state_dir_check, workspace_check
 from openmemoryd.doctor.report import fail, finish, ok, secrets_of, warn
+from openmemoryd.doctor.rerank import reranker_check
 from openmemoryd.doctor.runtime import (
     PROBE_TEXT,
     appends_check,
@@ -67,6 +68,11 @@ async def diagnose_engine(engine: Engine, info: DaemonInfo) -> DoctorResult:
                 f"fix [embedding.{config.embedding.provider}] and restart openmemoryd",
             )
         )
+    reranker = await trio.to_thread.run_sync(
+        reranker_check, config.search.rerank, os.environ, config.embedding.timeout_s
+    )
+    if reranker is not None:
+        checks.append(reranker)
     checks.append(watcher_check(status.sync, config))
     checks.append(files_check(status.sources, syncing=status.syncing, running=True))
     checks.append(appends_check(missing_report(engine)))

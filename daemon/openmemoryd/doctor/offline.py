@@ -23,6 +23,7 @@ from openmemoryd.config import Config, Overrides, load_config
 from openmemoryd.doctor.index import open_index_check, sqlite_checks
 from openmemoryd.doctor.paths import socket_check, state_dir_check, workspace_check
 from openmemoryd.doctor.report import fail, finish, ok, secrets_of, warn
+from openmemoryd.doctor.rerank import reranker_check
 from openmemoryd.doctor.runtime import (
     PROBE_TEXT,
     appends_check,
@@ -70,6 +71,9 @@ def diagnose(overrides: Overrides, environ: Mapping[str, str]) -> DoctorResult:
     try:
         checks.extend(sqlite_checks())
         checks.append(_probe_embedder(config, environ))
+        reranker = reranker_check(config.search.rerank, environ, PROBE_TIMEOUT_S)
+        if reranker is not None:
+            checks.append(reranker)
         if status is not None:
             if status.sync is not None:
                 checks.append(watcher_check(status.sync, config))

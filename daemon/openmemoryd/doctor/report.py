@@ -35,10 +35,13 @@ def fail(name: str, detail: str, fix: str) -> DoctorCheck:
 
 
 def secrets_of(config: Config, environ: Mapping[str, str]) -> list[str]:
-    """Every credential the embedding configuration resolves to."""
+    """Every credential the embedding and rerank configurations resolve to."""
     import httpx  # here, not at the top: `doctor` is imported by every daemon start
 
-    found: list[str] = []
+    rerank = config.search.rerank
+    found: list[str] = [rerank.api_key]
+    if rerank.api_key_env:
+        found.append(environ.get(rerank.api_key_env, ""))
     for name in REMOTE_PROVIDERS:
         key = api_key_for(name, config.embedding, environ)
         if key:

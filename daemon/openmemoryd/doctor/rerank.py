@@ -1,0 +1,55 @@
+"""The doctor's reranker check: only when ``[search.rerank]`` names a provider.
+
+A reranker that cannot be built or cannot answer does not stop the daemon
+(each search keeps its fused order and status says why, after the first
+search); this check finds it before any search does. The reranker is built
+afresh with retries off and the probe's own timeout, and scores one English
+probe passage with its blocking call (a service gets one request; the local
+model loads and runs once).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Final
+
+import msgspec
+
+from omem_protocol import DoctorCheck
+from openmemoryd.config import RerankSettings
+from openmemoryd.doctor.report import fail, ok
+from openmemoryd.errors import ConfigError
+from openmemoryd.search.rerank import HttpReranker, LocalReranker, build_reranker
+
+NAME: Final = "reranker"
+PROBE_QUERY: Final = "Which tea does Wei like?"
+PROBE_PASSAGE: Final = "Wei's favourite tea is oolong."
+_FIX: Final = "correct [search.rerank] as the message says (docs/configuration.md#reranking)"
+
+
+def reranker_check(
+    settings: RerankSettings, environ: Mapping[str, str], timeout_s: float
+) -> DoctorCheck | None:
+    """None when reranking is off; else whether the configured reranker answers."""
+    if settings.provider == "none":
+        return None
+    quick = msgspec.structs.replace(
+        settings, max_retries=0, timeout_s=min(settings.timeout_s, timeout_s)
+    )
+    try:
+        reranker = build_reranker(quick, environ)
+    except ConfigError as exc:
+        return fail(NAME, str(exc), _FIX)
+    if not isinstance(reranker, LocalReranker | HttpReranker):  # "none" handled above
+        return None
+    what = f"{reranker.name} {reranker.model}".strip()
+    begun = time.perf_counter()
+    try:
+        reranker.score(PROBE_QUERY, [PROBE_PASSAGE])
+    except Exception as exc:  # whatever stops the probe is this check's finding
+        return fail(NAME, f"{what} could not score a probe: {exc}", _FIX)
+    finally:
+        reranker.close()
+    took_ms = (time.perf_counter() - begun) * 1000
+    return ok(NAME, f"{what} scored a probe in {took_ms:.0f} ms")
