@@ -21,7 +21,8 @@ from openmemoryd.config import Config, Overrides, load_config
 from openmemoryd.doctor.index import inspect_index, sqlite_checks
 from openmemoryd.doctor.paths import socket_check, state_dir_check, workspace_check
 from openmemoryd.doctor.report import fail, finish, ok, secrets_of, warn
-from openmemoryd.doctor.rerank import reranker_check
+from openmemoryd.doctor.rerank import FIX, PROBE_PASSAGE, PROBE_QUERY, probe_verdict
+from openmemoryd.doctor.rerank import NAME as RERANKER
 from openmemoryd.doctor.runtime import (
     PROBE_TEXT,
     appends_check,
@@ -68,11 +69,8 @@ async def diagnose_engine(engine: Engine, info: DaemonInfo) -> DoctorResult:
                 f"fix [embedding.{config.embedding.provider}] and restart openmemoryd",
             )
         )
-    reranker = await trio.to_thread.run_sync(
-        reranker_check, config.search.rerank, os.environ, config.embedding.timeout_s
-    )
-    if reranker is not None:
-        checks.append(reranker)
+    if engine.rerank.enabled(config.search.rerank):
+        checks.append(await _probe_reranker(engine))
     checks.append(watcher_check(status.sync, config))
     checks.append(files_check(status.sources, syncing=status.syncing, running=True))
     checks.append(appends_check(missing_report(engine)))
@@ -105,6 +103,19 @@ async def _index_check(engine: Engine) -> DoctorCheck:
             f"cannot read {path}: {exc}",
             "restart openmemoryd: an index it cannot open is moved aside and rebuilt",
         )
+
+
+async def _probe_reranker(engine: Engine) -> DoctorCheck:
+    """The engine's own reranker, built as a search would build it, scores a probe."""
+    reranker, error = await engine.rerank.current(engine.config.search.rerank)
+    if reranker is None:
+        return fail(RERANKER, error or "the reranker could not be built", FIX)
+    begun = time.perf_counter()
+    try:
+        await reranker.rerank(PROBE_QUERY, [PROBE_PASSAGE])
+    except Exception as exc:  # whatever stops the probe is this check's finding
+        return probe_verdict(reranker, begun, exc)
+    return probe_verdict(reranker, begun, None)
 
 
 async def _probe_embedder(engine: Engine, reason: str | None) -> DoctorCheck:

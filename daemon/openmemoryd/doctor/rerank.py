@@ -2,10 +2,12 @@
 
 A reranker that cannot be built or cannot answer does not stop the daemon
 (each search keeps its fused order and status says why, after the first
-search); this check finds it before any search does. The reranker is built
-afresh with retries off and the probe's own timeout, and scores one English
-probe passage with its blocking call (a service gets one request; the local
-model loads and runs once).
+search); this check finds it before any search does, by scoring one English
+probe passage (a service gets one request; the local model loads and runs
+once). From outside (`reranker_check`) the reranker is built afresh with
+retries off and the probe's own timeout; inside the daemon the probe goes
+through the engine's own reranker (`doctor.inside`), so the model is not
+loaded a second time.
 """
 
 from __future__ import annotations
@@ -20,12 +22,12 @@ from omem_protocol import DoctorCheck
 from openmemoryd.config import RerankSettings
 from openmemoryd.doctor.report import fail, ok
 from openmemoryd.errors import ConfigError
-from openmemoryd.search.rerank import HttpReranker, LocalReranker, build_reranker
+from openmemoryd.search.rerank import HttpReranker, LocalReranker, Reranker, build_reranker
 
 NAME: Final = "reranker"
 PROBE_QUERY: Final = "Which tea does Wei like?"
 PROBE_PASSAGE: Final = "Wei's favourite tea is oolong."
-_FIX: Final = "correct [search.rerank] as the message says (docs/configuration.md#reranking)"
+FIX: Final = "correct [search.rerank] as the message says (docs/configuration.md#reranking)"
 
 
 def reranker_check(
@@ -40,16 +42,23 @@ def reranker_check(
     try:
         reranker = build_reranker(quick, environ)
     except ConfigError as exc:
-        return fail(NAME, str(exc), _FIX)
-    if not isinstance(reranker, LocalReranker | HttpReranker):  # "none" handled above
+        return fail(NAME, str(exc), FIX)
+    if not isinstance(reranker, LocalReranker | HttpReranker):  # the kinds with a blocking score
         return None
-    what = f"{reranker.name} {reranker.model}".strip()
     begun = time.perf_counter()
     try:
         reranker.score(PROBE_QUERY, [PROBE_PASSAGE])
     except Exception as exc:  # whatever stops the probe is this check's finding
-        return fail(NAME, f"{what} could not score a probe: {exc}", _FIX)
+        return probe_verdict(reranker, begun, exc)
     finally:
         reranker.close()
+    return probe_verdict(reranker, begun, None)
+
+
+def probe_verdict(reranker: Reranker, begun: float, error: Exception | None) -> DoctorCheck:
+    """The verdict on one probe started at *begun* (perf_counter), failed with *error*."""
+    what = f"{reranker.name} {reranker.model}".strip()
+    if error is not None:
+        return fail(NAME, f"{what} could not score a probe: {error}", FIX)
     took_ms = (time.perf_counter() - begun) * 1000
     return ok(NAME, f"{what} scored a probe in {took_ms:.0f} ms")

@@ -57,6 +57,11 @@ class RerankSlot:
             self.last_error = note.error
         return reordered, note
 
+    async def current(self, settings: RerankSettings) -> tuple[Reranker | None, str | None]:
+        """The reranker searches use under *settings* (built if need be), or why none."""
+        reranker = await self._current(settings)
+        return reranker, self._build_error
+
     def issue(self, settings: RerankSettings) -> str | None:
         """The status line when reranking is configured but not working."""
         if not self.enabled(settings) or self.last_error is None:
