@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import trio
 import trio.lowlevel
@@ -9,6 +11,7 @@ import trio.lowlevel
 from openmemoryd.engine import Engine, workspace_status
 from openmemoryd.errors import Forbidden, NotFound
 from openmemoryd.search import SearchQuery
+from openmemoryd.store import source_totals
 
 
 async def test_append_is_searchable_before_it_returns(engine: Engine) -> None:
@@ -67,6 +70,35 @@ async def test_status_counts_disk_and_index(engine: Engine) -> None:
     assert status.last_sync is not None
     assert status.last_sync.reason == "explicit"
     assert status.index_bytes > 0
+
+
+async def test_status_never_names_a_sync_newer_than_its_counts(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pass that finishes while status reads the index is not reported
+    beside counts from before it (a script waiting for "not syncing, last
+    sync done" would otherwise read a chunk count short of the workspace)."""
+    await engine.sync()
+    before = engine.files.last_sync
+    (engine.config.workspace / "memory" / "late.md").write_text("a late memory line\n")
+    real_read = engine.read
+    finished: list[bool] = []
+
+    async def read_then_finish_a_sync(fn: Any, *args: Any) -> Any:
+        result = await real_read(fn, *args)
+        if fn is source_totals and not finished:
+            finished.append(True)
+            await engine.sync()  # completes between the counts and the rest of status
+        return result
+
+    monkeypatch.setattr(engine, "read", read_then_finish_a_sync)
+    status = await workspace_status(engine)
+    assert finished
+    assert status.chunks == 0  # read before the late file was indexed...
+    assert status.last_sync == before  # ...so the pass that indexed it is not named
+    after = await workspace_status(engine)
+    assert after.chunks == 1
+    assert after.last_sync == engine.files.last_sync != before
 
 
 async def test_get_reads_line_ranges(engine: Engine) -> None:

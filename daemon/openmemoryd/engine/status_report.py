@@ -52,7 +52,15 @@ class EngineStatus:
 
 async def workspace_status(engine: Engine) -> EngineStatus:
     """The workspace part of `status`: files, chunks, sync and embedding state, and
-    every problem worth telling the user, each said once, in words."""
+    every problem worth telling the user, each said once, in words.
+
+    The sync state is read before the counts: a caller that sees no sync
+    running and a finished pass (a script waiting for the startup sync) must
+    get counts that include that pass. Read after them, a pass finishing
+    while the counts were read would be reported beside counts from before it.
+    """
+    last_sync = engine.files.last_sync
+    syncing = engine.files.syncing or engine.syncer.statistics().running
     scan = await trio.to_thread.run_sync(scan_memory_files, engine.policy)
     sessions_on_disk = (
         await trio.to_thread.run_sync(engine.sessions.scan) if engine.sessions is not None else {}
@@ -64,7 +72,6 @@ async def workspace_status(engine: Engine) -> EngineStatus:
         totals, notes = [], []
     sources = count_sources(scan, sessions_on_disk, totals)
     sync = engine.syncer.statistics()
-    last_sync = engine.files.last_sync
     issues = [*scan.issues, *(f"{path}: {note}" for path, note in notes)]
     if engine.vector_error:
         issues.append(engine.vector_error)
@@ -104,7 +111,7 @@ async def workspace_status(engine: Engine) -> EngineStatus:
         vector=embedding.state in ("idle", "embedding") and embedding.embedded > 0,
         provider=embedding.provider,
         model=embedding.model,
-        syncing=engine.files.syncing or sync.running,
+        syncing=syncing,
         last_sync=last_sync,
         issues=tuple(issues),
         embedding=embedding,
