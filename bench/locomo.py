@@ -50,6 +50,10 @@ disagreement is counted as ``snippet_mismatches``). For k in 1, 5, 10:
   (the best hits whole, later ones as their best line), scored over every
   hit they hold, with their characters (snippets and citations), hits and
   ``took_ms`` (the question's embedding is cached by then);
+* answered / answer holds evidence: one more search, ``limit=10`` and the
+  default ``min_score``, as an agent sends it: the share of questions it
+  answers at all, and of those whose answer shows an evidence turn (what the
+  rules for saying nothing cost real questions);
 
 overall and per category (1 multi-hop, 2 temporal, 3 open-domain, 4
 single-hop). Latency is the ``took_ms`` each reply carries (request into the
@@ -209,11 +213,20 @@ def summarize(
             round(percentile([o.asked_took_ms[i] for o in outcomes], 50), 2) if outcomes else 0.0
             for i in range(len(TOKEN_BUDGETS))
         ],
+        default_answered=_share([o.answered for o in outcomes]),
+        default_with_evidence=_share([o.answered_with_evidence for o in outcomes]),
         queries=[
             (o.conversation, o.qa_index, o.category, o.first_rank, o.all_rank, o.took_ms)
             for o in outcomes
         ],
     )
+
+
+def _share(flags: Sequence[bool | None]) -> float | None:
+    """The share of true *flags*, or None when any was not measured."""
+    if not flags or any(flag is None for flag in flags):
+        return None
+    return round(sum(1 for flag in flags if flag) / len(flags), 3)
 
 
 # ---------------------------------------------------------------- running
@@ -231,6 +244,7 @@ def _ask(
 ) -> QueryOutcome:
     reply = client.search(question.question, limit=LIMIT, min_score=0.0)
     asked = [client.search(question.question, max_tokens=t, min_score=0.0) for t in TOKEN_BUDGETS]
+    plain = client.search(question.question, limit=LIMIT)
     per_hit: list[frozenset[str]] = []
     mismatches = 0
     for hit in reply.results:
@@ -260,6 +274,10 @@ def _ask(
         asked_chars=tuple(sum(len(h.snippet) + len(h.citation) for h in a.results) for a in asked),
         asked_hits=tuple(len(a.results) for a in asked),
         asked_took_ms=tuple(a.took_ms for a in asked),
+        answered=bool(plain.results),
+        answered_with_evidence=any(
+            snippet_ids(hit.snippet).intersection(question.evidence) for hit in plain.results
+        ),
     )
 
 

@@ -85,6 +85,21 @@ def render_tables(
             cells += [f"{r.asked_chars[index]:.0f}", f"{r.asked_hits[index]:.1f}"]
             cells.append(f"{r.asked_p50_ms[index]:.1f}")
         lines.append(f"| {r.method} | {r.layout} | " + " | ".join(cells) + " |")
+    answered = [r for r in results if r.default_answered is not None]
+    if answered:
+        lines += [
+            "",
+            "Asked as an agent asks (`search(question, limit="
+            f"{LIMIT})`, the default min_score): the share of questions answered at all, "
+            "and of those whose answer shows an evidence turn:",
+            "",
+            "| method | layout | answered | answer holds evidence |",
+            "|---|---|---:|---:|",
+        ]
+        for r in answered:
+            shares = (r.default_answered, r.default_with_evidence)
+            cells = " | ".join("-" if share is None else _f(share) for share in shares)
+            lines.append(f"| {r.method} | {r.layout} | {cells} |")
     header = " | ".join(f"{name} (n={counts[name]})" for name in CATEGORIES.values())
     lines += [
         "",

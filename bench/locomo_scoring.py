@@ -161,6 +161,10 @@ class QueryOutcome:
     asked_chars: tuple[int, ...] = ()
     asked_hits: tuple[int, ...] = ()
     asked_took_ms: tuple[float, ...] = ()
+    # the search as an agent sends it, without min_score: did it answer, and
+    # did the answer show an evidence turn (None: not asked)
+    answered: bool | None = None
+    answered_with_evidence: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,5 +214,9 @@ class RunResult:
     asked_chars: list[float] = field(default_factory=list)
     asked_hits: list[float] = field(default_factory=list)
     asked_p50_ms: list[float] = field(default_factory=list)
+    # shares of the questions whose search at the default min_score answered,
+    # and whose answer showed an evidence turn (None: not asked)
+    default_answered: float | None = None
+    default_with_evidence: float | None = None
     # (conversation, qa_index, category, first_rank, all_rank, took_ms) per question.
     queries: list[tuple[int, int, int, int | None, int | None, float]] = field(default_factory=list)

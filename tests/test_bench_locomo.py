@@ -219,6 +219,7 @@ def test_tiny_run_scores_both_layouts(
     assert "| bm25 | undated | 4 |" in table
     assert "-m bench.locomo --data" in table
     assert "| 750 tokens any | all | chars | hits | p50 ms |" in table
+    assert "| method | layout | answered | answer holds evidence |" in table
 
     report = json.loads(out.read_text("utf-8"))
     assert report["benchmark"] == "locomo"
@@ -266,6 +267,9 @@ def test_tiny_run_scores_both_layouts(
         assert 0 < result["asked_chars"][0] <= result["asked_chars"][1]
         assert overall["t750_any"] == overall["r10_any"]  # every hit of a tiny workspace fits
         assert 0.0 <= overall["t1500_all"] <= overall["t1500_any"] <= 1.0
+        # asked as an agent asks: BM25 alone has no baseline, every question gets hits
+        assert result["default_answered"] == 1.0
+        assert 0.0 < result["default_with_evidence"] <= result["default_answered"]
 
         queries = {(q[0], q[1]): q for q in result["queries"]}
         # Skipped items (adversarial; only an unknown id) never reach the daemon.
