@@ -28,6 +28,10 @@ UNRELATED = (
     "доказательство великой теоремы Ферма",
     # shares one word ("история") with a note the model finds unrelated
     "история Византийской империи",
+    # topics none of the model's reference passages is about
+    "bioluminescence of deep-sea anglerfish",
+    "巴洛克歌剧的剧本",
+    "как сложить журавлика из бумаги",
 )
 
 # Every piece of template text that must never be returned as memory.
@@ -51,6 +55,12 @@ NOTES = {
     "memory/2026-11-23.md": "- Встреча с Олегом перенесена на пятницу, обсудим биллинг",
     "memory/notes/tracks.md": "# Проект: хранение треков курьеров\n\n## Зачем\n"
     "- Уйти с Redis: история GPS-треков курьеров не помещается в память, 38 ГБ и растёт.",
+    # notes on topics the model's reference passages are about (a car's
+    # brakes, a film, the price of petrol)
+    "memory/notes/car.md": "# Car\n- Replaced the brake pads on the Skoda at the garage, 180 EUR.",
+    "memory/notes/films.md": "# 看过的电影\n- 《流浪地球 3》：特效震撼，故事一般，周航看哭了。",
+    "memory/notes/rashody.md": "# Расходы\n"
+    "- АИ-95 подорожал до 62 рублей за литр, заправляюсь у дома.",
 }
 
 
@@ -126,6 +136,22 @@ def test_related_queries_still_find_memories_in_each_language(used_workspace: Da
         reply = _search(used_workspace, query)
         found = [hit["path"] for hit in reply["results"]]  # type: ignore[attr-defined]
         assert path in found[:2], (query, found)
+
+
+def test_a_note_on_a_reference_passages_topic_is_still_an_answer(used_workspace: Daemon) -> None:
+    """A query's baseline is its mean cosine with the five reference passages
+    nearest to it, so the one passage on its topic (brake pads, a film,
+    petrol prices) does not by itself raise the bar over the note that
+    answers it."""
+    expected = {
+        "how much did the brake pads cost?": "memory/notes/car.md",
+        "我们看的那部电影怎么样": "memory/notes/films.md",
+        "сколько стоит литр бензина": "memory/notes/rashody.md",
+    }
+    for query, path in expected.items():
+        reply = _search(used_workspace, query)
+        found = [hit["path"] for hit in reply["results"]]  # type: ignore[attr-defined]
+        assert found[:1] == [path], (query, reply)
 
 
 def test_russian_questions_find_other_forms_of_the_notes_words(used_workspace: Daemon) -> None:

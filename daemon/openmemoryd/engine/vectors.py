@@ -43,6 +43,7 @@ import trio
 
 from omem_protocol import EmbeddingStatus
 from openmemoryd.embed import Embedder, EmbeddingError, to_blob
+from openmemoryd.embed.registry import as_local
 from openmemoryd.store.vectors import (
     PendingChunk,
     active_table,
@@ -216,11 +217,17 @@ class VectorIndexer:
             self.wake()
 
     async def _warm_up(self) -> None:
-        """Load the query model now, so the first search does not pay for it."""
+        """Load the query model now, and embed the local model's reference
+        passages (embed.reference), so the first search pays for neither."""
+        local = as_local(self.embedder)
+
+        def warm() -> None:
+            vector = self.embedder.embed_query("warm up")
+            if local is not None:
+                local.null_cosine(vector)
+
         try:
-            await trio.to_thread.run_sync(
-                self.embedder.embed_query, "warm up", abandon_on_cancel=True
-            )
+            await trio.to_thread.run_sync(warm, abandon_on_cancel=True)
         except EmbeddingError as exc:
             self._record_failure(exc)
         except Exception:
