@@ -46,8 +46,9 @@ __all__ = [
 # notes in a varied workspace score 0.
 E5_SCORE_FLOOR: Final = 0.75
 E5_SCORE_CEILING: Final = 0.95
-# See embed.reference: margin over the query's baseline that scores 1.0.
-E5_EVIDENCE_WIDTH: Final = 0.1
+# See embed.reference: margin over the query's baseline that scores 1.0
+# (the default min_score of 0.35 is then a margin of 0.025).
+E5_EVIDENCE_WIDTH: Final = 0.072
 
 # MiniLM spreads cosines much wider. On ten English notes and ten questions,
 # unrelated pairs had median 0.035 (95th percentile 0.19) and relevant ones
