@@ -41,6 +41,7 @@ EXPECTED_SECONDS: dict[str, float] = {
     "test_e2e_one_shot.py": 29,
     "test_e2e_watch.py": 27,
     "test_e2e_compact.py": 26,
+    "test_e2e_unrelated_notes.py": 26,
     "test_e5.py": 25,
     "test_e2e_agent_ops.py": 24,
     "test_e2e_method_table.py": 24,
