@@ -102,6 +102,11 @@ def _search(daemon: Daemon, *args: str) -> dict[str, object]:
     return json.loads(result.stdout)  # type: ignore[no-any-return]
 
 
+def _paths(daemon: Daemon, query: str) -> list[str]:
+    """The files of a default search's hits, best first."""
+    return [hit["path"] for hit in _search(daemon, query)["results"]]  # type: ignore[attr-defined]
+
+
 def _assert_no_boilerplate(text: str) -> None:
     for piece in BOILERPLATE:
         assert piece not in text, f"template text {piece!r} returned as memory:\n{text}"
@@ -133,8 +138,7 @@ def test_related_queries_still_find_memories_in_each_language(used_workspace: Da
         "когда Вэй предпочитает созвоны": "memory/2026-11-22.md",
     }
     for query, path in expected.items():
-        reply = _search(used_workspace, query)
-        found = [hit["path"] for hit in reply["results"]]  # type: ignore[attr-defined]
+        found = _paths(used_workspace, query)
         assert path in found[:2], (query, found)
 
 
@@ -149,9 +153,8 @@ def test_a_note_on_a_reference_passages_topic_is_still_an_answer(used_workspace:
         "сколько стоит литр бензина": "memory/notes/rashody.md",
     }
     for query, path in expected.items():
-        reply = _search(used_workspace, query)
-        found = [hit["path"] for hit in reply["results"]]  # type: ignore[attr-defined]
-        assert found[:1] == [path], (query, reply)
+        found = _paths(used_workspace, query)
+        assert found[:1] == [path], (query, found)
 
 
 def test_russian_questions_find_other_forms_of_the_notes_words(used_workspace: Daemon) -> None:
