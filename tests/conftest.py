@@ -17,6 +17,7 @@ tmp_path can exceed the 107-byte limit of Unix socket addresses.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 # One BLAS thread for the models loaded in test processes (and inherited by
@@ -197,7 +198,10 @@ def _replace(config: Config, changes: dict[str, object]) -> Config:
     return replace(config, **changes)  # type: ignore[arg-type]
 
 
-def _isolated_env(root: Path) -> Iterator[Env]:
+@contextlib.contextmanager
+def isolated_env(root: Path) -> Iterator[Env]:
+    """An `Env` rooted at *root*, its socket in a fresh private directory
+    (removed after): for a fixture that needs more than one daemon."""
     socket_dir = Path(tempfile.mkdtemp(prefix="om-", dir="/tmp"))
     os.chmod(socket_dir, 0o700)
     try:
@@ -208,14 +212,16 @@ def _isolated_env(root: Path) -> Iterator[Env]:
 
 @pytest.fixture
 def env(tmp_path: Path) -> Iterator[Env]:
-    yield from _isolated_env(tmp_path)
+    with isolated_env(tmp_path) as env:
+        yield env
 
 
 @pytest.fixture(scope="module")
 def module_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
     """One `Env` for all the tests of a module, for a daemon they share
     (starting one, and embedding its notes, is most of an e2e test's time)."""
-    yield from _isolated_env(tmp_path_factory.mktemp("module"))
+    with isolated_env(tmp_path_factory.mktemp("module")) as env:
+        yield env
 
 
 class Daemon:

@@ -17,13 +17,12 @@ answered, with 59, 60 and 57 real questions answered with their evidence.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator
 
 import pytest
 
 from bench.multilingual import DATA_DIR, SETS, EvalSet, evidence_in, load_set
-from conftest import Daemon, _isolated_env
+from conftest import Daemon, isolated_env
 from test_e2e_semantic import wait_for_vectors
 
 pytestmark = pytest.mark.e2e
@@ -41,7 +40,7 @@ def notes(
     """One daemon a set, on its notes, every chunk embedded."""
     eval_set = load_set(DATA_DIR / f"{request.param}.json")
     root = tmp_path_factory.mktemp(f"notes-{request.param}")
-    with contextlib.contextmanager(_isolated_env)(root) as env:
+    with isolated_env(root) as env:
         env.write_config("")  # the defaults, with the bundled local model
         for name, text in eval_set.files.items():
             path = env.workspace / name
