@@ -109,7 +109,7 @@ class Method:
 
 
 # (top_n, weight) of the local reranker's methods.
-RERANK_SETTINGS: Final = ((10, 1.0), (10, 0.7))
+RERANK_SETTINGS: Final = ((10, 1.0), (10, 0.7), (3, 1.0))
 
 METHODS: Final[Mapping[str, Method]] = {
     m.name: m
