@@ -11,8 +11,11 @@ deep-sea fish and the like were answered from notes on payments and a NAS.
 The ten queries checked here are the last ten of each set's unrelated
 queries, written apart from the reference passages and on none of their
 topics. The bounds are what the daemon does now (docs/recall.md, "A wider
-baseline"); before the baseline was widened they were 3, 6 and 6 of ten
-answered, with 59, 60 and 57 real questions answered with their evidence.
+baseline"); before the baseline was widened they were 3 and 6 of ten
+answered (Russian, Chinese), with 59 and 60 real questions answered with
+their evidence. The Russian and Chinese sets run here, the scripts the
+baseline was thinnest in; `python -m bench.multilingual` measures all three
+(the English set: at most 4 of ten, 58 real questions, against 6 and 57).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bench.multilingual import DATA_DIR, SETS, EvalSet, evidence_in, load_set
+from bench.multilingual import DATA_DIR, EvalSet, evidence_in, load_set
 from conftest import Daemon, isolated_env
 from test_e2e_semantic import wait_for_vectors
 
@@ -30,10 +33,10 @@ pytestmark = pytest.mark.e2e
 WRITTEN_APART = 10  # the last ten of a set's unrelated queries
 
 # set: (most of the ten answered, fewest of the 60 questions answered with evidence)
-BOUNDS = {"ru": (2, 59), "zh": (2, 60), "en": (4, 58)}
+BOUNDS = {"ru": (2, 59), "zh": (2, 60)}
 
 
-@pytest.fixture(scope="module", params=SETS)
+@pytest.fixture(scope="module", params=sorted(BOUNDS))
 def notes(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[EvalSet, Daemon]]:
