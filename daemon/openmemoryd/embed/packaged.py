@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Final
 
-__all__ = ["WeightsFormatError", "model_dir", "package_dir", "verify_sha256"]
+__all__ = ["WeightsFormatError", "model_dir", "package_dir", "verify_pinned", "verify_sha256"]
 
 _HASH_CHUNK: Final = 1 << 20
 _verified: set[tuple[str, int, int, str]] = set()
@@ -69,3 +69,9 @@ def verify_sha256(path: Path, expected: str, origin: str) -> None:
             f"({origin}); the file is corrupt or a different version"
         )
     _verified.add(key)
+
+
+def verify_pinned(directory: Path, pinned: Mapping[str, str], origin: str) -> None:
+    """`verify_sha256` for each file *pinned* names in *directory* (name -> digest)."""
+    for name, digest in pinned.items():
+        verify_sha256(directory / name, digest, f"{name} of {origin}")

@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from openmemoryd.embed.bert import DenseRows, EncoderWeights, LayerWeights
 from openmemoryd.embed.minilm.safetensors import read_safetensors
-from openmemoryd.embed.packaged import WeightsFormatError, model_dir, verify_sha256
+from openmemoryd.embed.packaged import WeightsFormatError, model_dir, verify_pinned
 
 __all__ = [
     "INSTALL_COMMAND",
@@ -77,8 +77,7 @@ def default_model_dir() -> Path:
 
 def verify_model_dir(directory: Path) -> None:
     """Refuse weights or vocabulary other than the pinned ones."""
-    for name, digest in PINNED.items():
-        verify_sha256(directory / name, digest, f"{name} of {_ORIGIN}")
+    verify_pinned(directory, PINNED, _ORIGIN)
 
 
 def read_vocab(directory: Path) -> list[str]:

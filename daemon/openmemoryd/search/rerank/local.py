@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import trio
 
-from openmemoryd.embed.packaged import model_dir, verify_sha256
+from openmemoryd.embed.packaged import model_dir, verify_pinned
 from openmemoryd.search.rerank.base import RerankError, RerankSkipped
 
 if TYPE_CHECKING:
@@ -177,8 +177,7 @@ class LocalReranker:
         if self._session is None or self._tokenizer is None:
             try:
                 directory = self._dir or default_model_dir()
-                for name, digest in PINNED.items():
-                    verify_sha256(directory / name, digest, f"{name} of {_ORIGIN}")
+                verify_pinned(directory, PINNED, _ORIGIN)
                 # Imported here: the minilm package maps numpy (see the invariants).
                 from openmemoryd.embed.minilm.tokenizer import WordPieceTokenizer
 
