@@ -61,6 +61,7 @@ EXPECTED_SECONDS: dict[str, float] = {
     "test_init_cursor.py": 12,
     "test_e2e_batch.py": 12,
     "test_rebuild.py": 11,
+    "test_e5_reference.py": 5,
     "test_readme_tour.py": 9,
     "test_indexer.py": 9,
     "test_wizard.py": 9,

@@ -217,8 +217,9 @@ class VectorIndexer:
             self.wake()
 
     async def _warm_up(self) -> None:
-        """Load the query model now, and embed the local model's reference
-        passages (embed.reference), so the first search pays for neither."""
+        """Load the query model now, and the local model's reference vectors
+        (shipped, or the passages embedded when none match: embed.reference),
+        so the first search pays for neither."""
         local = as_local(self.embedder)
 
         def warm() -> None:

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from openmemoryd.embed import e5, minilm
+from openmemoryd.embed.e5 import reference as e5_reference
 from openmemoryd.embed.engine import EngineName
 
 __all__ = [
@@ -85,6 +86,9 @@ class LocalModel:
     # How far above its reference baseline a query's cosine must reach to
     # count as evidence (embed.reference); None: not calibrated for this model.
     evidence_width: float | None = None
+    # The reference passages' vectors as shipped for these weights, or None
+    # (then the provider embeds the passages itself).
+    shipped_reference: Callable[[], F32Array | None] = lambda: None
 
 
 def _load_e5(path: Path, engine: EngineName, threads: int) -> TextEncoder:
@@ -104,6 +108,7 @@ DEFAULT_MODEL: Final = LocalModel(
     verify=e5.verify_weights,
     load=_load_e5,
     evidence_width=E5_EVIDENCE_WIDTH,
+    shipped_reference=e5_reference.load,
 )
 MINILM_MODEL: Final = LocalModel(
     model_id=minilm.MODEL_ID,
