@@ -11,6 +11,7 @@ in the wrong order still scored 0.975-0.996.
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import subprocess
@@ -33,7 +34,7 @@ from openmemoryd.embed.e5 import (
     default_weights_path,
     verify_weights,
 )
-from openmemoryd.embed.e5.weights import load_weights
+from openmemoryd.embed.e5.weights import _decode_piece, _decode_pieces, load_weights
 
 Vectors = npt.NDArray[np.float32]
 
@@ -418,3 +419,18 @@ def test_malformed_files_are_rejected(tmp_path: Path) -> None:
     truncated.write_bytes(default_weights_path().read_bytes()[:5_000_000])
     with pytest.raises(WeightsFormatError):
         load_weights(truncated)
+
+
+def test_pieces_decoded_at_once_are_the_pieces_decoded_one_by_one() -> None:
+    """The vocabulary is decoded in one go and cut at character offsets; a
+    piece that is not UTF-8 on its own (a cut inside a character, a stray
+    byte) must still come out as None, as when each is decoded alone."""
+    rng = random.Random(7)
+    for _ in range(3000):
+        blob = b"".join(rng.choice(["a", "é", "中", "😀", "", "bc"]).encode() for _ in range(7))
+        if rng.random() < 0.2:
+            blob += b"\xff"  # the whole blob is not UTF-8: decoded piece by piece
+        inner = (rng.randint(0, len(blob)) for _ in range(rng.randint(0, 6)))
+        cuts = sorted({0, len(blob), *inner})
+        expected = [_decode_piece(blob[a:b]) for a, b in itertools.pairwise(cuts)]
+        assert _decode_pieces(blob, np.array(cuts, dtype=np.int64)) == expected, (blob, cuts)

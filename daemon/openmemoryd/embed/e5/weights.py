@@ -230,8 +230,32 @@ def _read_tokenizer(cursor: _Cursor) -> TokenizerData:
     blob = cursor.raw(blob_len)
     if offsets[0] != 0 or offsets[-1] != blob_len or np.any(np.diff(offsets) < 0):
         raise WeightsFormatError("bad tokenizer piece offsets")
-    pieces = [_decode_piece(blob[a:b]) for a, b in itertools.pairwise(offsets.tolist())]
+    pieces = _decode_pieces(blob, offsets)
     return TokenizerData(pieces, scores, bos, eos, pad, unk, _read_normalization(cursor))
+
+
+def _decode_pieces(blob: bytes, offsets: npt.NDArray[np.int64]) -> list[str | None]:
+    """Each piece's text, None for one that is not UTF-8 on its own.
+
+    One decode of the whole blob, cut at the characters its byte offsets
+    fall on: decoding 250,000 pieces one by one took a third of the model's
+    load. A piece is UTF-8 on its own exactly when the blob is and both its
+    ends fall on the start of a character (or the blob's end); a blob that
+    is not UTF-8 as a whole is decoded piece by piece.
+    """
+    try:
+        text = blob.decode("utf-8")
+    except UnicodeDecodeError:
+        return [_decode_piece(blob[a:b]) for a, b in itertools.pairwise(offsets.tolist())]
+    raw = np.frombuffer(blob, dtype=np.uint8)
+    starts = np.ones(len(raw) + 1, dtype=bool)  # byte i starts a character; the end counts
+    starts[:-1] = (raw & 0xC0) != 0x80
+    chars = np.zeros(len(raw) + 1, dtype=np.int64)  # characters before byte i
+    np.cumsum(starts[:-1], out=chars[1:])
+    at: list[int] = chars[offsets].tolist()
+    on_start = starts[offsets]
+    whole: list[bool] = (on_start[:-1] & on_start[1:]).tolist()
+    return [text[a:b] if ok else None for a, b, ok in zip(at, at[1:], whole, strict=False)]
 
 
 def _decode_piece(raw: bytes) -> str | None:
