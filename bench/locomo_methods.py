@@ -33,14 +33,16 @@ def _config(
     query_threads: int | None = None,
     engine: str | None = None,
     budget_whole_share: float = 0.7,
-    rerank: tuple[int, float] | None = None,
+    rerank: tuple[int, float, float] | None = None,
 ) -> str:
     """A complete ranking config, so a method means the same whatever the defaults become.
 
-    *rerank* is (top_n, weight) of the local cross-encoder; None: no reranking.
+    *rerank* is (top_n, weight, confident_at) of the local cross-encoder;
+    None: no reranking.
     """
     reranking = (
-        f'provider = "local"\ntop_n = {rerank[0]}\nweight = {rerank[1]}\ntimeout_s = 60\n'
+        f'provider = "local"\ntop_n = {rerank[0]}\nweight = {rerank[1]}\n'
+        f"confident_at = {rerank[2]}\ntimeout_s = 60\n"
         if rerank is not None
         else 'provider = "none"\n'
     )
@@ -67,7 +69,7 @@ def _default(
     engine: str | None = None,
     budget_whole_share: float = 0.7,
     mmr: bool = False,
-    rerank: tuple[int, float] | None = None,
+    rerank: tuple[int, float, float] | None = None,
 ) -> str:
     """The default configuration: calibrated fusion with dates and neighbours,
     hits trimmed of the lines a better hit shows."""
@@ -108,8 +110,33 @@ class Method:
     install: str = ""
 
 
-# (top_n, weight) of the local reranker's methods.
-RERANK_SETTINGS: Final = ((10, 1.0), (10, 0.7), (3, 1.0))
+# (top_n, weight, confident_at) of the local reranker's methods.
+RERANK_SETTINGS: Final = (
+    (10, 1.0, 1.0),
+    (10, 0.7, 1.0),
+    (3, 1.0, 1.0),
+    (5, 1.0, 0.6),
+    (10, 1.0, 0.6),
+    (10, 1.0, 0.8),
+)
+
+
+def _rerank_name(top_n: int, weight: float, confident_at: float) -> str:
+    unsure = "" if confident_at >= 1.0 else f"-unsure{confident_at}"
+    return f"calibrated-rerank-{top_n}-{weight}{unsure}"
+
+
+def _rerank_description(top_n: int, weight: float, confident_at: float) -> str:
+    only = (
+        ""
+        if confident_at >= 1.0
+        else f", only searches whose first estimate is below {confident_at}"
+    )
+    return (
+        f"the default, its best {top_n} reranked by the local cross-encoder"
+        f" (ms-marco-MiniLM-L-12-v2), blended at weight {weight}{only}"
+    )
+
 
 METHODS: Final[Mapping[str, Method]] = {
     m.name: m
@@ -156,15 +183,14 @@ METHODS: Final[Mapping[str, Method]] = {
         ),
         *(
             Method(
-                f"calibrated-rerank-{top_n}-{weight}",
-                f"the default, its best {top_n} reranked by the local cross-encoder"
-                f" (ms-marco-MiniLM-L-12-v2), blended at weight {weight}",
-                _default(rerank=(top_n, weight)),
+                _rerank_name(*settings),
+                _rerank_description(*settings),
+                _default(rerank=settings),
                 vectors=True,
                 package=WEIGHTS_PACKAGE,
                 install=INSTALL_COMMAND,
             )
-            for top_n, weight in RERANK_SETTINGS
+            for settings in RERANK_SETTINGS
         ),
         Method(
             "calibrated-qthreads2",

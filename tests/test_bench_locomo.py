@@ -321,8 +321,12 @@ def test_the_rerank_methods_configure_the_local_reranker_and_the_others_none() -
         "provider": "local",
         "top_n": 10,
         "weight": 1.0,
+        "confident_at": 1.0,
         "timeout_s": 60,
     }
+    unsure = tomllib.loads(METHODS["calibrated-rerank-5-1.0-unsure0.6"].config_toml)
+    assert unsure["search"]["rerank"]["top_n"] == 5
+    assert unsure["search"]["rerank"]["confident_at"] == 0.6
     assert tomllib.loads(METHODS["calibrated"].config_toml)["search"]["rerank"] == {
         "provider": "none"
     }

@@ -136,6 +136,24 @@ def test_a_reranker_reorders_hits_and_a_failing_one_changes_nothing(
         assert "# reranked by cohere rerank-test: the best" in shown.stdout
         assert " · rerank 0.990 · " in shown.stdout
 
+        # a fusion sure of its first hit (any estimate is at least 0.01) asks nothing
+        daemon_with_reranker.env.write_config(config(embedder, reranker) + "confident_at = 0.01\n")
+        assert daemon_with_reranker.proc is not None
+        daemon_with_reranker.proc.send_signal(signal.SIGHUP)
+        wait_for_log(daemon_with_reranker, "search.rerank.confident_at 1.0 -> 0.01")
+        asked = len(reranker.requests)
+        confident = client.search("tea", explain=True)
+        assert [hit.path for hit in confident.results] == fused
+        assert confident.explain is not None
+        assert confident.explain.rerank is not None
+        assert confident.explain.rerank.skipped
+        assert "is at least 0.01" in (confident.explain.rerank.error or "")
+        assert len(reranker.requests) == asked
+        assert rerank_issues(client) == []
+        daemon_with_reranker.env.write_config(config(embedder, reranker))
+        daemon_with_reranker.proc.send_signal(signal.SIGHUP)
+        wait_for_log(daemon_with_reranker, "search.rerank.confident_at 0.01 -> 1.0")
+
         request = reranker.requests[-1]
         assert request.path == "/v2/rerank"
         assert request.headers["authorization"] == f"Bearer {KEY}"

@@ -133,6 +133,10 @@ NOTES = {
     "memory/b.md": "The tea shop on Main Street closed; tea prices went up",
     "memory/c.md": "Wei's favourite tea is oolong from Taiwan",
 }
+CHINESE_NOTES = {
+    "memory/d.md": "魏最喜欢的茶是台湾乌龙茶",
+    "memory/e.md": "乌龙茶要用九十度的水泡",
+}
 
 
 def with_rerank(engine: Engine, **fields: object) -> None:
@@ -160,9 +164,10 @@ async def test_in_a_search_it_reorders_english_and_leaves_other_scripts_alone(
     assert result.explain.rerank.error is None
     assert all(hit.rerank_score is not None for hit in result.results)
 
-    await engine.append("魏最喜欢的茶是台湾乌龙茶", "memory/d.md")
+    for path, text in CHINESE_NOTES.items():  # two: one alone is never sent
+        await engine.append(text, path)
     chinese = await engine.search(SearchQuery("乌龙茶", explain=True))
-    assert [hit.path for hit in chinese.results] == ["memory/d.md"]
+    assert sorted(hit.path for hit in chinese.results) == sorted(CHINESE_NOTES)
     assert chinese.explain is not None
     assert chinese.explain.rerank is not None
     assert "reads English" in (chinese.explain.rerank.error or "")
@@ -183,13 +188,16 @@ def test_through_the_daemon_the_local_reranker_orders_english_hits(env: Env) -> 
             '\n[search.rerank]\nprovider = "local"\ntop_n = 10\nweight = 1.0\n'
         )
         (env.workspace / "memory").mkdir(parents=True)
-        for path, text in {**NOTES, "memory/d.md": "魏最喜欢的茶是台湾乌龙茶"}.items():
+        for path, text in {**NOTES, **CHINESE_NOTES}.items():
             (env.workspace / path).write_text(text + "\n")
         daemon = Daemon(env).start()
         try:
             with daemon.client() as client:
                 client.sync()
-                reranked = client.search("Which tea is Wei's favourite?", explain=True)
+                # min_score 0: every tea note is a candidate, so there is an order to change
+                asked = "Which tea is Wei's favourite?"
+                reranked = client.search(asked, explain=True, min_score=0.0)
+                assert len(reranked.results) >= 2
                 assert reranked.results[0].path == "memory/c.md"
                 assert reranked.explain is not None
                 assert reranked.explain.rerank is not None

@@ -117,6 +117,47 @@ async def test_only_the_top_n_texts_are_sent() -> None:
     assert "reranked 2 candidates with stub stub-1" in str(note)
 
 
+async def test_one_candidate_is_never_sent() -> None:
+    stub = Stub([0.9])
+    out, note = await rerank_candidates(stub, "q", [candidate(1, 0.3)], RerankSettings())
+    assert stub.calls == []
+    assert ids(out) == [1]
+    assert note.skipped
+    assert note.sent == 0
+    assert "nothing to re-order" in str(note)
+
+
+async def test_a_confident_fused_order_is_kept_without_a_call() -> None:
+    settings = RerankSettings(weight=1.0, confident_at=0.6)
+    stub = Stub([0.1, 0.9])
+    sure = [candidate(1, 0.61), candidate(2, 0.5)]
+    out, note = await rerank_candidates(stub, "q", sure, settings, calibrated=True)
+    assert stub.calls == []
+    assert ids(out) == [1, 2]
+    assert note.skipped
+    assert note.error is not None
+    assert "estimate 0.610 is at least 0.6" in note.error
+    assert all(c.rerank_score is None for c in out)
+
+    unsure = [candidate(1, 0.59), candidate(2, 0.5)]
+    out, note = await rerank_candidates(stub, "q", unsure, settings, calibrated=True)
+    assert len(stub.calls) == 1
+    assert ids(out) == [2, 1]
+    assert note.applied
+
+
+async def test_only_calibrated_estimates_are_taken_for_confidence() -> None:
+    """Weighted, RRF and keyword-only scores are not probabilities: every search is sent."""
+    stub = Stub([0.1, 0.9])
+    fused = [candidate(1, 0.95), candidate(2, 0.5)]
+    settings = RerankSettings(weight=1.0, confident_at=0.6)
+    out, _ = await rerank_candidates(stub, "q", fused, settings, calibrated=False)
+    assert ids(out) == [2, 1]
+    out, _ = await rerank_candidates(stub, "q", fused, RerankSettings(weight=1.0), calibrated=True)
+    assert ids(out) == [2, 1]  # confident_at 1 (the default): every search
+    assert len(stub.calls) == 2
+
+
 @pytest.mark.parametrize(
     "error",
     [

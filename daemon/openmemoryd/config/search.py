@@ -100,6 +100,15 @@ class RerankSettings(Section, frozen=True):
         float,
         doc("Share of the rerank score in the blended order (1 = rerank alone).", ge=0.0, le=1.0),
     ] = 0.7
+    confident_at: Annotated[
+        float,
+        doc(
+            "A search whose best candidate's calibrated estimate is at least this is not"
+            " reranked: the fusion is sure of its first hit (1 = rerank every search).",
+            gt=0.0,
+            le=1.0,
+        ),
+    ] = 1.0
     timeout_s: Annotated[
         float, doc("A slower reranker is ignored for that search.", gt=0.0, le=120.0)
     ] = 5.0

@@ -42,9 +42,15 @@ class RerankSlot:
         return settings.provider != "none"
 
     async def rerank(
-        self, settings: RerankSettings, query: str, candidates: Sequence[Candidate]
+        self,
+        settings: RerankSettings,
+        query: str,
+        candidates: Sequence[Candidate],
+        *,
+        calibrated: bool = False,
     ) -> tuple[list[Candidate], RerankNote]:
-        """*candidates* re-ordered by the configured reranker (unchanged if it fails)."""
+        """*candidates* re-ordered by the configured reranker (unchanged if it fails);
+        *calibrated*: their scores are calibrated fusion's estimates."""
         reranker = await self._current(settings)
         if reranker is None:
             error = self._build_error or "reranking is off"
@@ -52,7 +58,9 @@ class RerankSlot:
             note = RerankNote(settings.provider, settings.model, 0, settings.weight, error=error)
             self.last_error = error
             return list(candidates), note
-        reordered, note = await rerank_candidates(reranker, query, candidates, settings)
+        reordered, note = await rerank_candidates(
+            reranker, query, candidates, settings, calibrated=calibrated
+        )
         if not note.skipped:  # a question the model does not read is no failure
             self.last_error = note.error
         return reordered, note
