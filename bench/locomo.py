@@ -215,6 +215,7 @@ def summarize(
         ],
         default_answered=_share([o.answered for o in outcomes]),
         default_with_evidence=_share([o.answered_with_evidence for o in outcomes]),
+        reranked=_share([o.reranked for o in outcomes]) or 0.0,
         queries=[
             (o.conversation, o.qa_index, o.category, o.first_rank, o.all_rank, o.took_ms)
             for o in outcomes
@@ -274,6 +275,7 @@ def _ask(
         asked_chars=tuple(sum(len(h.snippet) + len(h.citation) for h in a.results) for a in asked),
         asked_hits=tuple(len(a.results) for a in asked),
         asked_took_ms=tuple(a.took_ms for a in asked),
+        reranked=any(hit.rerank_score is not None for hit in reply.results),
         answered=bool(plain.results),
         answered_with_evidence=any(
             snippet_ids(hit.snippet).intersection(question.evidence) for hit in plain.results

@@ -49,6 +49,9 @@ def render_tables(
             f"| {_f(o.mrr)} | {r.latency_ms.p50:.1f} | {r.latency_ms.p95:.1f} "
             f"| {r.ids_per_hit:.1f} | {r.chars_per_hit:.0f} |"
         )
+    reranked = [f"{r.method} ({r.layout}) {r.reranked:.1%}" for r in results if r.reranked]
+    if reranked:
+        lines += ["", "Searches a reranker re-ordered: " + ", ".join(reranked) + "."]
     lines += [
         "",
         "Recall within a context budget (hits in rank order while their snippets fit), "

@@ -165,6 +165,8 @@ class QueryOutcome:
     # did the answer show an evidence turn (None: not asked)
     answered: bool | None = None
     answered_with_evidence: bool | None = None
+    # the reply's hits carry a reranker's scores (a reranker ran for it)
+    reranked: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,5 +220,7 @@ class RunResult:
     # and whose answer showed an evidence turn (None: not asked)
     default_answered: float | None = None
     default_with_evidence: float | None = None
+    # the share of the questions whose search a reranker re-ordered
+    reranked: float = 0.0
     # (conversation, qa_index, category, first_rank, all_rank, took_ms) per question.
     queries: list[tuple[int, int, int, int | None, int | None, float]] = field(default_factory=list)

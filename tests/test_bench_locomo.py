@@ -28,12 +28,14 @@ from bench.locomo import (
     render_day,
     snippet_ids,
     split_evidence,
+    summarize,
     to_json,
     with_chunking,
     with_embed_nice,
     write_workspace,
 )
 from bench.locomo_methods import METHODS
+from bench.locomo_scoring import BUDGETS, TOKEN_BUDGETS, QueryOutcome
 
 
 def _turn(dia_id: str, speaker: str, text: str, caption: str | None = None) -> dict[str, str]:
@@ -330,3 +332,32 @@ def test_the_rerank_methods_configure_the_local_reranker_and_the_others_none() -
     assert tomllib.loads(METHODS["calibrated"].config_toml)["search"]["rerank"] == {
         "provider": "none"
     }
+
+
+def test_the_share_of_searches_a_reranker_re_ordered_is_counted() -> None:
+    def outcome(index: int, reranked: bool) -> QueryOutcome:
+        return QueryOutcome(
+            conversation=0,
+            qa_index=index,
+            category=4,
+            first_rank=1,
+            all_rank=1,
+            took_ms=1.0,
+            hits=1,
+            ids=1,
+            chars=10,
+            lexical=False,
+            mismatches=0,
+            budgets=tuple((1, 1) for _ in BUDGETS),
+            asked=tuple((1, 1) for _ in TOKEN_BUDGETS),
+            asked_chars=tuple(10 for _ in TOKEN_BUDGETS),
+            asked_hits=tuple(1 for _ in TOKEN_BUDGETS),
+            asked_took_ms=tuple(1.0 for _ in TOKEN_BUDGETS),
+            reranked=reranked,
+        )
+
+    method = METHODS["calibrated-rerank-5-1.0-unsure0.6"]
+    flags = (True, False, False, True, False)
+    result = summarize(method, "dated", [outcome(i, f) for i, f in enumerate(flags)], [])
+    assert result.reranked == 0.4
+    assert summarize(METHODS["calibrated"], "dated", [outcome(0, False)], []).reranked == 0.0
