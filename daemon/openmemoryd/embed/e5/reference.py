@@ -8,7 +8,7 @@ activation, a test suite) that adds up. The vectors depend on nothing but the
 pinned weights, the recipe and the passages, so they are computed here once
 and shipped in a file named by a digest of all three: a daemon loads the file
 whose name matches and embeds the passages itself only when none does (the
-passages were edited and the file not written again; tests/test_e5.py fails
+passages were edited and the file not written again; tests/test_e5_reference.py fails
 then, and checks the shipped vectors against the live model).
 
 Write the file again after editing the passages:
