@@ -140,7 +140,7 @@ def test_a_reranker_reorders_hits_and_a_failing_one_changes_nothing(
         daemon_with_reranker.env.write_config(config(embedder, reranker) + "confident_at = 0.01\n")
         assert daemon_with_reranker.proc is not None
         daemon_with_reranker.proc.send_signal(signal.SIGHUP)
-        wait_for_log(daemon_with_reranker, "search.rerank.confident_at 1.0 -> 0.01")
+        wait_for_log(daemon_with_reranker, "search.rerank.confident_at (unset) -> 0.01")
         asked = len(reranker.requests)
         confident = client.search("tea", explain=True)
         assert [hit.path for hit in confident.results] == fused
@@ -152,7 +152,7 @@ def test_a_reranker_reorders_hits_and_a_failing_one_changes_nothing(
         assert rerank_issues(client) == []
         daemon_with_reranker.env.write_config(config(embedder, reranker))
         daemon_with_reranker.proc.send_signal(signal.SIGHUP)
-        wait_for_log(daemon_with_reranker, "search.rerank.confident_at 0.01 -> 1.0")
+        wait_for_log(daemon_with_reranker, "search.rerank.confident_at 0.01 -> (unset)")
 
         request = reranker.requests[-1]
         assert request.path == "/v2/rerank"

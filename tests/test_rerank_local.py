@@ -185,7 +185,7 @@ def test_through_the_daemon_the_local_reranker_orders_english_hits(env: Env) -> 
     with FakeEmbeddingServer() as embedder:
         env.write_config(
             f'[embedding]\nprovider = "openai"\n[embedding.openai]\nbase_url = "{embedder.url}/v1"'
-            '\n[search.rerank]\nprovider = "local"\ntop_n = 10\nweight = 1.0\n'
+            '\n[search.rerank]\nprovider = "local"\nconfident_at = 1.0\n'
         )
         (env.workspace / "memory").mkdir(parents=True)
         for path, text in {**NOTES, **CHINESE_NOTES}.items():

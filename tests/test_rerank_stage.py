@@ -14,6 +14,7 @@ import pytest
 
 from fake_rerank_servers import HANG, INVALID_JSON, FakeRerankServer, status
 from openmemoryd.config import RerankSettings, SearchSettings
+from openmemoryd.config.search import RerankPlan
 from openmemoryd.engine import Engine, workspace_status
 from openmemoryd.search import Candidate, SearchQuery
 from openmemoryd.search.rerank import RerankError, blend, normalise, rerank_candidates
@@ -115,6 +116,28 @@ async def test_only_the_top_n_texts_are_sent() -> None:
     assert note.applied
     assert note.sent == 2
     assert "reranked 2 candidates with stub stub-1" in str(note)
+
+
+def test_unset_numbers_take_the_providers_defaults() -> None:
+    """The local model runs once per candidate: its best 10, alone, and only
+    where the fusion is unsure; a service answers all its candidates at once."""
+    assert RerankSettings(provider="local").plan() == RerankPlan(10, 1.0, 0.6)
+    for provider in ("cohere", "jina", "voyage", "tei", "llamacpp", "none"):
+        assert RerankSettings(provider=provider).plan() == RerankPlan(30, 0.7, 1.0)
+    chosen = RerankSettings(provider="local", top_n=3, weight=0.5, confident_at=1.0)
+    assert chosen.plan() == RerankPlan(3, 0.5, 1.0)
+
+
+async def test_the_local_models_defaults_skip_a_search_the_fusion_is_sure_of() -> None:
+    stub = Stub([0.1, 0.9])
+    local = RerankSettings(provider="local")
+    sure = [candidate(1, 0.7), candidate(2, 0.5)]
+    out, note = await rerank_candidates(stub, "q", sure, local, calibrated=True)
+    assert (ids(out), stub.calls, note.skipped) == ([1, 2], [], True)
+    unsure = [candidate(1, 0.5), candidate(2, 0.4)]
+    out, note = await rerank_candidates(stub, "q", unsure, local, calibrated=True)
+    assert ids(out) == [2, 1]  # weight 1: the model's order
+    assert note.weight == 1.0
 
 
 async def test_one_candidate_is_never_sent() -> None:

@@ -34,7 +34,12 @@ class Change:
     new: Any
 
     def __str__(self) -> str:
-        return f"{self.key} {self.old!r} -> {self.new!r}"
+        return f"{self.key} {_shown(self.old)} -> {_shown(self.new)}"
+
+
+def _shown(value: Any) -> str:
+    """A value as the log shows it; None is a key the file leaves unset."""
+    return "(unset)" if value is None else repr(value)
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,7 +55,8 @@ class RerankSlot:
         if reranker is None:
             error = self._build_error or "reranking is off"
             logger.warning("reranking skipped: %s", error)
-            note = RerankNote(settings.provider, settings.model, 0, settings.weight, error=error)
+            weight = settings.plan().weight
+            note = RerankNote(settings.provider, settings.model, 0, weight, error=error)
             self.last_error = error
             return list(candidates), note
         reordered, note = await rerank_candidates(

@@ -12,9 +12,12 @@ before decay, MMR and the limit (`pipeline`). So:
   with ``confident_at`` below 1 and calibrated fusion, when the first
   candidate's estimate (the fusion's probability that it holds what was
   asked) is at least ``confident_at``. On LoCoMo the estimate is high
-  where the fused first hit is right: at ``confident_at = 0.6`` 46 % of
-  searches are reranked and the first hit holds evidence about as often as
-  when all are (docs/recall.md, "Reranking").
+  where the fused first hit is right: at ``confident_at = 0.6`` (the local
+  model's default) 46 % of searches are reranked and the first hit holds
+  evidence about as often as when all are (docs/recall.md, "Reranking").
+
+`top_n`, `weight` and `confident_at` left unset take the provider's
+defaults (`RerankSettings.plan`).
 
 The blended score, which becomes the hit's ``score`` and orders the hits, is
 ``weight · r + (1 − weight) · f``, where
@@ -90,23 +93,22 @@ async def rerank_candidates(
     ``confident_at`` is compared with. On any failure the candidates come
     back unchanged, with the reason in the note and a warning in the log.
     """
-    window = list(candidates[: settings.top_n])
+    plan = settings.plan()
+    window = list(candidates[: plan.top_n])
     started = time.perf_counter()
 
     def note(error: str | None = None, skipped: bool = False) -> RerankNote:
         took = round((time.perf_counter() - started) * 1000, 3)
         sent = 0 if skipped else len(window)
-        return RerankNote(
-            reranker.name, reranker.model, sent, settings.weight, took, error, skipped
-        )
+        return RerankNote(reranker.name, reranker.model, sent, plan.weight, took, error, skipped)
 
     if not window:
         return list(candidates), note()
     if len(window) == 1:
         return list(candidates), note("one candidate: nothing to re-order", skipped=True)
     first = window[0].score
-    if calibrated and settings.confident_at < 1.0 and first >= settings.confident_at:
-        why = f"the first candidate's estimate {first:.3f} is at least {settings.confident_at}"
+    if calibrated and plan.confident_at < 1.0 and first >= plan.confident_at:
+        why = f"the first candidate's estimate {first:.3f} is at least {plan.confident_at}"
         logger.debug("not reranked: %s", why)
         return list(candidates), note(why, skipped=True)
     try:
@@ -124,7 +126,7 @@ async def rerank_candidates(
         return list(candidates), note(f"{type(exc).__name__}: {exc}")
     done = note()
     logger.debug("%s", done)
-    return blend(candidates, scores, settings.weight), done
+    return blend(candidates, scores, plan.weight), done
 
 
 def blend(
