@@ -2,14 +2,15 @@
 
 A daemon with the default model needs the vectors of the reference passages
 (`openmemoryd.embed.reference`) before it can tell whether a match by meaning
-counts. Embedding them took 0.65 CPU-seconds at every start, more than
-loading the model, and on a machine that starts daemons often (socket
-activation, a test suite) that adds up. The vectors depend on nothing but the
-pinned weights, the recipe and the passages, so they are computed here once
-and shipped in a file named by a digest of all three: a daemon loads the file
-whose name matches and embeds the passages itself only when none does (the
-passages were edited and the file not written again; tests/test_e5_reference.py fails
-then, and checks the shipped vectors against the live model).
+counts. Embedding them took 0.9 CPU-seconds at every start, more than
+loading the model (`python -m bench.model_start`), and on a machine that
+starts daemons often (socket activation, a test suite) that adds up. The
+vectors depend on nothing but the pinned weights, the recipe and the
+passages, so they are computed here once and shipped in a file named by a
+digest of all three: a daemon loads the file whose name matches and embeds
+the passages itself only when none does (the passages were edited and the
+file not written again; tests/test_e5_reference.py fails then, and checks
+the shipped vectors against the live model).
 
 Write the file again after editing the passages:
 

@@ -117,7 +117,7 @@ def _piece_table(data: TokenizerData) -> tuple[dict[str, int], dict[str, int]]:
     The engine's hash lookup finds the lowest id among equal byte strings and
     then ignores a hit on ``<unk>``: a dict filled from the highest id down
     keeps the lowest, and one deletion does the rest. Ids only, their scores
-    in a list: 250,000 tuples were most of the model's load time. The length
+    in a list: building 250,000 tuples was a large part of the model's load. The length
     bound lets the Viterbi loop stop early per position.
     """
     ids = range(len(data.pieces) - 1, -1, -1)

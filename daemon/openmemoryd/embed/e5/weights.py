@@ -238,8 +238,8 @@ def _decode_pieces(blob: bytes, offsets: npt.NDArray[np.int64]) -> list[str | No
     """Each piece's text, None for one that is not UTF-8 on its own.
 
     One decode of the whole blob, cut at the characters its byte offsets
-    fall on: decoding 250,000 pieces one by one took a third of the model's
-    load. A piece is UTF-8 on its own exactly when the blob is and both its
+    fall on: decoding 250,000 pieces one by one was a large part of the
+    model's load. A piece is UTF-8 on its own exactly when the blob is and both its
     ends fall on the start of a character (or the blob's end); a blob that
     is not UTF-8 as a whole is decoded piece by piece.
     """
