@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from bench.report import invocation, load_average, publish
+from bench.report import invocation, publish
 from bench.search_latency import machine_info
 
 MODES: Final = ("shipped", "embedded")
@@ -124,7 +124,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.runs < 1:
         parser.error("--runs must be at least 1")
     machine = machine_info()
-    machine["load_average"] = load_average()
     samples = measure(args.runs)
     summary = {mode: medians(runs) for mode, runs in samples.items()}
     publish(
