@@ -7,13 +7,16 @@ Unit tests use stub rerankers; the engine tests use the fake rerank server
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
+import msgspec
 import pytest
 
 from fake_rerank_servers import HANG, INVALID_JSON, FakeRerankServer, status
 from openmemoryd.config import RerankSettings, SearchSettings
+from openmemoryd.config.model import FileConfig
 from openmemoryd.config.search import RerankPlan
 from openmemoryd.engine import Engine, workspace_status
 from openmemoryd.search import Candidate, SearchQuery
@@ -126,6 +129,19 @@ def test_unset_numbers_take_the_providers_defaults() -> None:
         assert RerankSettings(provider=provider).plan() == RerankPlan(30, 0.7, 1.0)
     chosen = RerankSettings(provider="local", top_n=3, weight=0.5, confident_at=1.0)
     assert chosen.plan() == RerankPlan(3, 0.5, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("top_n = 0", "`int` >= 1 - at `$.search.rerank.top_n`"),
+        ("weight = 1.5", "`float` <= 1.0 - at `$.search.rerank.weight`"),
+        ("confident_at = 0", "`float` > 0.0 - at `$.search.rerank.confident_at`"),
+    ],
+)
+def test_numbers_out_of_range_are_refused_when_set(line: str, message: str) -> None:
+    with pytest.raises(msgspec.ValidationError, match=re.escape(message)):
+        msgspec.toml.decode(f"[search.rerank]\n{line}\n".encode(), type=FileConfig)
 
 
 async def test_the_local_models_defaults_skip_a_search_the_fusion_is_sure_of() -> None:
