@@ -141,10 +141,8 @@ async def _answer(engine: SearchHost, query: SearchQuery, *, fresh: bool) -> Sea
         ranked = await engine.read(rank_candidates, query, settings, vector, now, early, nearest)
         chosen = note = None
         if ranked.chosen and ranked.mode != "timeline":  # days in order, not by relevance
-            # Calibrated estimates only where both legs ran (keywords alone: BM25)
-            calibrated = settings.fusion == "calibrated" and vector is not None
             chosen, note = await engine.rerank.rerank(
-                settings.rerank, query.text, ranked.chosen, calibrated=calibrated
+                settings.rerank, query.text, ranked.chosen, calibrated=ranked.calibrated
             )
         result = await trio.to_thread.run_sync(
             finish_search, ranked, query, settings, context, now, chosen

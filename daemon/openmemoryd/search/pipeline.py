@@ -211,6 +211,8 @@ class Ranked:
     mtimes: dict[str, float]  # of the chosen files, when decay is on
     empty_reason: str | None  # set when nothing was chosen
     best: float | None
+    # the candidates' scores are calibrated fusion's estimates (both legs ran)
+    calibrated: bool = False
 
 
 def run_search(
@@ -331,6 +333,7 @@ def rank_candidates(
         mtimes=mtimes,
         empty_reason=empty_reason,
         best=best,
+        calibrated=calibrated,
     )
 
 
