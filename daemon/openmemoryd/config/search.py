@@ -127,13 +127,11 @@ class RerankSettings(Section, frozen=True):
     def plan(self) -> RerankPlan:
         """`top_n`, `weight` and `confident_at` as this provider uses them:
         each as set, else the provider's default (`RERANK_DEFAULTS`)."""
-        top_n, weight, confident_at = RERANK_DEFAULTS[
-            "local" if self.provider == "local" else "service"
-        ]
+        default = RERANK_DEFAULTS["local" if self.provider == "local" else "service"]
         return RerankPlan(
-            top_n=top_n if self.top_n is None else self.top_n,
-            weight=weight if self.weight is None else self.weight,
-            confident_at=confident_at if self.confident_at is None else self.confident_at,
+            top_n=default.top_n if self.top_n is None else self.top_n,
+            weight=default.weight if self.weight is None else self.weight,
+            confident_at=default.confident_at if self.confident_at is None else self.confident_at,
         )
 
 
@@ -146,13 +144,16 @@ class RerankPlan(msgspec.Struct, frozen=True):
     confident_at: float
 
 
-# (top_n, weight, confident_at) when not set. A service answers one request
+# What a provider uses where the file sets nothing. A service answers one request
 # for all candidates, so more of them cost little; its scores are blended.
 # The local model runs once per candidate: its best 10, ordered by the model
 # alone and only for searches the fusion is unsure of (its first estimate
 # below 0.6), gave R@1 0.651 on LoCoMo at 1.3 times a search's median time
 # (docs/recall.md, "Reranking").
-RERANK_DEFAULTS: Final = {"local": (10, 1.0, 0.6), "service": (30, 0.7, 1.0)}
+RERANK_DEFAULTS: Final = {
+    "local": RerankPlan(top_n=10, weight=1.0, confident_at=0.6),
+    "service": RerankPlan(top_n=30, weight=0.7, confident_at=1.0),
+}
 
 
 class SearchSettings(Section, frozen=True):
