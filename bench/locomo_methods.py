@@ -27,6 +27,7 @@ def _config(
     decay: bool = False,
     date_aware: bool = False,
     neighbours: bool = False,
+    head_estimate: bool = False,
     snippet_chars: int = 700,
     candidate_multiplier: int = 4,
     trim_overlap: bool = False,
@@ -52,6 +53,7 @@ def _config(
         f"budget_whole_share = {budget_whole_share}\n"
         f'fusion = "{fusion}"\ndate_aware = {str(date_aware).lower()}\n'
         f"neighbours = {str(neighbours).lower()}\n"
+        f"head_estimate = {str(head_estimate).lower()}\n"
         f"trim_overlap = {str(trim_overlap).lower()}\n"
         f"snippet_chars = {snippet_chars}\ncandidate_multiplier = {candidate_multiplier}\n\n"
         f"[search.mmr]\nenabled = {str(mmr).lower()}\nlambda = 0.7\n\n"
@@ -70,9 +72,11 @@ def _default(
     budget_whole_share: float = 0.7,
     mmr: bool = False,
     rerank: tuple[int, float, float] | None = None,
+    head_estimate: bool = True,
 ) -> str:
-    """The default configuration: calibrated fusion with dates and neighbours,
-    hits trimmed of the lines a better hit shows."""
+    """The default configuration: calibrated fusion with dates, neighbours and
+    the second estimate of the first three, hits trimmed of the lines a
+    better hit shows."""
     return _config(
         "local",
         mmr=mmr,
@@ -80,6 +84,7 @@ def _default(
         fusion="calibrated",
         date_aware=True,
         neighbours=True,
+        head_estimate=head_estimate,
         snippet_chars=snippet_chars,
         candidate_multiplier=candidate_multiplier,
         trim_overlap=trim_overlap,
@@ -147,6 +152,13 @@ METHODS: Final[Mapping[str, Method]] = {
             _default(),
             vectors=True,
             default_layouts=LAYOUTS,
+        ),
+        Method(
+            "calibrated-nohead",
+            "the default, but the first three keep the order of the first estimate"
+            " (head_estimate = false)",
+            _default(head_estimate=False),
+            vectors=True,
         ),
         Method(
             "calibrated-repeats",

@@ -140,7 +140,9 @@ def test_a_chunk_next_to_a_strong_match_outranks_an_equal_one_elsewhere(
     assert hits[:3] == ["a.md:1", "a.md:2", "b.md:1"], hits
     without = ["a.md:1", "b.md:1", "a.md:2"]
     assert search(conn, query_text, query(conn, q), neighbours=False)[:3] == without
+    # The neighbour counts in both estimates (the first three get a second one).
     monkeypatch.setitem(calibrated.WEIGHTS, "neighbour", 0.0)  # type: ignore[arg-type]
+    monkeypatch.setitem(calibrated.HEAD_WEIGHTS, "neighbour", 0.0)  # type: ignore[arg-type]
     assert search(conn, query_text, query(conn, q))[:3] == without
 
 

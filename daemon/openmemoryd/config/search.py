@@ -208,6 +208,13 @@ class SearchSettings(Section, frozen=True):
             " file) higher, since the rest of an answer often follows (calibrated fusion)."
         ),
     ] = True
+    head_estimate: Annotated[
+        bool,
+        doc(
+            "Order the first three candidates by a second estimate, fitted to put the chunk"
+            " that answers first rather than to find each one that might (calibrated fusion)."
+        ),
+    ] = True
     trim_overlap: Annotated[
         bool,
         doc(

@@ -284,7 +284,14 @@ def rank_candidates(
         merged = lexical
     elif calibrated:
         merged = _fuse_calibrated(
-            conn, lexical, nearest, vector, terms, dates, neighbours=settings.neighbours
+            conn,
+            lexical,
+            nearest,
+            vector,
+            terms,
+            dates,
+            neighbours=settings.neighbours,
+            head=settings.head_estimate,
         )
     else:
         merged = _fuse(lexical, nearest, settings)
@@ -472,6 +479,7 @@ def _fuse_calibrated(
     dates: QueryDates,
     *,
     neighbours: bool,
+    head: bool,
 ) -> list[Candidate]:
     found = {c.id for c in nearest}
     missing = [c.id for c in lexical if c.id not in found]
@@ -492,6 +500,7 @@ def _fuse_calibrated(
         terms=terms,
         date_match=date_match,
         neighbours=neighbours,
+        head=head,
     )
 
 
