@@ -22,6 +22,7 @@ from openmemoryd.search.candidate import Candidate
 from openmemoryd.search.vector import VectorQuery
 from openmemoryd.store import ChunkRow, FileState, open_index, replace_file
 from openmemoryd.store.vectors import store_vectors, target_table
+from openmemoryd.text import query_terms
 
 CTX = SearchContext(provider="test", model="m", stale=False)
 DIMS = 8
@@ -144,6 +145,51 @@ def test_a_chunk_next_to_a_strong_match_outranks_an_equal_one_elsewhere(
     monkeypatch.setitem(calibrated.WEIGHTS, "neighbour", 0.0)  # type: ignore[arg-type]
     monkeypatch.setitem(calibrated.HEAD_WEIGHTS, "neighbour", 0.0)  # type: ignore[arg-type]
     assert search(conn, query_text, query(conn, q))[:3] == without
+
+
+@pytest.mark.parametrize(
+    ("query_text", "spread", "together"),
+    [
+        (
+            "Which tea does Wei brew in the morning?",
+            "Wei came by\nwe talked about tea\nshe likes to brew\nin the morning",
+            "Wei brews tea every morning",
+        ),
+        ("魏早上用紫砂壶泡什么茶？", "她来了\n我们聊到紫砂\n她喜欢茶", "魏每天早上用紫砂壶泡茶"),
+        (
+            "Какой чай Вэй заваривает по утрам?",
+            "Вэй зашла\nмы говорили про чай\nона любит заваривать\nпо утрам",
+            "Вэй по утрам заваривает чай",
+        ),
+    ],
+)
+def test_the_first_three_are_ordered_by_a_second_estimate(
+    query_text: str, spread: str, together: str
+) -> None:
+    """The first estimate puts first the chunk both legs rank first, its
+    query words spread over lines; the second, for the first three only,
+    puts first the one that holds them on one line, ranked second by both.
+    Past the third, candidates keep their first estimate, and every score
+    still falls down the list."""
+    terms = query_terms(query_text)
+    assert coverage(spread, terms) < coverage(together, terms)
+
+    def candidate(i: int, text: str, score: float) -> Candidate:
+        return Candidate(i, f"{i}.md", "memory", 1, 1, "", text, score, score, score)
+
+    texts = [spread, together, together, together]
+    lexical = [candidate(i, t, 0.9 - 0.1 * i) for i, t in enumerate(texts)]
+    nearest = [candidate(i, t, 0.8 if i < 2 else 0.7) for i, t in enumerate(texts)]
+
+    def fused(head: bool) -> list[Candidate]:
+        return fuse_calibrated(lexical, nearest, vector_scores={}, terms=terms, head=head)
+
+    first, second = fused(head=False), fused(head=True)
+    assert [c.id for c in first] == [0, 1, 2, 3]
+    assert [c.id for c in second[:2]] == [1, 0]
+    assert [c.score for c in second] == sorted((c.score for c in second), reverse=True)
+    assert next(c.score for c in second if c.id == 3) == first[3].score
+    assert next(c.score for c in second if c.id == 1) != first[1].score
 
 
 def test_a_keyword_hit_the_model_dislikes_ranks_below_one_it_likes(conn: apsw.Connection) -> None:
