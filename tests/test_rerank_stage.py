@@ -124,7 +124,7 @@ async def test_only_the_top_n_texts_are_sent() -> None:
 def test_unset_numbers_take_the_providers_defaults() -> None:
     """The local model runs once per candidate: its best 10, alone, and only
     where the fusion is unsure; a service answers all its candidates at once."""
-    assert RerankSettings(provider="local").plan() == RerankPlan(10, 1.0, 0.6)
+    assert RerankSettings(provider="local").plan() == RerankPlan(10, 1.0, 0.45)
     for provider in ("cohere", "jina", "voyage", "tei", "llamacpp", "none"):
         assert RerankSettings(provider=provider).plan() == RerankPlan(30, 0.7, 1.0)
     chosen = RerankSettings(provider="local", top_n=3, weight=0.5, confident_at=1.0)
@@ -150,7 +150,7 @@ async def test_the_local_models_defaults_skip_a_search_the_fusion_is_sure_of() -
     sure = [candidate(1, 0.7), candidate(2, 0.5)]
     out, note = await rerank_candidates(stub, "q", sure, local, calibrated=True)
     assert (ids(out), stub.calls, note.skipped) == ([1, 2], [], True)
-    unsure = [candidate(1, 0.5), candidate(2, 0.4)]
+    unsure = [candidate(1, 0.44), candidate(2, 0.4)]  # below the local default, 0.45
     out, note = await rerank_candidates(stub, "q", unsure, local, calibrated=True)
     assert ids(out) == [2, 1]  # weight 1: the model's order
     assert note.weight == 1.0

@@ -12,9 +12,9 @@ before decay, MMR and the limit (`pipeline`). So:
   with ``confident_at`` below 1 and calibrated fusion, when the first
   candidate's estimate (the fusion's probability that it holds what was
   asked) is at least ``confident_at``. On LoCoMo the estimate is high
-  where the fused first hit is right: at ``confident_at = 0.6`` (the local
-  model's default) 46 % of searches are reranked and the first hit holds
-  evidence about as often as when all are (docs/recall.md, "Reranking").
+  where the fused first hit is right: at ``confident_at = 0.45`` (the local
+  model's default) 44 % of searches are reranked and the first hit holds
+  evidence more often than when all are (docs/recall.md, "Reranking").
 
 `top_n`, `weight` and `confident_at` left unset take the provider's
 defaults (`RerankSettings.plan`).
