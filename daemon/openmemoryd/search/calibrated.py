@@ -53,10 +53,9 @@ first, and every candidate is ordered by the last estimate it got, so a
 hit's score still never rises down the list. Through the daemon on
 LoCoMo the first hit holds evidence for 0.606 of the questions instead of
 0.583 (weights fitted on nine conversations order the tenth as well), and
-no other figure moves; on notes in
-Russian, Chinese and English, which the fit never saw, 0.683, 0.817 and
-0.700 instead of 0.650, 0.800 and 0.633. ``search.head_estimate = false``
-leaves it out.
+no other figure moves; on notes in Russian, Chinese and English, which the
+fit never saw, 0.683, 0.817 and 0.700 instead of 0.650, 0.800 and 0.633.
+``search.head_estimate = false`` leaves it out.
 
 The score orders results. ``min_score`` still applies to a candidate's
 strongest raw evidence (`pipeline.strongest`), so a query that matches
