@@ -59,6 +59,13 @@ def _first_two(daemon: Daemon, query: str) -> list[str]:
     return [hit["path"] for hit in hits[:2]]
 
 
+def _explained(daemon: Daemon, query: str) -> str:
+    """The first line of `search --explain`: how the scores were made."""
+    result = daemon.cli("search", query, "--explain")
+    assert result.returncode == 0, result.stderr
+    return result.stdout.splitlines()[0]
+
+
 def test_the_second_estimate_orders_the_first_hits_in_three_languages(env: Env) -> None:
     env.write_config("")  # the defaults, with the bundled local model
     for language, (_, spread, together) in CASES.items():
@@ -75,6 +82,8 @@ def test_the_second_estimate_orders_the_first_hits_in_three_languages(env: Env) 
         for language, (query, _, _) in CASES.items():
             expected = [f"memory/{language}/{TOGETHER}", f"memory/{language}/{SPREAD}"]
             assert _first_two(daemon, query) == expected, language
+        header = _explained(daemon, CASES["en"][0])
+        assert "and neighbouring chunks; the first three re-estimated" in header, header
 
         env.write_config("[search]\nhead_estimate = false\n")
         assert daemon.proc is not None
@@ -83,5 +92,7 @@ def test_the_second_estimate_orders_the_first_hits_in_three_languages(env: Env) 
         for language, (query, _, _) in CASES.items():
             expected = [f"memory/{language}/{SPREAD}", f"memory/{language}/{TOGETHER}"]
             assert _first_two(daemon, query) == expected, language
+        header = _explained(daemon, CASES["en"][0])
+        assert header.endswith("and neighbouring chunks; decay off; MMR off"), header
     finally:
         daemon.stop()

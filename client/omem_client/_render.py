@@ -63,10 +63,12 @@ def _explain_header(result: SearchResult) -> list[str]:
         if ex.fusion == "rrf":
             formula = "reciprocal rank fusion of the vector and keyword ranks"
         elif ex.fusion == "calibrated":
-            formula = (
-                "calibrated estimate from both ranks, the vector gap to the best,"
-                " term coverage and query dates"
-            )
+            signals = ["both ranks", "the vector gap to the best", "term coverage", "query dates"]
+            if ex.neighbours:
+                signals.append("neighbouring chunks")
+            formula = "calibrated estimate from " + ", ".join(signals[:-1]) + " and " + signals[-1]
+            if ex.head_estimate:
+                formula += "; the first three re-estimated to put the answer first"
         else:
             formula = f"{ex.vector_weight:.2f}·vector + {ex.text_weight:.2f}·text"
     elif result.mode == "vector":

@@ -59,6 +59,10 @@ class SearchExplain(Msg, tag="search_explain", frozen=True):
     vector_candidates: int
     query_terms: tuple[str, ...]
     rerank: RerankExplain | None = None
+    # Calibrated fusion's optional signals (`search.neighbours`,
+    # `search.head_estimate`); a daemon that predates them sends neither.
+    neighbours: bool = False
+    head_estimate: bool = False
 
 
 class SearchResult(Msg, tag="search_result", frozen=True):

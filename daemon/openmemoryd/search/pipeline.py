@@ -529,6 +529,8 @@ def _explain(
         lexical_candidates=lexical,
         vector_candidates=nearest,
         query_terms=tuple(terms),
+        neighbours=settings.neighbours,
+        head_estimate=settings.head_estimate,
     )
 
 
