@@ -192,6 +192,32 @@ def test_the_first_three_are_ordered_by_a_second_estimate(
     assert next(c.score for c in second if c.id == 1) != first[1].score
 
 
+def test_an_observer_sees_every_candidate_with_the_features_it_is_scored_by() -> None:
+    """What `bench.fusion_fit` fits on: the first estimate's logits order
+    the candidates as the fusion does without its second estimate."""
+    texts = ["oolong tea here", "tea", "oolong", "nothing"]
+    lexical = [
+        Candidate(i, "a.md", "memory", 3 * i + 1, 3 * i + 2, "", t, 0.9 - 0.2 * i, None, 0.0)
+        for i, t in enumerate(texts[:3])
+    ]
+    nearest = [Candidate(3, "b.md", "memory", 1, 1, "", texts[3], None, 0.5, 0.5)]
+    seen: list[calibrated.Described] = []
+    fused = fuse_calibrated(
+        lexical,
+        nearest,
+        vector_scores={0: 0.4, 1: 0.3, 2: 0.2},
+        terms=["oolong", "tea"],
+        head=False,
+        observe=seen.append,
+    )
+    (described,) = seen
+    assert sorted(described.found) == [0, 1, 2, 3]
+    assert all(set(f) == {*calibrated.WEIGHTS} for f in described.features.values())
+    assert described.features[0]["coverage"] == 1.0
+    by_logit = sorted(described.logits, key=lambda i: -described.logits[i])
+    assert [c.id for c in fused] == by_logit
+
+
 def test_a_keyword_hit_the_model_dislikes_ranks_below_one_it_likes(conn: apsw.Connection) -> None:
     q = unit(1.0)
     add(

@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from openmemoryd.search.candidate import Candidate
@@ -79,8 +80,10 @@ __all__ = [
     "HEAD_WEIGHTS",
     "NEIGHBOUR_LINES",
     "WEIGHTS",
+    "Described",
     "calibrated_score",
     "coverage",
+    "describe",
     "fuse_calibrated",
     "neighbour_best",
 ]
@@ -97,8 +100,9 @@ WEIGHTS: Final[Mapping[str, float]] = {
 BIAS: Final = -4.5
 # The second estimate of the first `HEAD_SIZE` candidates (module docstring):
 # the listwise fit's weights, scaled and biased by the logistic fit that
-# makes them an estimate, rounded. Candidates past the third did not change
-# the first hit more often on LoCoMo (two: 0.605, four: the same as three).
+# makes them an estimate, rounded (`python -m bench.fusion_fit` refits them).
+# Candidates past the third did not change the first hit more often on
+# LoCoMo (two: 0.605, four: the same as three).
 HEAD_SIZE: Final = 3
 HEAD_WEIGHTS: Final[Mapping[str, float]] = {
     "lexical_rr": 1.6,
@@ -165,7 +169,18 @@ def coverage(text: str, terms: Sequence[str]) -> float:
     return best_line(text.split("\n"), terms)[1] / len(terms)
 
 
-def fuse_calibrated(
+@dataclass(frozen=True, slots=True)
+class Described:
+    """The candidates of both legs as calibrated fusion sees them: each one
+    (`found`), its features (the five, and ``neighbour`` where neighbours
+    count) and the logit of its first estimate, the neighbour's share in."""
+
+    found: dict[int, Found]
+    features: dict[int, dict[str, float]]
+    logits: dict[int, float]
+
+
+def describe(
     lexical: Sequence[Candidate],
     nearest: Sequence[Candidate],
     *,
@@ -173,18 +188,9 @@ def fuse_calibrated(
     terms: Sequence[str],
     date_match: Callable[[Candidate], bool] | None = None,
     neighbours: bool = True,
-    head: bool = True,
-) -> list[Candidate]:
-    """Union of both legs, each candidate scored by `calibrated_score`.
-
-    *vector_scores* holds the rescaled vector score of every candidate the
-    vector leg did not return (read from the index by the caller); a
-    candidate missing from both has no vector yet and counts the lowest
-    score seen. With *neighbours* false the ``neighbour`` feature is left
-    out (`search.neighbours`); with *head* false the first candidates keep
-    their first estimate (`search.head_estimate`). The union and the order
-    are those of the other fusions (`fusion.union_of_legs`, `fusion.ranked`).
-    """
+) -> Described:
+    """The union of both legs with every candidate's features and first logit
+    (the arguments are `fuse_calibrated`'s)."""
     lexical_rank = {i: r for r, i in enumerate(first_by_id(lexical), start=1)}
     vector_rank = {i: r for r, i in enumerate(first_by_id(nearest), start=1)}
     found = union_of_legs(lexical, nearest)
@@ -217,10 +223,48 @@ def fuse_calibrated(
             f["neighbour"] = near[i]
         weight = WEIGHTS["neighbour"]
         logits = {i: z + weight * near[i] for i, z in logits.items()}
-    merged = ranked(found, {i: _sigmoid(z) for i, z in logits.items()})
+    return Described(found, described, logits)
+
+
+def fuse_calibrated(
+    lexical: Sequence[Candidate],
+    nearest: Sequence[Candidate],
+    *,
+    vector_scores: Mapping[int, float],
+    terms: Sequence[str],
+    date_match: Callable[[Candidate], bool] | None = None,
+    neighbours: bool = True,
+    head: bool = True,
+    observe: Callable[[Described], None] | None = None,
+) -> list[Candidate]:
+    """Union of both legs, each candidate scored by `calibrated_score`.
+
+    *vector_scores* holds the rescaled vector score of every candidate the
+    vector leg did not return (read from the index by the caller); a
+    candidate missing from both has no vector yet and counts the lowest
+    score seen. With *neighbours* false the ``neighbour`` feature is left
+    out (`search.neighbours`); with *head* false the first candidates keep
+    their first estimate (`search.head_estimate`). *observe* is shown the
+    candidates with their features before they are scored (`bench.fusion_fit`
+    fits the weights on them). The union and the order are those of the
+    other fusions (`fusion.union_of_legs`, `fusion.ranked`).
+    """
+    described = describe(
+        lexical,
+        nearest,
+        vector_scores=vector_scores,
+        terms=terms,
+        date_match=date_match,
+        neighbours=neighbours,
+    )
+    if observe is not None:
+        observe(described)
+    found = described.found
+    merged = ranked(found, {i: _sigmoid(z) for i, z in described.logits.items()})
     if not head:
         return merged
     estimate = {c.id: c.score for c in merged}
     for candidate in merged[:HEAD_SIZE]:
-        estimate[candidate.id] = _sigmoid(_logit(described[candidate.id], HEAD_WEIGHTS, HEAD_BIAS))
+        features = described.features[candidate.id]
+        estimate[candidate.id] = _sigmoid(_logit(features, HEAD_WEIGHTS, HEAD_BIAS))
     return ranked(found, estimate)

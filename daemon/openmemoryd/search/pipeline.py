@@ -58,7 +58,7 @@ import apsw
 from omem_protocol import KNOWN_SOURCES, SearchExplain, SearchHit, SearchResult
 from openmemoryd.config import SearchSettings
 from openmemoryd.errors import BadRequest
-from openmemoryd.search.calibrated import fuse_calibrated
+from openmemoryd.search.calibrated import Described, fuse_calibrated
 from openmemoryd.search.candidate import Candidate
 from openmemoryd.search.dates import QueryDates, memory_date, parse_query_dates
 from openmemoryd.search.decay import apply_decay
@@ -238,10 +238,12 @@ def rank_candidates(
     now: float = 0.0,
     early: EarlyKeywords | None = None,
     early_vectors: EarlyNearest | None = None,
+    observe: Callable[[Described], None] | None = None,
 ) -> Ranked:
     """The legs, fusion and thresholds of *query* on *conn*; *early* and
     *early_vectors*: the keyword and vector legs already run
-    (`early_keywords`, `early_nearest`), each used if it fits."""
+    (`early_keywords`, `early_nearest`), each used if it fits; *observe*:
+    shown calibrated fusion's candidates and features (`fuse_calibrated`)."""
     if not query.text.strip():
         raise BadRequest("query is empty")
     unknown = sorted(set(query.sources or ()) - set(KNOWN_SOURCES))
@@ -292,6 +294,7 @@ def rank_candidates(
             dates,
             neighbours=settings.neighbours,
             head=settings.head_estimate,
+            observe=observe,
         )
     else:
         merged = _fuse(lexical, nearest, settings)
@@ -480,6 +483,7 @@ def _fuse_calibrated(
     *,
     neighbours: bool,
     head: bool,
+    observe: Callable[[Described], None] | None,
 ) -> list[Candidate]:
     found = {c.id for c in nearest}
     missing = [c.id for c in lexical if c.id not in found]
@@ -501,6 +505,7 @@ def _fuse_calibrated(
         date_match=date_match,
         neighbours=neighbours,
         head=head,
+        observe=observe,
     )
 
 
