@@ -16,9 +16,11 @@ one's weights were found, and checks them:
 3. leave one conversation out: fitted on nine, the first hit of the tenth
    after its first three are re-estimated.
 
-It prints the weights fitted on all ten, each fold's first-hit rate with
-its own fit, and the first-hit rates of the first estimate alone and of the
-shipped weights. Run from the repository root::
+It prints the weights fitted on all ten beside the shipped ones, and the
+first-hit rates of the first estimate alone, of the shipped weights, of
+the weights fitted on all ten and of each fold's own fit on the conversation
+it left out (each fold's weights and rate are in the JSON). Run from the
+repository root::
 
     python -m bench.fusion_fit [--data ../shared/data/locomo10.json] [--json PATH]
 """
