@@ -173,7 +173,8 @@ def coverage(text: str, terms: Sequence[str]) -> float:
 class Described:
     """The candidates of both legs as calibrated fusion sees them: each one
     (`found`), its features (the five, and ``neighbour`` where neighbours
-    count) and the logit of its first estimate, the neighbour's share in."""
+    count) and the logit of its first estimate, the neighbour's term
+    included."""
 
     found: dict[int, Found]
     features: dict[int, dict[str, float]]
