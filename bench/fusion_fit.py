@@ -68,6 +68,14 @@ class Asked:
     first: F64
     labels: F64
 
+    def head(self) -> np.ndarray[Any, np.dtype[np.intp]]:
+        """The first `HEAD_SIZE` candidates by the first estimate, best first."""
+        return np.argsort(-self.first, kind="stable")[:HEAD_SIZE]
+
+
+def _sigmoid(z: F64) -> F64:
+    return 1.0 / (1.0 + np.exp(-z))
+
 
 def collect(conversation: Conversation) -> list[Asked]:
     """Index *conversation* with a real daemon, then record every question's candidates."""
@@ -154,7 +162,7 @@ def fit_platt(scores: F64, labels: F64) -> tuple[float, float]:
     u = (scores - mean) / spread
     a = b = 0.0
     for _ in range(100):
-        p = 1.0 / (1.0 + np.exp(-np.clip(a * u + b, -30, 30)))
+        p = _sigmoid(np.clip(a * u + b, -30, 30))
         r = p * (1 - p) + 1e-9
         gradient = np.array([((p - labels) * u).sum(), (p - labels).sum()])
         hessian = np.array([[(r * u * u).sum(), (r * u).sum()], [(r * u).sum(), r.sum()]])
@@ -167,7 +175,7 @@ def head_weights(asked: Sequence[Asked]) -> tuple[F64, float]:
     """The second estimate's weights and bias fitted on *asked*: the listwise
     fit, scaled and biased by the logistic fit on each question's first three."""
     w = fit_listwise(asked)
-    heads = [np.argsort(-a.first, kind="stable")[:HEAD_SIZE] for a in asked]
+    heads = [a.head() for a in asked]
     scores = np.concatenate([a.features[h] @ w for a, h in zip(asked, heads, strict=True)])
     labels = np.concatenate([a.labels[h] for a, h in zip(asked, heads, strict=True)])
     scale, bias = fit_platt(scores, labels)
@@ -180,10 +188,10 @@ def first_hit_rate(asked: Sequence[Asked], weights: F64 | None, bias: float = 0.
     estimate alone. Candidates are ordered by the last estimate they got."""
     hits = 0
     for a in asked:
-        estimate = 1.0 / (1.0 + np.exp(-a.first))
+        estimate = _sigmoid(a.first)
         if weights is not None:
-            head = np.argsort(-a.first, kind="stable")[:HEAD_SIZE]
-            estimate[head] = 1.0 / (1.0 + np.exp(-(a.features[head] @ weights + bias)))
+            head = a.head()
+            estimate[head] = _sigmoid(a.features[head] @ weights + bias)
         hits += int(a.labels[int(np.argmax(estimate))] > 0) if len(estimate) else 0
     return hits / len(asked)
 
