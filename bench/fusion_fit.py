@@ -109,7 +109,7 @@ def _ask(
         to_blob(vector),
         embedder.score_floor,
         embedder.score_ceiling,
-        embedder.null_cosine(vector),
+        embedder.null_cosine(vector, text),
         embedder.evidence_width,
     )
     rank_candidates(

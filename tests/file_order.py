@@ -77,6 +77,7 @@ EXPECTED_SECONDS: dict[str, float] = {
     "test_e2e_workspaces.py": 5,
     "test_e2e_keyword_merge.py": 5,
     "test_e2e_head_estimate.py": 5,
+    "test_e2e_crosslingual.py": 5,
     "test_embed_remote.py": 5,
     "test_reliability_provider.py": 5,
     "test_cli_lean.py": 5,

@@ -11,6 +11,7 @@ import pytest
 
 from openmemoryd.config import SearchSettings
 from openmemoryd.embed import to_blob
+from openmemoryd.embed.reference import CROSS_SCRIPT_SHARE, Baseline
 from openmemoryd.search import SearchContext, SearchQuery, calibrated, run_search
 from openmemoryd.search.calibrated import (
     calibrated_score,
@@ -58,7 +59,9 @@ def add(
     )
 
 
-def query(conn: apsw.Connection, vector: np.ndarray, **extra: float | None) -> VectorQuery:
+def query(
+    conn: apsw.Connection, vector: np.ndarray, **extra: float | Baseline | None
+) -> VectorQuery:
     table = target_table(conn, "test", DIMS)
     return VectorQuery(table, to_blob(vector), 0.0, 1.0, **extra)  # type: ignore[arg-type]
 
@@ -315,6 +318,44 @@ def test_vector_evidence_needs_a_margin_over_the_query_baseline(conn: apsw.Conne
     assert strict.best_score == pytest.approx(0.17, abs=0.01)
     loose = run_search(conn, SearchQuery("zzzqqq"), SearchSettings(), CTX, plain, NOW)
     assert len(loose.results) == 1
+
+
+@pytest.mark.parametrize(
+    ("note", "question"),
+    [
+        ("- 买了乐歌的单臂显示器支架，629 元", "Which monitor arm did I buy?"),
+        ("- Купил Соне рюкзак Ergobag за 14 990 рублей", "Which backpack did I buy for Sonya?"),
+        ("- Bought the Ergotron single monitor arm, 189 EUR", "我买的是哪款显示器支架？"),
+    ],
+)
+def test_a_note_in_another_script_than_the_question_is_judged_as_if_in_its_own(
+    conn: apsw.Connection, note: str, question: str
+) -> None:
+    """The model puts a question nearer every text of its own language: its
+    cosine with the note that answers it in another script falls below its
+    baseline. Read higher by the question's distance to text about nothing
+    in the note's script, the match is an answer; text in the question's
+    own script is judged as before."""
+    add(conn, "a.md", [(note, unit(1.0, 0.6))], heading="")  # cosine 0.857
+    add(conn, "b.md", [(f"filler {i}", unit(0.0, 1.0)) for i in range(5)])
+    own = "cjk" if question.startswith("我") else "latin"
+    by_script = {"latin": 0.85, "cjk": 0.80, "cyrillic": 0.80}
+    if own == "cjk":
+        by_script = {"latin": 0.80, "cjk": 0.85, "cyrillic": 0.80}
+    baseline = Baseline(0.85, by_script, own)
+    flat = query(conn, unit(1.0), null_cosine=0.85, evidence_width=0.1)
+    scripted = query(conn, unit(1.0), null_cosine=baseline, evidence_width=0.1)
+    assert flat.evidence(0.857, note) == pytest.approx(0.07)
+    raised = 0.857 + CROSS_SCRIPT_SHARE * 0.05  # the note's script is 0.05 further off
+    assert scripted.evidence(0.857, note) == pytest.approx((raised - 0.85) / 0.1)
+    own_script = "Bought a monitor arm" if own == "latin" else "买了显示器支架"
+    assert scripted.evidence(0.857, own_script) == flat.evidence(0.857, own_script)
+
+    before = run_search(conn, SearchQuery(question), SearchSettings(), CTX, flat, NOW)
+    assert before.results == ()
+    assert before.empty_reason == "below_min_score"
+    answered = run_search(conn, SearchQuery(question), SearchSettings(), CTX, scripted, NOW)
+    assert [h.path for h in answered.results] == ["a.md"]
 
 
 @pytest.mark.parametrize(

@@ -65,7 +65,10 @@ def test_a_query_gets_the_same_baseline_from_shipped_vectors_without_embedding_t
             embedded_null = without.null_cosine(vector)
             assert shipped_null is not None
             assert embedded_null is not None
-            assert abs(shipped_null - embedded_null) < 1e-5, query
+            assert abs(shipped_null.overall - embedded_null.overall) < 1e-5, query
+            assert shipped_null.by_script.keys() == embedded_null.by_script.keys()
+            for script, cosine in shipped_null.by_script.items():
+                assert abs(cosine - embedded_null.by_script[script]) < 1e-5, (query, script)
             encoded.clear()
     finally:
         with_file.close()

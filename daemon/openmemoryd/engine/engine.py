@@ -45,6 +45,7 @@ from omem_protocol import (
 )
 from openmemoryd.config import Config, EmbeddingSettings
 from openmemoryd.embed import Embedder, EmbeddingError, Vectors, is_zero, to_blob
+from openmemoryd.embed.reference import Baseline
 from openmemoryd.embed.registry import Choice, as_local
 from openmemoryd.engine import search_ops
 from openmemoryd.engine.access import AccessCounts
@@ -119,7 +120,7 @@ class Engine:
         self.rebuild_progress: str | None = None
         self.rebuild_error: str | None = None
         # (identity, query) -> (vector, evidence baseline or None)
-        self._query_vectors: OrderedDict[tuple[str, str], tuple[Vectors, float | None]] = (
+        self._query_vectors: OrderedDict[tuple[str, str], tuple[Vectors, Baseline | None]] = (
             OrderedDict()
         )
         self.vectors: VectorIndexer | None = None
@@ -271,7 +272,7 @@ class Engine:
             # once per distinct query, with its vector, not on every search.
             null = None
             if local is not None and not is_zero(vector):
-                null = await trio.to_thread.run_sync(local.null_cosine, vector)
+                null = await trio.to_thread.run_sync(local.null_cosine, vector, text)
             cached = self._query_vectors[key] = (vector, null)
             if len(self._query_vectors) > QUERY_CACHE_SIZE:
                 self._query_vectors.popitem(last=False)

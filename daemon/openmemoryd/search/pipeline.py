@@ -423,7 +423,7 @@ def strongest(
     vector_score = candidate.vector_score
     text_score = candidate.text_score
     if vector_score is not None and vector is not None:
-        vector_score = vector.evidence(vector_score)
+        vector_score = vector.evidence(vector_score, candidate.text)
         if text_score and vector_score <= 0.0 and not holds_every(candidate.text, words):
             text_score = 0.0
     legs = [s for s in (vector_score, text_score) if s is not None]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import apsw
 
+from openmemoryd.embed.reference import Baseline
 from openmemoryd.search.candidate import Candidate
 from openmemoryd.store import chunk_records
 from openmemoryd.store.quantised import quantised_knn, size_hint
@@ -29,24 +30,36 @@ class VectorQuery:
     vector: bytes
     score_floor: float = 0.0
     score_ceiling: float = 1.0
-    # The query's cosine with text about nothing in particular, and the
-    # margin above it that counts fully (embed.reference); None: uncalibrated.
-    null_cosine: float | None = None
+    # The query's cosine with text about nothing in particular (one figure,
+    # or a `Baseline` that knows each script's), and the margin above it
+    # that counts fully (embed.reference); None: uncalibrated.
+    null_cosine: float | Baseline | None = None
     evidence_width: float | None = None
 
-    def evidence(self, score: float) -> float:
-        """A rescaled vector score as evidence of relevance, in [0, 1].
+    def evidence(self, score: float, text: str = "") -> float:
+        """A rescaled vector score of a chunk of *text* as evidence of
+        relevance, in [0, 1].
 
         Without a calibrated baseline this is the score itself. With one, it
         is the cosine's margin over the query's baseline divided by the
         evidence width, never more than the score: a query near the centre
         of the model's space (nonsense, or about nothing the memory holds)
-        gets no credit for the cosine every text has with it.
+        gets no credit for the cosine every text has with it. A chunk in
+        another script than the query's has its cosine raised by the
+        query's distance to that script (`Baseline.gap`) first, for both:
+        an English question about a Chinese note is judged as if it had
+        been asked in Chinese.
         """
         if self.null_cosine is None or not self.evidence_width:
             return score
+        null = self.null_cosine
         cosine = self.score_floor + score * (self.score_ceiling - self.score_floor)
-        margin = (cosine - self.null_cosine) / self.evidence_width
+        if isinstance(null, Baseline):
+            gap, null = null.gap(text), null.overall
+            if gap:
+                cosine += gap
+                score = rescale(cosine, self.score_floor, self.score_ceiling)
+        margin = (cosine - null) / self.evidence_width
         return min(score, max(0.0, min(1.0, margin)))
 
 

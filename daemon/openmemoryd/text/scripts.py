@@ -8,6 +8,7 @@ token per Han character, against about four Latin characters per token).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Final
 
@@ -37,3 +38,40 @@ def is_cjk(ch: str) -> bool:
 def count_cjk(text: str) -> int:
     """Number of CJK characters in *text*."""
     return sum(len(run) for run in CJK_RUN_RE.findall(text))
+
+
+# Letters of the alphabetic scripts `main_script` tells apart. A CJK
+# character is about one token and a word; about four letters are one.
+_CYRILLIC_RUN_RE: Final = re.compile("[\u0400-\u052f]+")
+_LATIN_RUN_RE: Final = re.compile("[A-Za-z\u00c0-\u024f]+")
+LETTERS_PER_TOKEN: Final = 4
+# Below this many tokens of letters a text has no script worth naming (a
+# line of digits, an IP address and a port).
+MIN_SCRIPT_TOKENS: Final = 2
+
+
+@functools.lru_cache(maxsize=4096)
+def main_script(text: str) -> str | None:
+    """The script most of *text* is written in: ``"cjk"``, ``"cyrillic"`` or
+    ``"latin"``, weighing a CJK character as about four letters (a token
+    each); None when *text* has too few letters of these to say.
+
+    A Chinese note keeps its English product names and error codes, so the
+    script with the most letters is not the note's language; the one that
+    carries most of its words is. Searches ask this of the same chunks again
+    and again (each candidate's vector evidence), so answers are cached.
+    """
+    if text.isascii():
+        latin = _letters(_LATIN_RUN_RE, text) / LETTERS_PER_TOKEN
+        return "latin" if latin >= MIN_SCRIPT_TOKENS else None
+    weights = {
+        "cjk": float(count_cjk(text)),
+        "cyrillic": _letters(_CYRILLIC_RUN_RE, text) / LETTERS_PER_TOKEN,
+        "latin": _letters(_LATIN_RUN_RE, text) / LETTERS_PER_TOKEN,
+    }
+    script, weight = max(weights.items(), key=lambda item: item[1])
+    return script if weight >= MIN_SCRIPT_TOKENS else None
+
+
+def _letters(run: re.Pattern[str], text: str) -> int:
+    return sum(len(found) for found in run.findall(text))

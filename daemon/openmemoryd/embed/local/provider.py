@@ -39,8 +39,9 @@ from openmemoryd.embed.local.worker import (
     write_frame,
 )
 from openmemoryd.embed.provider import EmbeddingError, Vectors
-from openmemoryd.embed.reference import NULL_TOP, REFERENCE_PASSAGES
+from openmemoryd.embed.reference import NULL_TOP, REFERENCE_PASSAGES, REFERENCE_SCRIPTS, Baseline
 from openmemoryd.embed.vectors import sanitize
+from openmemoryd.text.scripts import main_script
 
 READY_TIMEOUT_S: Final = 180.0
 
@@ -112,9 +113,10 @@ class LocalEmbedder:
     def evidence_width(self) -> float | None:
         return self._spec.evidence_width
 
-    def null_cosine(self, query: Vectors) -> float | None:
-        """*query*'s mean cosine with its `NULL_TOP` nearest reference passages
-        (embed.reference), or None when the model has no calibrated evidence width."""
+    def null_cosine(self, query: Vectors, text: str = "") -> Baseline | None:
+        """*query*'s mean cosine with its `NULL_TOP` nearest reference passages,
+        and with those of each script (embed.reference), *text* being the
+        query's own words; None when the model has no calibrated evidence width."""
         if self._spec.evidence_width is None:
             return None
         reference = self._reference
@@ -124,7 +126,13 @@ class LocalEmbedder:
                 encoded = self._model().encode(REFERENCE_PASSAGES, is_query=False)
                 reference = sanitize(encoded)
             self._reference = reference
-        return float(np.sort(reference @ query)[-NULL_TOP:].mean())
+        cosines = reference @ query
+        by_script = {
+            script: float(np.sort(cosines[list(rows)])[-NULL_TOP:].mean())
+            for script, rows in REFERENCE_SCRIPTS.items()
+        }
+        overall = float(np.sort(cosines)[-NULL_TOP:].mean())
+        return Baseline(overall, by_script, main_script(text))
 
     def embed_query(self, text: str) -> Vectors:
         """*text*'s query vector; any failure of the model (it cannot load, the
