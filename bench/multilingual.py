@@ -31,6 +31,14 @@ the other ten (arctic terns, baroque opera, knitting, …) were written later,
 before the reference passages of the no-match baseline were widened, and
 on none of their topics, so they check that widening on queries it was not
 chosen on.
+
+People ask in another language than their notes' too: an agent working in
+English searches a Chinese user's notes in English. Each set carries some
+of its questions translated (``translated``: the Chinese and Russian sets'
+in English, the English set's in Chinese and in Russian; each names the
+question it translates, whose kind and evidence it keeps) and six
+unrelated queries in that language. They are asked of the same daemon
+after the set's own, and reported as their own rows ("zh, asked in en").
 Latency is each ranked reply's ``took_ms`` (query embedding included).
 
 Run: ``python -m bench.multilingual [--sets ru,zh,en] [--methods calibrated,bm25,vector]
@@ -56,7 +64,7 @@ from bench.locomo_methods import METHODS, Method, unmet_needs
 from bench.locomo_scoring import Scores, rank_evidence
 from bench.report import invocation, publish
 from bench.search_latency import machine_info
-from omem_client import OmemError, SearchHit
+from omem_client import Client, OmemError, SearchHit
 
 DATA_DIR: Final = Path(__file__).parent / "multilingual"
 SETS: Final = ("ru", "zh", "en")
@@ -78,11 +86,21 @@ class EvalQuestion:
 
 
 @dataclass(frozen=True, slots=True)
+class Translated:
+    """Some of a set's questions, and unrelated queries, asked in another language."""
+
+    language: str
+    questions: tuple[EvalQuestion, ...]
+    unrelated: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class EvalSet:
     name: str
     files: Mapping[str, str]
     questions: tuple[EvalQuestion, ...]
     unrelated: tuple[str, ...] = ()  # queries nothing in the notes answers
+    translated: tuple[Translated, ...] = ()
 
 
 def load_set(path: Path) -> EvalSet:
@@ -104,7 +122,25 @@ def load_set(path: Path) -> EvalSet:
         if item["kind"] not in KINDS:
             raise DataError(f"{path.name} question {number}: unknown kind {item['kind']!r}")
         questions.append(EvalQuestion(item["q"], item["kind"], tuple(evidence)))
-    return EvalSet(path.stem, files, tuple(questions), tuple(raw.get("unrelated", ())))
+    translated = []
+    for language, asked in raw.get("translated", {}).items():
+        of = [item["of"] for item in asked["questions"]]
+        missing = [n for n in of if not 0 <= n < len(questions)]
+        if missing:
+            raise DataError(f"{path.name} translated to {language}: no question {missing[0]}")
+        translated.append(
+            Translated(
+                language,
+                tuple(
+                    EvalQuestion(item["q"], questions[n].kind, questions[n].evidence)
+                    for item, n in zip(asked["questions"], of, strict=True)
+                ),
+                tuple(asked.get("unrelated", ())),
+            )
+        )
+    return EvalSet(
+        path.stem, files, tuple(questions), tuple(raw.get("unrelated", ())), tuple(translated)
+    )
 
 
 def evidence_in(hit: SearchHit, evidence: Sequence[tuple[str, int]]) -> frozenset[tuple[str, int]]:
@@ -126,9 +162,20 @@ class Outcome:
     took_ms: float
 
 
-def run_set(eval_set: EvalSet, method: Method) -> tuple[list[Outcome], list[int]]:
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """One language's questions on a set's notes, and how many hits each of
+    its unrelated queries got; *language* None: the set's own."""
+
+    language: str | None
+    outcomes: list[Outcome]
+    unrelated: list[int]
+
+
+def run_set(eval_set: EvalSet, method: Method) -> list[Asked]:
     """Index *eval_set* under *method*'s config and ask every question; then
-    the unrelated queries, with the default min_score: how many hits each got."""
+    the unrelated queries, with the default min_score: how many hits each got.
+    The same again for each language the set has translations into."""
     with BenchDaemon() as daemon:
         for name, text in eval_set.files.items():
             target = daemon.workspace / name
@@ -139,38 +186,56 @@ def run_set(eval_set: EvalSet, method: Method) -> tuple[list[Outcome], list[int]
         daemon.wait_indexed()
         if method.vectors:
             daemon.wait_vectors()
-        outcomes = []
         with daemon.client() as client:
             client.search("warm-up")
-            for q in eval_set.questions:
-                ranked = client.search(q.text, limit=LIMIT, min_score=0.0)
-                first, all_ = rank_evidence(
-                    [evidence_in(h, q.evidence) for h in ranked.results], q.evidence
-                )
-                plain = client.search(q.text, limit=LIMIT)
-                shown = [evidence_in(h, q.evidence) for h in plain.results]
-                outcomes.append(
-                    Outcome(
-                        q.kind,
-                        first,
-                        all_,
-                        answered=bool(plain.results),
-                        answered_with_evidence=any(shown),
-                        took_ms=ranked.took_ms,
-                    )
-                )
-            unrelated = [len(client.search(q, limit=LIMIT).results) for q in eval_set.unrelated]
+            asked = [_ask(client, None, eval_set.questions, eval_set.unrelated)]
+            asked += [
+                _ask(client, t.language, t.questions, t.unrelated) for t in eval_set.translated
+            ]
         code = daemon.stop()
         if code != 0:
             raise BenchDaemonError(f"openmemoryd exited with {code}:\n{daemon.log()}")
-    return outcomes, unrelated
+    return asked
+
+
+def _ask(
+    client: Client,
+    language: str | None,
+    questions: Sequence[EvalQuestion],
+    unrelated: Sequence[str],
+) -> Asked:
+    outcomes = []
+    for q in questions:
+        ranked = client.search(q.text, limit=LIMIT, min_score=0.0)
+        first, all_ = rank_evidence(
+            [evidence_in(h, q.evidence) for h in ranked.results], q.evidence
+        )
+        plain = client.search(q.text, limit=LIMIT)
+        shown = [evidence_in(h, q.evidence) for h in plain.results]
+        outcomes.append(
+            Outcome(
+                q.kind,
+                first,
+                all_,
+                answered=bool(plain.results),
+                answered_with_evidence=any(shown),
+                took_ms=ranked.took_ms,
+            )
+        )
+    hits = [len(client.search(text, limit=LIMIT).results) for text in unrelated]
+    return Asked(language, outcomes, hits)
 
 
 def summarize(
-    set_name: str, method: str, outcomes: Sequence[Outcome], unrelated: Sequence[int] = ()
+    set_name: str,
+    method: str,
+    outcomes: Sequence[Outcome],
+    unrelated: Sequence[int] = (),
+    asked_in: str | None = None,
 ) -> dict[str, Any]:
-    """The figures of one (set, method): overall, answered, per kind, latency,
-    and how many unrelated queries got any answer (the right number is 0)."""
+    """The figures of one (set, method, language asked in; None: the set's
+    own): overall, answered, per kind, latency, and how many unrelated
+    queries got any answer (the right number is 0)."""
     scores = Scores.of([(o.first_rank, o.all_rank) for o in outcomes])
     n = len(outcomes)
     by_kind = {
@@ -180,6 +245,7 @@ def summarize(
     return {
         "set": set_name,
         "method": method,
+        "asked_in": asked_in,
         "questions": n,
         "r1_any": scores.r1_any,
         "r5_any": scores.r5_any,
@@ -212,7 +278,7 @@ def render(results: Sequence[Mapping[str, Any]], machine: Mapping[str, Any], com
     ]
     for r in results:
         out.append(
-            f"| {r['set']} | {r['method']} | {r['questions']} | {r['r1_any']:.3f} "
+            f"| {_label(r)} | {r['method']} | {r['questions']} | {r['r1_any']:.3f} "
             f"| {r['r5_any']:.3f} | {r['r10_any']:.3f} / {r['r10_all']:.3f} | {r['mrr']:.3f} "
             f"| {r['answered']:.3f} | {r['answered_with_evidence']:.3f} "
             f"| {r['unrelated_answered']} of {r['unrelated']} | {r['p50_ms']} ms |"
@@ -225,8 +291,13 @@ def render(results: Sequence[Mapping[str, Any]], machine: Mapping[str, Any], com
             else "—"
             for k in KINDS
         ]
-        out.append(f"| {r['set']} | {r['method']} | " + " | ".join(cells) + " |")
+        out.append(f"| {_label(r)} | {r['method']} | " + " | ".join(cells) + " |")
     return "\n".join(out)
+
+
+def _label(result: Mapping[str, Any]) -> str:
+    asked_in = result.get("asked_in")
+    return f"{result['set']}, asked in {asked_in}" if asked_in else str(result["set"])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -259,9 +330,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 method = METHODS[name]
                 if args.embed_nice is not None:
                     method = with_embed_nice(method, args.embed_nice)
-                outcomes, unrelated = run_set(eval_set, method)
-                results.append(summarize(eval_set.name, name, outcomes, unrelated))
-                print(f"[{eval_set.name}] {name}: R@10 {results[-1]['r10_any']}", file=sys.stderr)
+                for asked in run_set(eval_set, method):
+                    results.append(
+                        summarize(
+                            eval_set.name, name, asked.outcomes, asked.unrelated, asked.language
+                        )
+                    )
+                    print(
+                        f"[{_label(results[-1])}] {name}: R@10 {results[-1]['r10_any']}",
+                        file=sys.stderr,
+                    )
     except (RuntimeError, OmemError, OSError, subprocess.TimeoutExpired) as exc:
         print(f"multilingual: {exc}", file=sys.stderr)
         return 1

@@ -27,6 +27,13 @@ def test_shipped_sets_hold_what_they_claim(name: str) -> None:
     for q in eval_set.questions:
         for path, line in q.evidence:
             assert eval_set.files[path].split("\n")[line - 1].strip()
+    # asked in the other languages too, with unrelated queries in each
+    expected = {"ru": {"en"}, "zh": {"en"}, "en": {"zh", "ru"}}[name]
+    assert {t.language for t in eval_set.translated} == expected
+    for translated in eval_set.translated:
+        assert len(translated.questions) >= 30
+        assert len(translated.unrelated) == 6
+        assert len({q.text for q in translated.questions}) == len(translated.questions)
 
 
 def _tiny(tmp_path: Path, evidence_line: str) -> Path:
@@ -51,6 +58,12 @@ def _tiny(tmp_path: Path, evidence_line: str) -> Path:
             },
         ],
         "unrelated": ["zzzqqq", "квантовая хромодинамика"],
+        "translated": {
+            "en": {
+                "questions": [{"of": 0, "q": "When is the meeting with Oleg?"}],
+                "unrelated": ["ostrich farming"],
+            }
+        },
     }
     folder = tmp_path / "sets"
     folder.mkdir()
@@ -62,6 +75,25 @@ def test_a_line_not_in_its_file_is_a_data_error(tmp_path: Path) -> None:
     folder = _tiny(tmp_path, "- Встреча с Олегом в четверг")
     with pytest.raises(DataError, match="occurs 0"):
         load_set(folder / "ru.json")
+
+
+def test_a_translation_of_a_question_the_set_lacks_is_a_data_error(tmp_path: Path) -> None:
+    folder = _tiny(tmp_path, "- Встреча с Олегом перенесена на пятницу")
+    data = json.loads((folder / "ru.json").read_text(encoding="utf-8"))
+    data["translated"]["en"]["questions"].append({"of": 2, "q": "Which tea?"})
+    (folder / "ru.json").write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(DataError, match="translated to en: no question 2"):
+        load_set(folder / "ru.json")
+
+
+def test_a_translation_keeps_its_questions_kind_and_evidence(tmp_path: Path) -> None:
+    eval_set = load_set(_tiny(tmp_path, "- Встреча с Олегом перенесена на пятницу") / "ru.json")
+    (translated,) = eval_set.translated
+    assert translated.language == "en"
+    assert translated.unrelated == ("ostrich farming",)
+    (question,) = translated.questions
+    assert question.text == "When is the meeting with Oleg?"
+    assert (question.kind, question.evidence) == ("person", eval_set.questions[0].evidence)
 
 
 @pytest.mark.e2e
@@ -82,11 +114,17 @@ def test_tiny_keyword_run_scores_and_reports(
     out = tmp_path / "r.json"
     code = main(["--sets", "ru", "--methods", "bm25", "--data", str(folder), "--json", str(out)])
     assert code == 0, capsys.readouterr().err
-    (result,) = json.loads(out.read_text(encoding="utf-8"))["results"]
+    result, translated = json.loads(out.read_text(encoding="utf-8"))["results"]
     assert (result["set"], result["method"], result["questions"]) == ("ru", "bm25", 2)
     assert result["r1_any"] == 1.0
     assert result["answered_with_evidence"] == 1.0
     assert result["questions_by_kind"] == {"fact": 1, "person": 1}
     assert (result["unrelated"], result["unrelated_answered"]) == (2, 0)
     assert result["unrelated_hits"] == [0, 0]
-    assert "| ru | bm25 | 2 | 1.000 |" in capsys.readouterr().out
+    # the same notes asked in English: no shared keyword, so no answer
+    assert (translated["asked_in"], translated["questions"]) == ("en", 1)
+    assert translated["questions_by_kind"] == {"person": 1}
+    assert (translated["r10_any"], translated["unrelated"]) == (0.0, 1)
+    printed = capsys.readouterr().out
+    assert "| ru | bm25 | 2 | 1.000 |" in printed
+    assert "| ru, asked in en | bm25 | 1 | 0.000 |" in printed
