@@ -64,9 +64,9 @@ def render_tables(
     ]
     for r in results:
         o = r.overall
-        cells = [o.b3000_any, o.b3000_all, o.b6000_any, o.b6000_all]
-        cells += [s.r10_all for s in r.by_category.values()]
-        lines.append(f"| {r.method} | {r.layout} | " + " | ".join(_f(c) for c in cells) + " |")
+        shares = [o.b3000_any, o.b3000_all, o.b6000_any, o.b6000_all]
+        shares += [s.r10_all for s in r.by_category.values()]
+        lines.append(f"| {r.method} | {r.layout} | " + " | ".join(_f(c) for c in shares) + " |")
     lines += [
         "",
         "Asked of the daemon with a token budget (`search(max_tokens=T)`, no limit): "
@@ -100,9 +100,9 @@ def render_tables(
             "|---|---|---:|---:|",
         ]
         for r in answered:
-            shares = (r.default_answered, r.default_with_evidence)
-            cells = " | ".join("-" if share is None else _f(share) for share in shares)
-            lines.append(f"| {r.method} | {r.layout} | {cells} |")
+            pair = (r.default_answered, r.default_with_evidence)
+            row = " | ".join("-" if share is None else _f(share) for share in pair)
+            lines.append(f"| {r.method} | {r.layout} | {row} |")
     header = " | ".join(f"{name} (n={counts[name]})" for name in CATEGORIES.values())
     lines += [
         "",
