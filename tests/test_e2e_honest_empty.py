@@ -15,7 +15,7 @@ import pytest
 
 from conftest import Daemon, Env
 from openmemoryd.workspace import template_text
-from test_e2e_semantic import wait_for_vectors
+from test_e2e_semantic import serving_with_vectors
 
 pytestmark = pytest.mark.e2e
 
@@ -88,12 +88,8 @@ def used_workspace(module_env: Env) -> Iterator[Daemon]:
     for path, text in NOTES.items():
         (ws / path).parent.mkdir(parents=True, exist_ok=True)
         (ws / path).write_text(text + "\n")
-    handle = Daemon(env).start()
-    try:
-        wait_for_vectors(handle)
+    with serving_with_vectors(env) as handle:
         yield handle
-    finally:
-        handle.stop()
 
 
 def _search(daemon: Daemon, *args: str) -> dict[str, object]:

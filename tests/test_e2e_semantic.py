@@ -6,6 +6,7 @@ bundled multilingual-e5-small), exactly as the README's quick start does.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Iterator
@@ -40,6 +41,18 @@ def wait_for_vectors(daemon: Daemon, timeout: float = 120.0) -> dict[str, object
             return status  # type: ignore[no-any-return]
         time.sleep(0.25)
     pytest.fail(f"vectors not complete after {timeout} s:\n{daemon.log()[-3000:]}")
+
+
+@contextlib.contextmanager
+def serving_with_vectors(env: Env) -> Iterator[Daemon]:
+    """A daemon on *env*'s workspace as it stands, once every chunk has its
+    vector; stopped on the way out."""
+    handle = Daemon(env).start()
+    try:
+        wait_for_vectors(handle)
+        yield handle
+    finally:
+        handle.stop()
 
 
 @pytest.fixture(scope="module")
