@@ -41,6 +41,17 @@ ASKED = (
     ("Когда следующий осмотр у стоматолога?", "en", "memory/notes/health.md"),
 )
 
+# Ranked among the first three with notes in the question's own language
+# around them; read at their plain cosines, those notes came first (the
+# boiler quote was fourth, behind three Chinese notes).
+RANKED = (
+    ("Which monitor arm did I buy?", "zh", "memory/2026-05-16.md"),
+    ("英国燃气给妈妈换锅炉报价多少？", "en", "memory/2026-04-06.md"),
+    ("Ruby 的蹦床派对花了多少钱？", "en", "memory/2026-05-03.md"),
+    ("停电的话，UPS 能让服务器和 NAS 撑多久？", "en", "memory/notes/homelab.md"),
+    ("Какой код от сейфа с ключами в коттедже в Конистоне?", "en", "memory/notes/lake-district.md"),
+)
+
 # Unrelated queries in each script, none answered before the rule and none
 # now (``zzzqqq``, no script at all, finds a note of the English set either
 # way: docs/recall.md, "A wider baseline").
@@ -62,12 +73,14 @@ def _located(set_name: str, path: str) -> str:
 
 @pytest.fixture(scope="module")
 def answers(module_env: Env) -> Iterator[Daemon]:
-    """The files holding the answers, from the Chinese and English sets."""
+    """The files holding the answers, from the Chinese and English sets, in
+    one workspace: a question's note competes with notes in its own language."""
     env = module_env
     env.write_config("")  # the defaults, with the bundled local model
-    for set_name in {s for _, s, _ in ASKED}:
+    wanted = {(s, p) for _, s, p in (*ASKED, *RANKED)}
+    for set_name in {s for s, _ in wanted}:
         files = load_set(DATA_DIR / f"{set_name}.json").files
-        for path in {p for _, s, p in ASKED if s == set_name}:
+        for path in {p for s, p in wanted if s == set_name}:
             target = env.workspace / _located(set_name, path)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(files[path], encoding="utf-8")
@@ -75,8 +88,8 @@ def answers(module_env: Env) -> Iterator[Daemon]:
         yield handle
 
 
-def _search(daemon: Daemon, query: str) -> dict[str, object]:
-    result = daemon.cli("search", query, "--json")
+def _search(daemon: Daemon, query: str, *args: str) -> dict[str, object]:
+    result = daemon.cli("search", query, *args, "--json")
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)  # type: ignore[no-any-return]
 
@@ -86,6 +99,13 @@ def test_a_question_in_another_language_gets_its_note_by_default(answers: Daemon
         reply = _search(answers, question)
         shown = [h["path"] for h in reply["results"]]  # type: ignore[attr-defined]
         assert _located(set_name, path) in shown, (question, shown, reply.get("best_score"))
+
+
+def test_the_note_in_another_language_ranks_among_the_first(answers: Daemon) -> None:
+    for question, set_name, path in RANKED:
+        reply = _search(answers, question, "--min-score", "0", "--limit", "10")
+        shown = [h["path"] for h in reply["results"]]  # type: ignore[attr-defined]
+        assert _located(set_name, path) in shown[:3], (question, shown)
 
 
 def test_unrelated_queries_in_any_language_still_get_nothing(answers: Daemon) -> None:

@@ -14,7 +14,12 @@ captures. So each candidate (the union of both legs' pools) is described by:
   (0 for the nearest chunk, negative below). Candidates found only by the
   keyword leg are scored too: their vectors are read from the index, so a
   keyword hit the model finds unrelated is told apart from one it likes;
-* ``vector_rr``: 1 / its rank in the vector leg (0 when outside the pool);
+* ``vector_rr``: 1 / its rank in the vector leg (0 when outside the pool).
+  These two read a chunk in another script than the query's whose match
+  counts as evidence as closer by the query's distance to that script, as
+  min_score's evidence does (`embed.reference.Baseline.gap`): in a
+  workspace of two languages a note in the question's own would otherwise
+  outrank, by its language alone, the note in the other that answers it;
 * ``coverage``: the share of the query's terms found on its best line: the
   question's words together on one line beat the same words spread over a
   chunk;
@@ -189,22 +194,34 @@ def describe(
     terms: Sequence[str],
     date_match: Callable[[Candidate], bool] | None = None,
     neighbours: bool = True,
+    vector_raise: Mapping[int, float] | None = None,
 ) -> Described:
     """The union of both legs with every candidate's features and first logit
     (the arguments are `fuse_calibrated`'s)."""
     lexical_rank = {i: r for r, i in enumerate(first_by_id(lexical), start=1)}
-    vector_rank = {i: r for r, i in enumerate(first_by_id(nearest), start=1)}
     found = union_of_legs(lexical, nearest)
     for chunk_id, entry in found.items():
         if entry.vector_score is None:
             entry.vector_score = vector_scores.get(chunk_id)
+    raised = vector_raise or {}
 
-    known = [e.vector_score for e in found.values() if e.vector_score is not None]
+    def seen(chunk_id: int, score: float | None) -> float | None:
+        if score is None or chunk_id not in raised:
+            return score
+        return min(1.0, score + raised[chunk_id])
+
+    vectors = {i: seen(i, e.vector_score) for i, e in found.items()}
+    in_leg = list(first_by_id(nearest))
+    if raised:  # the leg's own order is by the plain cosine
+        in_leg.sort(key=lambda i: -(vectors[i] or 0.0))
+    vector_rank = {i: r for r, i in enumerate(in_leg, start=1)}
+
+    known = [v for v in vectors.values() if v is not None]
     top = max(known) if known else 0.0
     floor = min(known) if known else 0.0
 
     def features(chunk_id: int, entry: Found) -> dict[str, float]:
-        vector = entry.vector_score
+        vector = vectors[chunk_id]
         return {
             "lexical_rr": 1.0 / lexical_rank[chunk_id] if chunk_id in lexical_rank else 0.0,
             "vector_gap": (vector if vector is not None else floor) - top,
@@ -237,6 +254,7 @@ def fuse_calibrated(
     neighbours: bool = True,
     head: bool = True,
     observe: Callable[[Described], None] | None = None,
+    vector_raise: Mapping[int, float] | None = None,
 ) -> list[Candidate]:
     """Union of both legs, each candidate scored by `calibrated_score`.
 
@@ -247,8 +265,11 @@ def fuse_calibrated(
     out (`search.neighbours`); with *head* false the first candidates keep
     their first estimate (`search.head_estimate`). *observe* is shown the
     candidates with their features before they are scored (`bench.fusion_fit`
-    fits the weights on them). The union and the order are those of the
-    other fusions (`fusion.union_of_legs`, `fusion.ranked`).
+    fits the weights on them). *vector_raise* is what a candidate's vector
+    score is read higher by for its ranking (a chunk in another script than
+    the query's: `embed.reference.Baseline.gap`, rescaled); the candidates
+    keep their own scores. The union and the order are those of the other
+    fusions (`fusion.union_of_legs`, `fusion.ranked`).
     """
     described = describe(
         lexical,
@@ -257,6 +278,7 @@ def fuse_calibrated(
         terms=terms,
         date_match=date_match,
         neighbours=neighbours,
+        vector_raise=vector_raise,
     )
     if observe is not None:
         observe(described)

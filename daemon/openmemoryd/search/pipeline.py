@@ -506,6 +506,7 @@ def _fuse_calibrated(
         neighbours=neighbours,
         head=head,
         observe=observe,
+        vector_raise=vector.raises((*lexical, *nearest), scores),
     )
 
 

@@ -10,7 +10,7 @@ monotonic, so it never changes the vector leg's own order.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import apsw
@@ -61,6 +61,33 @@ class VectorQuery:
                 score = rescale(cosine, self.score_floor, self.score_ceiling)
         margin = (cosine - null) / self.evidence_width
         return min(score, max(0.0, min(1.0, margin)))
+
+    def raises(
+        self, candidates: Iterable[Candidate], scores: Mapping[int, float]
+    ) -> dict[int, float]:
+        """What the ranking reads each candidate's rescaled vector score higher
+        by (`calibrated.describe`): a chunk in another script than the query's
+        whose match counts as evidence, its cosine raised by the query's
+        distance to that script beating the query's baseline, is ranked at
+        the raised cosine too. Below the bar it keeps its own: there the raise
+        would only lift notes in another language over the query's own at
+        the model's noise level ("mountain trip" to a note on oolong tea).
+        *scores* holds the vector scores of candidates found by keywords alone.
+        """
+        null, width = self.null_cosine, self.score_ceiling - self.score_floor
+        if not isinstance(null, Baseline) or width <= 0:
+            return {}
+        raised: dict[int, float] = {}
+        for candidate in candidates:
+            score = candidate.vector_score
+            if score is None:
+                score = scores.get(candidate.id)
+            if score is None:
+                continue
+            gap = null.gap(candidate.text)
+            if gap and self.score_floor + score * width + gap > null.overall:
+                raised[candidate.id] = gap / width
+        return raised
 
 
 def rescale(cosine: float, floor: float, ceiling: float = 1.0) -> float:
