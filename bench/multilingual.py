@@ -39,10 +39,14 @@ in English, the English set's in Chinese and in Russian; each names the
 question it translates, whose kind and evidence it keeps) and six
 unrelated queries in that language. They are asked of the same daemon
 after the set's own, and reported as their own rows ("zh, asked in en").
+With ``--mixed`` the sets share one workspace instead, each under
+``memory/<set>/`` (`moved`): one person's notes in several languages, where
+the note that answers a question competes with notes in the question's own
+language (rows "zh, mixed", "zh, mixed, asked in en").
 Latency is each ranked reply's ``took_ms`` (query embedding included).
 
 Run: ``python -m bench.multilingual [--sets ru,zh,en] [--methods calibrated,bm25,vector]
-[--embed-nice N]``.
+[--mixed] [--embed-nice N]``.
 """
 
 from __future__ import annotations
@@ -143,6 +147,30 @@ def load_set(path: Path) -> EvalSet:
     )
 
 
+def moved(eval_set: EvalSet) -> EvalSet:
+    """*eval_set* with its files, and its questions' evidence, under
+    ``memory/<set>/``, so that several sets share one workspace (``--mixed``)."""
+
+    def path_of(path: str) -> str:
+        return f"memory/{eval_set.name}/{path.removeprefix('memory/')}"
+
+    def questions(asked: Sequence[EvalQuestion]) -> tuple[EvalQuestion, ...]:
+        return tuple(
+            EvalQuestion(q.text, q.kind, tuple((path_of(p), n) for p, n in q.evidence))
+            for q in asked
+        )
+
+    return EvalSet(
+        eval_set.name,
+        {path_of(path): text for path, text in eval_set.files.items()},
+        questions(eval_set.questions),
+        eval_set.unrelated,
+        tuple(
+            Translated(t.language, questions(t.questions), t.unrelated) for t in eval_set.translated
+        ),
+    )
+
+
 def evidence_in(hit: SearchHit, evidence: Sequence[tuple[str, int]]) -> frozenset[tuple[str, int]]:
     """The evidence lines (path, line) that lie in *hit*'s cited range."""
     return frozenset(
@@ -176,11 +204,19 @@ def run_set(eval_set: EvalSet, method: Method) -> list[Asked]:
     """Index *eval_set* under *method*'s config and ask every question; then
     the unrelated queries, with the default min_score: how many hits each got.
     The same again for each language the set has translations into."""
+    (asked,) = run_sets([eval_set], method)
+    return asked
+
+
+def run_sets(sets: Sequence[EvalSet], method: Method) -> list[list[Asked]]:
+    """`run_set` for each of *sets*, all their files in one workspace (their
+    paths must not collide: see `moved`)."""
     with BenchDaemon() as daemon:
-        for name, text in eval_set.files.items():
-            target = daemon.workspace / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        for eval_set in sets:
+            for name, text in eval_set.files.items():
+                target = daemon.workspace / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
         daemon.write_config(method.config_toml)
         daemon.start()
         daemon.wait_indexed()
@@ -188,9 +224,10 @@ def run_set(eval_set: EvalSet, method: Method) -> list[Asked]:
             daemon.wait_vectors()
         with daemon.client() as client:
             client.search("warm-up")
-            asked = [_ask(client, None, eval_set.questions, eval_set.unrelated)]
-            asked += [
-                _ask(client, t.language, t.questions, t.unrelated) for t in eval_set.translated
+            asked = [
+                [_ask(client, None, s.questions, s.unrelated)]
+                + [_ask(client, t.language, t.questions, t.unrelated) for t in s.translated]
+                for s in sets
             ]
         code = daemon.stop()
         if code != 0:
@@ -295,6 +332,16 @@ def render(results: Sequence[Mapping[str, Any]], machine: Mapping[str, Any], com
     return "\n".join(out)
 
 
+def _niced(method: Method, nice: int | None) -> Method:
+    return method if nice is None else with_embed_nice(method, nice)
+
+
+def _record(results: list[dict[str, Any]], label: str, method: str, asked: list[Asked]) -> None:
+    for one in asked:
+        results.append(summarize(label, method, one.outcomes, one.unrelated, one.language))
+        print(f"[{_label(results[-1])}] {method}: R@10 {results[-1]['r10_any']}", file=sys.stderr)
+
+
 def _label(result: Mapping[str, Any]) -> str:
     asked_in = result.get("asked_in")
     return f"{result['set']}, asked in {asked_in}" if asked_in else str(result["set"])
@@ -310,6 +357,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--embed-nice", type=int, default=None, help="the embedding worker's niceness (10)"
     )
+    parser.add_argument(
+        "--mixed", action="store_true", help="the sets in one workspace, each under memory/<set>/"
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     args = parser.parse_args(args_list)
     unmet = unmet_needs([METHODS[name] for name in args.methods])
@@ -323,23 +373,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"multilingual: {exc}", file=sys.stderr)
         return 2
     machine = machine_info()
-    results = []
+    results: list[dict[str, Any]] = []
     try:
-        for eval_set in sets:
+        if args.mixed:
             for name in args.methods:
-                method = METHODS[name]
-                if args.embed_nice is not None:
-                    method = with_embed_nice(method, args.embed_nice)
-                for asked in run_set(eval_set, method):
-                    results.append(
-                        summarize(
-                            eval_set.name, name, asked.outcomes, asked.unrelated, asked.language
-                        )
-                    )
-                    print(
-                        f"[{_label(results[-1])}] {name}: R@10 {results[-1]['r10_any']}",
-                        file=sys.stderr,
-                    )
+                method = _niced(METHODS[name], args.embed_nice)
+                together = run_sets([moved(s) for s in sets], method)
+                for eval_set, asked in zip(sets, together, strict=True):
+                    _record(results, f"{eval_set.name}, mixed", name, asked)
+        else:
+            for eval_set in sets:
+                for name in args.methods:
+                    method = _niced(METHODS[name], args.embed_nice)
+                    _record(results, eval_set.name, name, run_set(eval_set, method))
     except (RuntimeError, OmemError, OSError, subprocess.TimeoutExpired) as exc:
         print(f"multilingual: {exc}", file=sys.stderr)
         return 1

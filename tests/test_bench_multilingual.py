@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.multilingual import DATA_DIR, KINDS, SETS, DataError, load_set, main
+from bench.multilingual import DATA_DIR, KINDS, SETS, DataError, load_set, main, moved
 
 pytestmark = pytest.mark.slow
 
@@ -96,6 +96,18 @@ def test_a_translation_keeps_its_questions_kind_and_evidence(tmp_path: Path) -> 
     assert (question.kind, question.evidence) == ("person", eval_set.questions[0].evidence)
 
 
+def test_moved_sets_share_a_workspace_with_their_evidence(tmp_path: Path) -> None:
+    eval_set = load_set(_tiny(tmp_path, "- Встреча с Олегом перенесена на пятницу") / "ru.json")
+    shared = moved(eval_set)
+    assert set(shared.files) == {"memory/ru/2026-05-04.md", "memory/ru/notes/tea.md"}
+    assert shared.questions[0].evidence == (("memory/ru/2026-05-04.md", 3),)
+    assert shared.translated[0].questions[0].evidence == (("memory/ru/2026-05-04.md", 3),)
+    assert (shared.unrelated, shared.translated[0].unrelated) == (
+        eval_set.unrelated,
+        eval_set.translated[0].unrelated,
+    )
+
+
 @pytest.mark.e2e
 def test_a_file_the_daemon_would_not_index_is_a_data_error(tmp_path: Path) -> None:
     folder = _tiny(tmp_path, "- Встреча с Олегом перенесена на пятницу")
@@ -128,3 +140,17 @@ def test_tiny_keyword_run_scores_and_reports(
     printed = capsys.readouterr().out
     assert "| ru | bm25 | 2 | 1.000 |" in printed
     assert "| ru, asked in en | bm25 | 1 | 0.000 |" in printed
+
+
+@pytest.mark.e2e
+def test_tiny_mixed_run_labels_each_sets_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _tiny(tmp_path, "- Встреча с Олегом перенесена на пятницу")
+    out = tmp_path / "r.json"
+    argv = ["--sets", "ru", "--methods", "bm25", "--data", str(folder), "--mixed"]
+    assert main([*argv, "--json", str(out)]) == 0, capsys.readouterr().err
+    own, translated = json.loads(out.read_text(encoding="utf-8"))["results"]
+    assert (own["set"], own["asked_in"], own["r1_any"]) == ("ru, mixed", None, 1.0)
+    assert (translated["set"], translated["asked_in"]) == ("ru, mixed", "en")
+    assert "| ru, mixed, asked in en | bm25 | 1 |" in capsys.readouterr().out
