@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -118,15 +119,22 @@ def test_a_file_the_daemon_would_not_index_is_a_data_error(tmp_path: Path) -> No
         load_set(folder / "ru.json")
 
 
+def _keyword_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str
+) -> list[dict[str, Any]]:
+    """`main` on the tiny set, keyword-only: the results it wrote."""
+    folder = _tiny(tmp_path, "- Встреча с Олегом перенесена на пятницу")
+    out = tmp_path / "r.json"
+    argv = ["--sets", "ru", "--methods", "bm25", "--data", str(folder), *extra]
+    assert main([*argv, "--json", str(out)]) == 0, capsys.readouterr().err
+    return json.loads(out.read_text(encoding="utf-8"))["results"]  # type: ignore[no-any-return]
+
+
 @pytest.mark.e2e
 def test_tiny_keyword_run_scores_and_reports(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    folder = _tiny(tmp_path, "- Встреча с Олегом перенесена на пятницу")
-    out = tmp_path / "r.json"
-    code = main(["--sets", "ru", "--methods", "bm25", "--data", str(folder), "--json", str(out)])
-    assert code == 0, capsys.readouterr().err
-    result, translated = json.loads(out.read_text(encoding="utf-8"))["results"]
+    result, translated = _keyword_run(tmp_path, capsys)
     assert (result["set"], result["method"], result["questions"]) == ("ru", "bm25", 2)
     assert result["r1_any"] == 1.0
     assert result["answered_with_evidence"] == 1.0
@@ -146,11 +154,7 @@ def test_tiny_keyword_run_scores_and_reports(
 def test_tiny_mixed_run_labels_each_sets_rows(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    folder = _tiny(tmp_path, "- Встреча с Олегом перенесена на пятницу")
-    out = tmp_path / "r.json"
-    argv = ["--sets", "ru", "--methods", "bm25", "--data", str(folder), "--mixed"]
-    assert main([*argv, "--json", str(out)]) == 0, capsys.readouterr().err
-    own, translated = json.loads(out.read_text(encoding="utf-8"))["results"]
+    own, translated = _keyword_run(tmp_path, capsys, "--mixed")
     assert (own["set"], own["asked_in"], own["r1_any"]) == ("ru, mixed", None, 1.0)
     assert (translated["set"], translated["asked_in"]) == ("ru, mixed", "en")
     assert "| ru, mixed, asked in en | bm25 | 1 |" in capsys.readouterr().out
