@@ -7,8 +7,11 @@ a text near others of its own language, so such a match used to fall below
 the query's no-match baseline and the default search answered nothing.
 The notes are the ones `bench.multilingual` asks these questions of (each
 set's files under ``memory/<set>/``, so two sets share one workspace); each
-question here got nothing by default before a match across scripts was
-read against the note's script (embed.reference.Baseline).
+question here got nothing by default in bench.multilingual before a match
+across scripts was read against the note's script (embed.reference.Baseline).
+Sharing a workspace, a note also competes with notes in the question's own
+language, which the ranking put first before it read such a match the same
+way (`VectorQuery.raises`).
 """
 
 from __future__ import annotations
