@@ -85,7 +85,7 @@ class VectorQuery:
             if score is None:
                 continue
             gap = null.gap(candidate.text)
-            if gap and self.score_floor + score * width + gap > null.overall:
+            if gap and self.evidence(score, candidate.text) > 0.0:
                 raised[candidate.id] = gap / width
         return raised
 

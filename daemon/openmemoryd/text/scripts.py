@@ -37,7 +37,7 @@ def is_cjk(ch: str) -> bool:
 
 def count_cjk(text: str) -> int:
     """Number of CJK characters in *text*."""
-    return sum(len(run) for run in CJK_RUN_RE.findall(text))
+    return _letters(CJK_RUN_RE, text)
 
 
 # Letters of the alphabetic scripts `main_script` tells apart. A CJK
