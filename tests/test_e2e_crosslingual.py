@@ -16,14 +16,13 @@ way (`VectorQuery.raises`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 import pytest
 
 from bench.multilingual import DATA_DIR, load_set
 from conftest import Daemon, Env
-from test_e2e_semantic import serving_with_vectors
+from test_e2e_semantic import paths, search, serving_with_vectors
 
 pytestmark = pytest.mark.e2e
 
@@ -91,29 +90,23 @@ def answers(module_env: Env) -> Iterator[Daemon]:
         yield handle
 
 
-def _search(daemon: Daemon, query: str, *args: str) -> dict[str, object]:
-    result = daemon.cli("search", query, *args, "--json")
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)  # type: ignore[no-any-return]
-
-
 def test_a_question_in_another_language_gets_its_note_by_default(answers: Daemon) -> None:
     for question, set_name, path in ASKED:
-        reply = _search(answers, question)
-        shown = [h["path"] for h in reply["results"]]  # type: ignore[attr-defined]
+        reply = search(answers, question)
+        shown = paths(reply)
         assert _located(set_name, path) in shown, (question, shown, reply.get("best_score"))
 
 
 def test_the_note_in_another_language_ranks_among_the_first(answers: Daemon) -> None:
     for question, set_name, path in RANKED:
-        reply = _search(answers, question, "--min-score", "0", "--limit", "10")
-        shown = [h["path"] for h in reply["results"]]  # type: ignore[attr-defined]
+        reply = search(answers, question, "--min-score", "0", "--limit", "10")
+        shown = paths(reply)
         assert _located(set_name, path) in shown[:3], (question, shown)
 
 
 def test_unrelated_queries_in_any_language_still_get_nothing(answers: Daemon) -> None:
     for query in UNRELATED:
-        reply = _search(answers, query)
+        reply = search(answers, query)
         shown = [(h["path"], h["score"]) for h in reply["results"]]  # type: ignore[attr-defined]
         assert reply["results"] == [], (query, shown)
         assert reply["empty_reason"] in {"below_min_score", "no_match"}, reply
