@@ -149,7 +149,10 @@ def test_entries_are_judged_in_the_order_their_blocks_were_written(tmp_path: Pat
     assert verdict.missing == []
 
 
-@pytest.mark.parametrize("garbage", [b"{not json", b'[{"seq": "x"}]'])
+@pytest.mark.parametrize(
+    "garbage",
+    [b"{not json", b'[{"seq": "x"}]', b'[{"seq": 1, "key": "caf\xe9"}]'],  # the last: not UTF-8
+)
 def test_damaged_journal_is_set_aside_not_fatal(tmp_path: Path, garbage: bytes) -> None:
     path = tmp_path / "default.json"
     path.write_bytes(garbage)

@@ -164,6 +164,19 @@ def test_a_tampered_export_is_refused(source: PathPolicy, tmp_path: Path) -> Non
         read_source(tampered, max_file_bytes=LIMIT)
 
 
+@pytest.mark.parametrize("manifest", [b"{not json", b'{"format": "caf\xe9"}'])
+def test_a_damaged_manifest_is_refused(source: PathPolicy, tmp_path: Path, manifest: bytes) -> None:
+    out = tmp_path / "memory.tar.gz"
+    export_archive(source, out, max_file_bytes=LIMIT)
+    with tarfile.open(out) as tar:
+        contents = {m.name: tar.extractfile(m).read() for m in tar}  # type: ignore[union-attr]
+    contents["manifest.json"] = manifest  # the second: a Latin-1 byte inside a string
+    infos = [tarfile.TarInfo(n) for n in contents]
+    damaged = tar_with(tmp_path / "damaged.tar.gz", infos, contents)
+    with pytest.raises(BadRequest, match="damaged manifest"):
+        read_source(damaged, max_file_bytes=LIMIT)
+
+
 def test_garbage_is_not_an_archive(tmp_path: Path) -> None:
     junk = tmp_path / "junk.tar.gz"
     junk.write_bytes(b"\x1f\x8b not really gzip")

@@ -216,6 +216,9 @@ def test_errors_are_those_of_the_blocking_client(daemon: Daemon, run: Run) -> No
         ("get", {"path": "memory/missing.md"}),
         ("search", {"query": "x", "limit": 1000}),
         ("log_turns", {"agent": "a", "session_id": "s", "turns": [{"role": "bot"}]}),
+        # refused before sending: the wire carries UTF-8 only
+        ("search", {"query": "caf\udce9"}),
+        ("append", {"text": "x\ud800"}),
     ]
     expected: list[OmemError] = []
     with daemon.client() as blocking:
@@ -223,7 +226,11 @@ def test_errors_are_those_of_the_blocking_client(daemon: Daemon, run: Run) -> No
             with pytest.raises(OmemError) as raised:
                 getattr(blocking, method)(**kwargs)
             expected.append(raised.value)
+        assert isinstance(blocking.status(), StatusResult)  # still usable
     assert isinstance(expected[2], BadRequestError)
+    assert isinstance(expected[4], BadRequestError)
+    assert "the byte 0xE9 (not UTF-8)" in str(expected[4])
+    assert "a lone surrogate (U+D800)" in str(expected[5])
 
     async def scenario() -> None:
         async with AsyncClient(daemon.env.socket, timeout=30) as client:

@@ -82,6 +82,13 @@ def test_invalid_config_is_reported_precisely(tmp_path: Path, text: str, message
         load_config(environ={"OPENMEMORY_CONFIG": str(path)})
 
 
+def test_a_config_that_is_not_utf8_is_reported_not_raised(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_bytes(b'workspace = "~/caf\xe9"\n')  # saved as Latin-1
+    with pytest.raises(ConfigError, match=r"not UTF-8 \(the byte 0xE9 at offset 18\)"):
+        load_config(environ={"OPENMEMORY_CONFIG": str(path)})
+
+
 def test_an_explicit_config_that_does_not_exist_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not found"):
         load_config(environ={"OPENMEMORY_CONFIG": str(tmp_path / "missing.toml")})

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import date
 
@@ -173,6 +175,44 @@ def test_append_reads_stdin_and_targets_a_path(daemon: Daemon) -> None:
     empty = daemon.cli("append", "   ")
     assert empty.returncode == 4
     assert "empty" in empty.stderr
+
+
+def test_text_that_is_not_utf8_is_refused_saying_what_to_do(daemon: Daemon) -> None:
+    """A Latin-1 byte in an argument (Python keeps it as U+DCE9) or on stdin
+    gets a message naming the byte, not a traceback, and nothing is written."""
+    memory = daemon.env.workspace / "MEMORY.md"
+    before = memory.read_bytes()
+    for args in (("append", "--path", "MEMORY.md", "caf\udce9 au lait"), ("search", "caf\udce9")):
+        result = daemon.cli(*args)
+        assert result.returncode == 4, result.stderr
+        assert "the byte 0xE9 (not UTF-8)" in result.stderr
+        assert 'in "caf\\xe9' in result.stderr
+        assert "iconv" in result.stderr
+        assert "Traceback" not in result.stderr
+    as_json = daemon.cli("search", "caf\udce9", "--json")
+    assert json.loads(as_json.stdout)["error"]["code"] == "bad_request"
+    # stdin is read in the locale's encoding, strictly or (as in the C
+    # locale) keeping such bytes as surrogates: a usage error either way.
+    turns = b'[{"role": "user", "content": "caf\xe9"}]'
+    for errors, command, given in (
+        ("strict", ("append", "--path", "MEMORY.md", "-"), b"- caf\xe9 au lait\n"),
+        ("surrogateescape", ("append", "--path", "MEMORY.md", "-"), b"- caf\xe9 au lait\n"),
+        ("surrogateescape", ("log-turns", "--agent", "a", "--session", "s"), turns),
+    ):
+        piped = subprocess.run(
+            [sys.executable, "-m", "omem_client", *command],
+            env={**daemon.env.vars, "PYTHONIOENCODING": f"utf-8:{errors}"},
+            input=given,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+        stderr = piped.stderr.decode()
+        assert piped.returncode == 2, stderr
+        assert "stdin is not utf-8 text (the byte 0xE9)" in stderr
+        assert "Traceback" not in stderr
+    assert memory.read_bytes() == before
+    assert daemon.cli("append", "--path", "MEMORY.md", "café au lait").returncode == 0
 
 
 def test_full_sync_reports_every_file(daemon: Daemon) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from openmemoryd.memory.flush_state import KEEP_S, FlushTracker, flush_threshold
 
 W = 200_000
@@ -65,9 +67,10 @@ def test_below_threshold_calls_do_not_write(tmp_path: Path) -> None:
     assert not path.exists()
 
 
-def test_a_damaged_record_is_moved_aside(tmp_path: Path) -> None:
+@pytest.mark.parametrize("damage", [b"{not json", b'{"sessions": {"caf\xe9": {}}}'])
+def test_a_damaged_record_is_moved_aside(tmp_path: Path, damage: bytes) -> None:
     path = tmp_path / "flush.json"
-    path.write_text("{not json")
+    path.write_bytes(damage)  # the second: a Latin-1 byte inside a string
     assert decide(FlushTracker(path), 180_000) == (True, "threshold_reached", 0)
     assert [p.name.startswith("flush.json.corrupt-") for p in tmp_path.iterdir()].count(True) == 1
 

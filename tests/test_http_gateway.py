@@ -205,6 +205,8 @@ async def test_unknown_path_and_wrong_method(client: httpx.AsyncClient) -> None:
         (b'{"query": "x", "type": "get"}', "field 'type' must be 'search'"),
         (b'{"query": "x", "workspace": "Bad Name"}', "invalid workspace"),
         (b"[" * 5000 + b"]" * 5000, "not valid JSON"),
+        (b'{"query": "caf\xe9"}', "not valid JSON"),  # Latin-1, not UTF-8
+        (b'{"query": "x\\ud800"}', "not valid JSON"),  # a lone surrogate
         (b'{"query": "' + b"x" * 9000 + b'"}', "Expected `str` of length <= 8192"),
     ],
 )

@@ -148,6 +148,22 @@ def test_garbage_is_a_decode_error(garbage: bytes) -> None:
         decode_client_frame(garbage)
 
 
+def test_a_string_that_is_not_utf8_is_a_decode_error_wherever_it_is() -> None:
+    latin1 = b"\xa4caf\xe9"  # a msgpack str of four bytes, "café" in Latin-1
+    hello = b"\x83\xa4type\xa5hello\xa8protocol\x01\xa6client" + latin1
+    with pytest.raises(MessageDecodeError, match="not UTF-8"):
+        decode_client_frame(hello)
+    body = b"\x82\xa4type\xa6search\xa5query" + latin1
+    frame = decode_client_frame(b"\x83\xa4type\xa7request\xa2id\x05\xa4body" + body)
+    assert isinstance(frame, RawRequest)
+    assert frame.id == 5  # the envelope is read, so the request gets its own answer
+    with pytest.raises(MessageDecodeError, match="not UTF-8"):
+        decode_request_body(frame.body)
+    error = b"\x83\xa4type\xa5reply\xa2id\x05\xa4body\x83\xa4type\xa5error\xa4code\xa8internal"
+    with pytest.raises(MessageDecodeError, match="not UTF-8"):
+        decode_daemon_frame(error + b"\xa7message" + latin1)
+
+
 def test_request_ids_start_at_one() -> None:
     raw = msgspec.msgpack.encode({"type": "request", "id": 0, "body": {"type": "status"}})
     with pytest.raises(MessageDecodeError):

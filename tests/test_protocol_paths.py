@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from omem_client._discovery import discover_socket
 from omem_protocol import default_config_path, resolve_socket_path, socket_path_problem
 
 
@@ -48,3 +49,19 @@ def test_config_path_follows_xdg(tmp_path: Path) -> None:
     )
     assert default_config_path({"OPENMEMORY_CONFIG": "~/c.toml"}) == Path.home() / "c.toml"
     assert default_config_path({}) == Path.home() / ".config" / "openmemory" / "config.toml"
+
+
+@pytest.mark.parametrize(
+    "text", [b'socket = "/x/y.sock"\n', b"socket = [\n", b'socket = "/x/caf\xe9.sock"\n']
+)
+def test_the_client_reads_the_socket_from_the_config_or_falls_back(
+    tmp_path: Path, text: bytes
+) -> None:
+    """A config the client cannot read (not TOML, not UTF-8) is the daemon's
+    to report; the client falls back to the default socket, never raises."""
+    config = tmp_path / "config.toml"
+    config.write_bytes(text)
+    env = {"OPENMEMORY_CONFIG": str(config), "XDG_RUNTIME_DIR": str(tmp_path)}
+    readable = text.startswith(b'socket = "/x/y')
+    expected = Path("/x/y.sock") if readable else resolve_socket_path(env)
+    assert discover_socket(environ=env) == expected

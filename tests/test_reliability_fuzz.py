@@ -68,6 +68,7 @@ SHARES = {
     "nested": 6,
     "garbage_bodies": 20,
     "out_of_range": 20,
+    "not_utf8": 6,
 }
 HEADER = struct.Struct("!I")
 FOLLOW_UP_ID = 4_000_000_000  # no generated request uses it
@@ -372,6 +373,57 @@ def test_nested_garbage(target: Target, depth: int, kind: str, where: str, reque
         expected_id = request_id if [f.id for f in frames] != [0] else 0
     assert_all_errors(frames, {"bad_request"})
     assert [f.id for f in frames] == [expected_id]
+
+
+def raw_str(data: bytes) -> bytes:
+    """A msgpack string (str 8 or str 16) holding *data* as it is, UTF-8 or not."""
+    if len(data) < 256:
+        return b"\xd9" + bytes([len(data)]) + data
+    return b"\xda" + struct.pack("!H", len(data)) + data
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+@fuzz_settings("not_utf8")
+@given(
+    data=st.binary(min_size=1, max_size=300).filter(lambda b: not _is_utf8(b)),
+    where=st.sampled_from(["hello", "workspace", "query", "tag"]),
+    request_id=request_ids,
+)
+def test_strings_that_are_not_utf8(
+    target: Target, data: bytes, where: str, request_id: int
+) -> None:
+    """msgspec reports such a string with UnicodeDecodeError, not its own
+    DecodeError: refused like any malformed input, with the request's id once
+    the envelope is read, and the connection goes on."""
+    if where == "hello":
+        hello = b"\x83\xa4type\xa5hello\xa8protocol" + pack(PROTOCOL_VERSION) + b"\xa6client"
+        frames = target.exchange(frame(hello + raw_str(data)), follow_up=True)
+        expected_id = 0
+    else:
+        body = (
+            b"\x81\xa4type" + raw_str(data)
+            if where == "tag"
+            else b"\x82\xa4type\xa6search\xa5query"
+            + (raw_str(data) if where == "query" else pack("x"))
+        )
+        envelope = b"\xa4type\xa7request\xa2id" + pack(request_id) + b"\xa4body" + body
+        if where == "workspace":  # in the envelope itself: the frame is refused whole
+            envelope = b"\x84" + envelope + b"\xa9workspace" + raw_str(data)
+            expected_id = 0
+        else:
+            envelope = b"\x83" + envelope
+            expected_id = request_id
+        frames = target.exchange(frame(envelope), hello=True, follow_up=True)
+    assert_all_errors(frames, {"bad_request"})
+    assert [f.id for f in frames] == [expected_id]
+    assert "not UTF-8" in frames[0].body.message
 
 
 @fuzz_settings("garbage_bodies")

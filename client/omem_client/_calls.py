@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from omem_client._errors import (
+    BadRequestError,
     ConnectError,
     DaemonError,
     DaemonNotRunning,
@@ -38,11 +39,49 @@ START_HINT = "start it with `openmemoryd run` (or `systemctl --user start openme
 
 
 def encode(frame: Hello | Request) -> bytes:
-    """*frame* as bytes to send; one the daemon would refuse as too large is an error."""
+    """*frame* as bytes to send; one the daemon would refuse as too large is an
+    error, and so is text that is not Unicode (`unsendable_text`)."""
     try:
         return encode_message(frame)
     except ProtocolError as exc:
         raise ProtocolViolation(f"request too large to send: {exc}") from None
+    except UnicodeEncodeError as exc:
+        raise BadRequestError(unsendable_text(exc)) from None
+
+
+def unsendable_text(exc: UnicodeEncodeError) -> str:
+    """Why a request's text cannot go on the wire, which carries UTF-8 only.
+
+    Such text holds surrogates: the bytes of a command-line argument that
+    were not UTF-8 (Python keeps each as U+DC80-U+DCFF, so a Latin-1 "é"
+    arrives as U+DCE9), or a lone surrogate from a JSON escape. Neither can
+    be stored in Markdown as written, and guessing an encoding could change
+    a memory, so the request is refused before it is sent, naming the
+    character and where it is.
+    """
+    text, at = exc.object, exc.start
+    if not isinstance(text, str) or not 0 <= at < len(text):
+        return f"text is not valid Unicode: {exc.reason}"
+    byte = _undecoded_byte(text[at])
+    if byte is not None:
+        what = f"the byte 0x{byte:02X} (not UTF-8)"
+        hint = "convert it to UTF-8 first (e.g. iconv -f latin1 -t utf-8)"
+    else:
+        what, hint = f"a lone surrogate (U+{ord(text[at]):04X})", "only valid Unicode can be sent"
+    excerpt = "".join(map(_shown, text[max(0, at - 20) : at + 20]))
+    return f'text holds {what} at character {at + 1} of {len(text)}, in "{excerpt}": {hint}'
+
+
+def _undecoded_byte(char: str) -> int | None:
+    code = ord(char)
+    return code - 0xDC00 if 0xDC80 <= code <= 0xDCFF else None
+
+
+def _shown(char: str) -> str:
+    byte = _undecoded_byte(char)
+    if byte is not None:
+        return f"\\x{byte:02x}"
+    return char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
 
 
 # ---------------------------------------------------------------- replies

@@ -4,7 +4,6 @@ the session primer and end, tasks, the write pipeline and compaction."""
 from __future__ import annotations
 
 import shlex
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -19,7 +18,7 @@ from omem_client._cli_base import (
     _read_text,
     app,
 )
-from omem_client._cli_io import fail, output, print_json, text_or_stdin
+from omem_client._cli_io import fail, output, print_json, read_stdin, text_or_stdin
 from omem_client._requests import TaskAction, TaskStatus
 from omem_protocol import MAX_LIMIT, TasksResult
 
@@ -43,7 +42,7 @@ def log_turns(
     as_json: JsonOpt = False,
 ) -> None:
     """Append conversation turns to a session transcript kept by the daemon."""
-    raw = sys.stdin.read() if str(messages) == "-" else _read_text(messages)
+    raw = read_stdin() if str(messages) == "-" else _read_text(messages)
     turns = _parse_turns(raw)
     result = _call(ctx, lambda c: c.log_turns(agent, session, turns))
     if as_json:
@@ -110,7 +109,7 @@ def capture(
     as_json: JsonOpt = False,
 ) -> None:
     """Remember the durable facts in the user's messages (to today's daily file)."""
-    raw = sys.stdin.read() if str(messages) == "-" else _read_text(messages)
+    raw = read_stdin() if str(messages) == "-" else _read_text(messages)
     parsed = _parse_turns(raw)
     result = _call(ctx, lambda c: c.capture(parsed, max_captures=max_captures))
     output(result, as_json, _render.capture_lines)
@@ -419,7 +418,7 @@ def compact(
     estimated tokens before and after. Without a configured chat model it
     fails (exit 4) and writes nothing.
     """
-    raw = sys.stdin.read() if str(messages) == "-" else _read_text(messages)
+    raw = read_stdin() if str(messages) == "-" else _read_text(messages)
     parsed = _parse_turns(raw)
     flush = False if no_flush else None
     result = _call(

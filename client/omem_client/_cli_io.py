@@ -10,6 +10,7 @@ the two cannot print or exit differently. Nothing here imports typer, and
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -117,7 +118,39 @@ def text_or_stdin(text: str | None, verb: str) -> str:
         return text
     if sys.stdin.isatty():
         fail(f"nothing to {verb}: give the text as an argument or on stdin", EXIT_USAGE)
-    return sys.stdin.read()
+    return read_stdin()
+
+
+def read_stdin() -> str:
+    """All of stdin as text in the locale's encoding (UTF-8 almost everywhere).
+
+    Bytes that are not text in it are a usage error, named with what to do,
+    rather than a traceback: a script piping a Latin-1 file would otherwise
+    learn nothing, and replacing the bytes would change the memory written.
+    Where Python keeps such bytes as surrogates instead (the C locale), they
+    are refused the same way.
+    """
+    try:
+        text = sys.stdin.read()
+    except UnicodeDecodeError as exc:
+        bad = exc.object[exc.start : exc.start + 1]
+        _not_text(f"the byte 0x{bad[0]:02X}" if bad else "a cut-off character")
+    kept = _SURROGATE.search(text)
+    if kept is not None:
+        code = ord(kept.group())
+        _not_text(f"the byte 0x{code - 0xDC00:02X}" if code >= 0xDC80 else f"U+{code:04X}")
+    return text
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _not_text(found: str) -> NoReturn:
+    encoding = (sys.stdin.encoding or "utf-8").lower()
+    fail(
+        f"stdin is not {encoding} text ({found}): convert it first (e.g. iconv -f latin1 -t utf-8)",
+        EXIT_USAGE,
+    )
 
 
 # ---------------------------------------------------------------- the hot commands

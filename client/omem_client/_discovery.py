@@ -36,7 +36,7 @@ def _configured_socket(config_path: Path) -> Path | None:
     try:
         with config_path.open("rb") as handle:
             value = tomllib.load(handle).get("socket")
-    except (OSError, tomllib.TOMLDecodeError):
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):  # not UTF-8: not TOML either
         return None
     if not isinstance(value, str) or not value.strip():
         return None

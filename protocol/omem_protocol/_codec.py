@@ -10,7 +10,7 @@ dropping the connection.
 from __future__ import annotations
 
 import functools
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import msgspec
 
@@ -29,6 +29,8 @@ class RawRequest(msgspec.Struct, tag_field="type", tag="request", kw_only=True, 
     # so that the request gets its own error reply.
     workspace: str | None = None
 
+
+T = TypeVar("T")
 
 _encoder = msgspec.msgpack.Encoder()
 
@@ -58,29 +60,34 @@ def encode_message(msg: Msg, max_frame: int = DEFAULT_MAX_FRAME) -> bytes:
 
 def decode_client_frame(body: bytes) -> Hello | RawRequest:
     """Daemon side: decode a frame a client sent."""
-    try:
-        return _client_frame_decoder().decode(body)
-    except msgspec.DecodeError as exc:
-        raise MessageDecodeError(str(exc)) from None
-    except RecursionError:  # msgspec's answer to absurdly deep nesting
-        raise MessageDecodeError("message nested too deeply") from None
+    return _decoded(_client_frame_decoder(), body)
 
 
 def decode_request_body(raw: msgspec.Raw) -> RequestBody:
     """Daemon side: decode the body of a `RawRequest`."""
-    try:
-        return _request_body_decoder().decode(raw)
-    except msgspec.DecodeError as exc:
-        raise MessageDecodeError(str(exc)) from None
-    except RecursionError:  # msgspec's answer to absurdly deep nesting
-        raise MessageDecodeError("message nested too deeply") from None
+    return _decoded(_request_body_decoder(), raw)
 
 
 def decode_daemon_frame(body: bytes) -> DaemonFrame:
     """Client side: decode a frame the daemon sent."""
+    return _decoded(_daemon_frame_decoder(), body)
+
+
+def _decoded(decoder: msgspec.msgpack.Decoder[T], data: bytes | msgspec.Raw) -> T:
+    """*data* decoded, or `MessageDecodeError` saying what is wrong with it.
+
+    msgspec raises `UnicodeDecodeError`, not `DecodeError`, for a string
+    whose bytes are not UTF-8 (a client that sent Latin-1), and
+    `RecursionError` for absurdly deep nesting: both are malformed input
+    like any other, answered with ``bad_request``, never a traceback.
+    """
     try:
-        return _daemon_frame_decoder().decode(body)
+        return decoder.decode(data)
     except msgspec.DecodeError as exc:
         raise MessageDecodeError(str(exc)) from None
-    except RecursionError:  # msgspec's answer to absurdly deep nesting
+    except UnicodeDecodeError as exc:
+        raise MessageDecodeError(
+            f"a string is not UTF-8 ({exc.reason}, at its byte {exc.start})"
+        ) from None
+    except RecursionError:
         raise MessageDecodeError("message nested too deeply") from None

@@ -153,6 +153,11 @@ def _read_file(path: Path, explicit: bool) -> tuple[FileConfig, Path | None]:
         return msgspec.toml.decode(data, type=FileConfig), path
     except msgspec.DecodeError as exc:
         raise ConfigError(f"invalid config file {path}: {exc}") from None
+    except UnicodeDecodeError as exc:  # TOML is UTF-8; msgspec lets this one through
+        raise ConfigError(
+            f"invalid config file {path}: not UTF-8 (the byte 0x{exc.object[exc.start]:02X}"
+            f" at offset {exc.start}); save it as UTF-8"
+        ) from None
 
 
 def _pick(

@@ -219,6 +219,11 @@ class GatewayApp:
             payload = msgspec.json.decode(raw)
         except (msgspec.DecodeError, RecursionError) as exc:
             raise BadRequest(f"the body is not valid JSON: {exc}") from None
+        except UnicodeDecodeError as exc:  # msgspec's error for a string that is not UTF-8
+            raise BadRequest(
+                "the body is not valid JSON: a string is not UTF-8 "
+                f"({exc.reason}, at its byte {exc.start})"
+            ) from None
         params, from_body = body_params(route, payload)
         return params, merge_workspace(from_query, from_body)
 

@@ -213,7 +213,7 @@ class AppendJournal:
             return
         try:
             entries = msgspec.json.decode(raw, type=list[Entry])
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, UnicodeDecodeError) as exc:  # msgspec's error for non-UTF-8
             # Keep the damaged file for a person to look at; start afresh.
             broken = self._path.with_name(self._path.name + ".damaged")
             self._path.replace(broken)

@@ -133,7 +133,7 @@ class FlushTracker:
             return _File()
         try:
             return msgspec.json.decode(raw, type=_File)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, UnicodeDecodeError) as exc:  # msgspec's error for non-UTF-8
             # A damaged record only risks one extra flush per session: keep
             # the bad file for inspection and start afresh.
             aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")

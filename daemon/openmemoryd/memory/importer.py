@@ -220,7 +220,7 @@ def _check_member(member: tarfile.TarInfo, max_file_bytes: int) -> None:
 def _manifest(source: Path, raw: bytes) -> Manifest:
     try:
         manifest = msgspec.json.decode(raw, type=Manifest)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:  # msgspec's error for non-UTF-8
         raise BadRequest(f"{source}: damaged manifest: {exc}") from exc
     if manifest.format != FORMAT or manifest.version > FORMAT_VERSION:
         raise BadRequest(
