@@ -10,7 +10,7 @@ one's weights were found, and checks them:
    with the same pipeline and the bundled model, every candidate of the
    fusion recorded with its features (`calibrated.describe`) and whether it
    holds an evidence turn;
-2. a listwise fit of the six features (the chance that the answer is this
+2. a listwise fit of the seven features (the chance that the answer is this
    one among the query's candidates), then a logistic fit of the fitted
    score on each question's first three, which makes it an estimate;
 3. leave one conversation out: fitted on nine, the first hit of the tenth
@@ -53,7 +53,15 @@ from openmemoryd.search.vector import VectorQuery
 from openmemoryd.store import open_index
 from openmemoryd.store.vectors import active_table
 
-FEATURES: Final = ("lexical_rr", "vector_gap", "vector_rr", "coverage", "date_match", "neighbour")
+FEATURES: Final = (
+    "lexical_rr",
+    "vector_gap",
+    "vector_rr",
+    "coverage",
+    "date_match",
+    "neighbour",
+    "day_best",
+)
 DEFAULT_DATA: Final = Path("../shared/data/locomo10.json")
 F64 = np.ndarray[Any, np.dtype[np.float64]]
 

@@ -291,6 +291,79 @@ def test_a_date_in_the_query_prefers_that_days_notes_in_three_languages(
     )
 
 
+@pytest.mark.parametrize(
+    ("query_text", "day_note", "elsewhere", "away"),
+    [
+        (
+            "How did the talk go on 14 May?",
+            "Presented the migration plan to the team",
+            "Everyone came to the talk",
+            0.5,
+        ),
+        ("5月14日的讲座怎么样？", "给团队讲了迁移方案", "大家都来听讲座", 0.8),
+        (
+            "Как прошёл доклад 14 мая?",
+            "Рассказал команде про план миграции",
+            "Доклад Прии слушали все",
+            0.5,
+        ),
+    ],
+)
+def test_the_best_chunk_of_a_day_the_query_names_comes_first(
+    conn: apsw.Connection,
+    monkeypatch: pytest.MonkeyPatch,
+    query_text: str,
+    day_note: str,
+    elsewhere: str,
+    away: float,
+) -> None:
+    """With the day read, what is left of the question ("the talk") is a
+    word another day's note holds and the named day's note does not: that
+    day's best chunk is lifted above it, as it is not without ``day_best``."""
+    q = unit(1.0)
+    add(conn, "memory/2026-05-14.md", [(day_note, unit(1.0, away))])
+    add(conn, "memory/2026-06-03.md", [(elsewhere, unit(1.0, 0.8))])
+    add(conn, "c.md", [(f"filler {i}", unit(0.0, 0.0, 1.0)) for i in range(10)])
+    hits = search(conn, query_text, query(conn, q))
+    assert hits[:2] == ["memory/2026-05-14.md:1", "memory/2026-06-03.md:1"], hits
+    monkeypatch.setitem(calibrated.WEIGHTS, "day_best", 0.0)  # type: ignore[arg-type]
+    monkeypatch.setitem(calibrated.HEAD_WEIGHTS, "day_best", 0.0)  # type: ignore[arg-type]
+    assert search(conn, query_text, query(conn, q))[0] == "memory/2026-06-03.md:1"
+
+
+def test_only_the_best_candidate_of_each_named_days_file_is_lifted() -> None:
+    """Lifting every chunk of the day would fill the first ten with one long
+    session; only the best of each of its files gets ``day_best``, and only
+    when the query names days (not a month or a year)."""
+
+    def candidate(i: int, path: str, score: float) -> Candidate:
+        return Candidate(i, path, "memory", 10 * i, 10 * i + 1, "", f"text {i}", None, score, score)
+
+    nearest = [
+        candidate(0, "memory/2026-05-14.md", 0.5),
+        candidate(1, "memory/2026-05-14.md", 0.7),  # the day's best
+        candidate(2, "memory/2026-05-15.md", 0.4),  # within the slack: a day's file too
+        candidate(3, "memory/2026-06-03.md", 0.9),  # not the day
+    ]
+
+    def lifted(days_named: bool) -> set[int]:
+        seen: list[calibrated.Described] = []
+        fuse_calibrated(
+            [],
+            nearest,
+            vector_scores={},
+            terms=["talk"],
+            date_match=lambda c: c.path != "memory/2026-06-03.md",
+            days_named=days_named,
+            observe=seen.append,
+        )
+        (described,) = seen
+        return {i for i, f in described.features.items() if f["day_best"]}
+
+    assert lifted(days_named=True) == {1, 2}
+    assert lifted(days_named=False) == set()
+
+
 def test_relative_dates_resolve_against_the_search_time(conn: apsw.Connection) -> None:
     q = unit(1.0)
     same = unit(1.0, 0.3)

@@ -40,6 +40,10 @@ CONTEXT = SearchContext(provider="none", model=None, stale=False)
         "что было на прошлой неделе",
         "что я делал вчера",
         "2026-11-24",
+        # "at work" asks for nothing more, in each language
+        "What happened at work on 14 May?",
+        "5月14日工作上发生了什么？",
+        "Что случилось на работе 14 мая?",
     ],
 )
 def test_queries_for_days_alone_take_the_timeline(query: str) -> None:

@@ -507,6 +507,7 @@ def _fuse_calibrated(
         head=head,
         observe=observe,
         vector_raise=vector.raises((*lexical, *nearest), scores),
+        days_named=dates.names_days,
     )
 
 
