@@ -7,6 +7,7 @@ for what a healthy daemon never does: stay silent, or hang up mid-call.
 
 from __future__ import annotations
 
+import math
 import socket
 import threading
 import time
@@ -219,6 +220,7 @@ def test_errors_are_those_of_the_blocking_client(daemon: Daemon, run: Run) -> No
         # refused before sending: the wire carries UTF-8 only
         ("search", {"query": "caf\udce9"}),
         ("append", {"text": "x\ud800"}),
+        ("get", {"path": "MEMORY.md", "from_line": 10**21}),  # past 64 bits
     ]
     expected: list[OmemError] = []
     with daemon.client() as blocking:
@@ -231,6 +233,8 @@ def test_errors_are_those_of_the_blocking_client(daemon: Daemon, run: Run) -> No
     assert isinstance(expected[4], BadRequestError)
     assert "the byte 0xE9 (not UTF-8)" in str(expected[4])
     assert "a lone surrogate (U+D800)" in str(expected[5])
+    assert isinstance(expected[6], BadRequestError)
+    assert "out of range" in str(expected[6])
 
     async def scenario() -> None:
         async with AsyncClient(daemon.env.socket, timeout=30) as client:
@@ -242,6 +246,25 @@ def test_errors_are_those_of_the_blocking_client(daemon: Daemon, run: Run) -> No
             assert isinstance(await client.status(), StatusResult)  # still usable
 
     run(scenario)
+
+
+def test_a_timeout_past_what_a_socket_takes_means_no_limit(daemon: Daemon, run: Run) -> None:
+    for endless in (math.inf, 1e300):
+        with Client(daemon.env.socket, timeout=endless) as client:
+            assert client.timeout is None
+            assert isinstance(client.status(), StatusResult)
+
+        async def scenario(endless: float = endless) -> None:
+            async with AsyncClient(daemon.env.socket, timeout=endless) as client:
+                assert client.timeout is None
+                assert isinstance(await client.status(), StatusResult)
+
+        run(scenario)
+    for wrong in (math.nan, 0.0, -1.0):
+        with pytest.raises(ValueError, match="positive number of seconds"):
+            Client(daemon.env.socket, timeout=wrong)
+        with pytest.raises(ValueError, match="positive number of seconds"):
+            AsyncClient(daemon.env.socket, timeout=wrong)
 
 
 def test_nothing_listening_is_daemon_not_running(env: Env, run: Run) -> None:

@@ -77,6 +77,7 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple[Any, ...], d
         ["append", "- a bullet"],
         ["status", "extra"],
         ["--timeout", "0.01", "status"],
+        ["--timeout", "nan", "status"],
         ["--version"],
         ["sync"],
         ["tasks", "add", "x"],
@@ -175,6 +176,8 @@ def test_lean_and_full_cli_print_and_exit_alike(daemon: Daemon) -> None:
         ("get", "../../etc/passwd.md"),  # a daemon error: exit 4, same message
         ("get", "../../etc/passwd.md", "--json"),
         ("-w", "nosuchworkspace", "status"),
+        ("--timeout", "inf", "search", "otter"),  # no limit, as a socket cannot take inf
+        ("--timeout", "1e300", "search", "otter"),
     ):
         lean, full = both(*args)
         assert (lean.returncode, timeless(lean.stderr)) == (

@@ -164,6 +164,13 @@ def test_refused_paths_exit_4_with_the_reason(daemon: Daemon) -> None:
         assert result.returncode == 4, path
         assert reason in result.stderr, (path, result.stderr)
         assert "Traceback" not in result.stderr
+    before = sorted(daemon.env.workspace.rglob("*"))
+    too_long = f"memory/{'a' * 300}.md"  # a name over the file system's 255 bytes
+    for args in (("get", too_long), ("append", "--path", too_long, "a note")):
+        result = daemon.cli(*args)
+        assert result.returncode == 4, args
+        assert "error (bad_request): a name in the path is longer than" in result.stderr
+    assert sorted(daemon.env.workspace.rglob("*")) == before
 
 
 def test_append_reads_stdin_and_targets_a_path(daemon: Daemon) -> None:
@@ -213,6 +220,18 @@ def test_text_that_is_not_utf8_is_refused_saying_what_to_do(daemon: Daemon) -> N
         assert "Traceback" not in stderr
     assert memory.read_bytes() == before
     assert daemon.cli("append", "--path", "MEMORY.md", "café au lait").returncode == 0
+
+
+def test_numbers_out_of_range_are_refused_not_a_traceback(daemon: Daemon) -> None:
+    huge = daemon.cli("get", "MEMORY.md", "--from", "999999999999999999999")
+    assert huge.returncode == 4, huge.stderr
+    assert "a number in the request is out of range" in huge.stderr
+    assert "Traceback" not in huge.stderr
+    nan = daemon.cli("--timeout", "nan", "status", "--json")  # passes any range check
+    assert nan.returncode == 2, nan.stderr
+    error = json.loads(nan.stdout)["error"]
+    assert error["code"] == "usage"
+    assert "nan is not a number of seconds of at least 0.1" in error["message"]
 
 
 def test_full_sync_reports_every_file(daemon: Daemon) -> None:

@@ -54,6 +54,7 @@ from omem_client._calls import (
     reply_error,
     result_of,
     violation,
+    wait_limit,
     welcome_of,
 )
 from omem_client._client import DEFAULT_TIMEOUT
@@ -105,7 +106,7 @@ class AsyncClient:
         workspace: str | None = None,
     ) -> None:
         self.socket_path = discover_socket(socket_path)
-        self.timeout = timeout
+        self.timeout = wait_limit(timeout)
         self.name = name
         self.workspace = workspace  # None: the daemon's default workspace
         self._connection: _Connection | None = None

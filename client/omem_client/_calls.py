@@ -40,13 +40,16 @@ START_HINT = "start it with `openmemoryd run` (or `systemctl --user start openme
 
 def encode(frame: Hello | Request) -> bytes:
     """*frame* as bytes to send; one the daemon would refuse as too large is an
-    error, and so is text that is not Unicode (`unsendable_text`)."""
+    error, and so are text that is not Unicode (`unsendable_text`) and an
+    integer msgpack cannot hold."""
     try:
         return encode_message(frame)
     except ProtocolError as exc:
         raise ProtocolViolation(f"request too large to send: {exc}") from None
     except UnicodeEncodeError as exc:
         raise BadRequestError(unsendable_text(exc)) from None
+    except OverflowError as exc:  # an int past 64 bits, e.g. `get --from 1e21` written out
+        raise BadRequestError(f"a number in the request is out of range: {exc}") from None
 
 
 def unsendable_text(exc: UnicodeEncodeError) -> str:
@@ -82,6 +85,25 @@ def _shown(char: str) -> str:
     if byte is not None:
         return f"\\x{byte:02x}"
     return char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
+
+
+# A socket's timeout must fit in 64-bit nanoseconds (about 292 years);
+# asked to wait longer than this, a client waits without a limit.
+NO_LIMIT_BEYOND_S = 1e9
+
+
+def wait_limit(timeout: float | None) -> float | None:
+    """*timeout* as the clients keep it: None (no limit) for one longer than
+    `NO_LIMIT_BEYOND_S`, infinity included, which a socket refuses.
+
+    Raises:
+        ValueError: NaN, zero or a negative number of seconds.
+    """
+    if timeout is None:
+        return None
+    if not timeout > 0:  # NaN too
+        raise ValueError(f"timeout must be a positive number of seconds or None, not {timeout!r}")
+    return None if timeout > NO_LIMIT_BEYOND_S else timeout
 
 
 # ---------------------------------------------------------------- replies

@@ -43,6 +43,13 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+def _seconds(value: float) -> float:
+    """--timeout: at least 0.1 s; NaN, which no range check catches, is an error too."""
+    if not value >= 0.1:
+        raise typer.BadParameter(f"{value} is not a number of seconds of at least 0.1")
+    return value
+
+
 @app.callback()
 def _main(
     ctx: typer.Context,
@@ -53,7 +60,12 @@ def _main(
         ),
     ] = None,
     timeout: Annotated[
-        float, typer.Option("--timeout", min=0.1, help="Seconds to wait for the daemon.")
+        float,
+        typer.Option(
+            "--timeout",
+            callback=_seconds,
+            help="Seconds to wait for the daemon (inf: no limit).",
+        ),
     ] = DEFAULT_TIMEOUT,
     workspace: Annotated[
         str | None,

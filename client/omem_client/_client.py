@@ -34,6 +34,7 @@ from omem_client._calls import (
     reply_error,
     result_of,
     violation,
+    wait_limit,
     welcome_of,
 )
 from omem_client._discovery import discover_socket
@@ -80,7 +81,7 @@ class Client:
         workspace: str | None = None,
     ) -> None:
         self.socket_path = discover_socket(socket_path)
-        self.timeout = timeout
+        self.timeout = wait_limit(timeout)
         self.name = name
         self.workspace = workspace  # None: the daemon's default workspace
         self.welcome: Welcome | None = None

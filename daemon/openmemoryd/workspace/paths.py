@@ -210,6 +210,8 @@ def _map_os_error(exc: OSError, key: str) -> OmemdError:
         return Forbidden(f"permission denied: {key}")
     if exc.errno in (errno.EISDIR, errno.ENXIO):
         return Forbidden(f"not a regular file: {key}")
+    if exc.errno == errno.ENAMETOOLONG:  # the caller's path, not the daemon's fault
+        return BadRequest(f"a name in the path is longer than the file system allows: {key}")
     return OmemdError(f"cannot open {key}: {exc.strerror}")
 
 
