@@ -18,9 +18,10 @@
         └── VersionMismatchError   version_mismatch
 
 OSError, socket timeouts and msgspec errors never escape `Client`: they are
-mapped onto this tree at the socket boundary. Text that cannot go on the
-wire (bytes that were not UTF-8, kept by Python as surrogates) is refused
-by the client itself as `BadRequestError`, as the daemon would refuse it.
+mapped onto this tree at the socket boundary. What cannot go on the wire
+(text holding bytes that were not UTF-8, kept by Python as surrogates; an
+integer past 64 bits) is refused by the client itself as `BadRequestError`,
+as the daemon would refuse it.
 """
 
 from __future__ import annotations

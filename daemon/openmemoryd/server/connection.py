@@ -59,8 +59,10 @@ logger = logging.getLogger("openmemoryd.server")
 RECEIVE_SIZE = 65536
 
 # msgspec reports nesting deeper than the interpreter's recursion limit
-# (about 1000 levels: a frame of 1 KB) as RecursionError, not as a
-# DecodeError, so omem_protocol lets it through; it is just as undecodable.
+# (about 1000 levels: a frame of 1 KB) as RecursionError, and a string that
+# is not UTF-8 as UnicodeDecodeError, not as a DecodeError. omem_protocol
+# turns both into MessageDecodeError; RecursionError stays here as a second
+# guard.
 _UNDECODABLE = (MessageDecodeError, RecursionError)
 
 
