@@ -44,6 +44,15 @@ CONTEXT = SearchContext(provider="none", model=None, stale=False)
         "What happened at work on 14 May?",
         "5月14日工作上发生了什么？",
         "Что случилось на работе 14 мая?",
+        # nor does asking politely, or for a reminder or a summary
+        "please remind me what I did yesterday",
+        "请帮我总结一下昨天",
+        "请问昨天做了什么",
+        "提醒我上周做了什么",
+        "Напомни, что было вчера",
+        "пожалуйста, покажи заметки за вчера",
+        "можешь рассказать, что я делал на прошлой неделе?",
+        "сводка за вчера",
     ],
 )
 def test_queries_for_days_alone_take_the_timeline(query: str) -> None:
@@ -61,6 +70,7 @@ def test_queries_for_days_alone_take_the_timeline(query: str) -> None:
         "tea",
         "what happened",  # no day named
         "最近的数据库迁移",
+        "昨天请假了吗",  # 请假, "taking leave", is a topic
     ],
 )
 def test_queries_with_a_topic_of_their_own_do_not(query: str) -> None:
