@@ -129,6 +129,17 @@ def test_russian_absolute_dates(query: str, expected: list[tuple[str, str, bool]
         ("去年的体检结果", "2025-01-01", "2025-12-31"),
         ("что я решил в этом году", "2026-01-01", "2026-11-25"),
         ("отпуск в прошлом году", "2025-01-01", "2025-12-31"),
+        # so many days ago is that day; weeks ago, the calendar week of it
+        ("what did we discuss 3 days ago", "2026-11-22", "2026-11-22"),
+        ("a couple of days ago", "2026-11-23", "2026-11-23"),
+        ("the bug from two weeks ago", "2026-11-09", "2026-11-15"),
+        ("三天前的会议", "2026-11-22", "2026-11-22"),
+        ("两周前的决定", "2026-11-09", "2026-11-15"),
+        ("一个星期前", "2026-11-16", "2026-11-22"),
+        ("что обсуждали 3 дня назад", "2026-11-22", "2026-11-22"),
+        ("пару дней назад", "2026-11-23", "2026-11-23"),
+        ("неделю назад", "2026-11-16", "2026-11-22"),
+        ("две недели назад", "2026-11-09", "2026-11-15"),
     ],
 )
 def test_relative_dates_resolve_against_today(query: str, start: str, end: str) -> None:
@@ -145,6 +156,9 @@ def test_relative_dates_resolve_against_today(query: str, start: str, end: str) 
         "мама сказала привет",
         "version 3 may break things",
         "may 3 people come along",
+        "a 3 days trip to Lisbon",
+        "前三天的日程",  # "the first three days"
+        "3 дня в Казани",
     ],
 )
 def test_words_that_only_look_like_dates_are_left_alone(query: str) -> None:
@@ -162,6 +176,9 @@ def test_the_date_leaves_the_keyword_query() -> None:
     assert "Joanna" in parsed.rest
     assert parse_query_dates("2022年5月25日的会议", TODAY).rest == "的会议"
     assert parse_query_dates("встреча 25 мая 2022 года", TODAY).rest == "встреча"
+    assert parse_query_dates("what did we discuss 3 days ago", TODAY).rest == (
+        "what did we discuss"
+    )
 
 
 def test_a_query_of_only_a_date_keeps_its_text_for_the_keyword_leg() -> None:

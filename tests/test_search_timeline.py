@@ -53,6 +53,9 @@ CONTEXT = SearchContext(provider="none", model=None, stale=False)
         "пожалуйста, покажи заметки за вчера",
         "можешь рассказать, что я делал на прошлой неделе?",
         "сводка за вчера",
+        "what did I do 3 days ago",
+        "三天前做了什么",
+        "что я делал 3 дня назад",
     ],
 )
 def test_queries_for_days_alone_take_the_timeline(query: str) -> None:

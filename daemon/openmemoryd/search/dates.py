@@ -288,6 +288,45 @@ _RELATIVE: Final = tuple(
 )
 
 
+# "3 days ago", "two weeks ago", "пару дней назад", "неделю назад", 三天前,
+# 两个星期前: a day, or the calendar week that day falls in ("last week" is
+# one week ago). Numbers up to ten may be words.
+_COUNTS: Final = {
+    **dict.fromkeys(("a", "an", "one", "один", "одну", "一"), 1),
+    **dict.fromkeys(("two", "couple of", "a couple of", "два", "две", "пару", "两", "二"), 2),
+    **{w: n for n, w in enumerate(("three", "four", "five", "six", "seven"), start=3)},
+    **{w: n for n, w in enumerate(("eight", "nine", "ten"), start=8)},
+    **{w: n for n, w in enumerate(("три", "четыре", "пять", "шесть", "семь"), start=3)},
+    **{w: n for n, w in enumerate(("восемь", "девять", "десять"), start=8)},
+    **{w: n for n, w in enumerate("三四五六七八九十", start=3)},
+}
+_AGO: Final = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        r"\b(?P<n>\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten"
+        r"|(?:a\s+)?couple\s+of)\s+(?P<unit>days?|weeks?)\s+ago\b",
+        r"(?<!\w)(?:(?P<n>\d{1,3}|один|одну|два|две|пару|три|четыре|пять|шесть|семь"
+        r"|восемь|девять|десять)\s+)?(?P<unit>дн(?:я|ей)|день|недел[июь])\s+назад(?!\w)",
+        r"(?P<n>\d{1,3}|[一两二三四五六七八九十])\s*(?:个\s*)?(?P<unit>天|日|周|星期|礼拜)以?前",
+    )
+)
+
+
+def _ago_range(match: re.Match[str], today: date) -> DateRange | None:
+    """What an "N days/weeks ago" *match* means on *today*; None past the calendar."""
+    raw = " ".join((match.group("n") or "1").lower().split())
+    count = int(raw) if raw.isdigit() else _COUNTS[raw]
+    weeks = match.group("unit").lower()[:1] in ("w", "н", "周", "星", "礼")
+    try:
+        if not weeks:
+            day = today - timedelta(days=count)
+            return DateRange(day, day)
+        start = _week_start(today - timedelta(weeks=count))
+        return DateRange(start, start + timedelta(days=6))
+    except OverflowError:
+        return None
+
+
 def _relative_range(meaning: str, today: date) -> DateRange:
     week = _week_start(today)
     month_start = today.replace(day=1)
@@ -345,6 +384,14 @@ def parse_query_dates(query: str, today: date) -> QueryDates:
             if found is not None:
                 spans.append((match.start(), match.end()))
                 ranges.append(found)
+    for pattern in _AGO:
+        for match in pattern.finditer(query):
+            if not free(match.start(), match.end()):
+                continue
+            ago = _ago_range(match, today)
+            if ago is not None:
+                spans.append((match.start(), match.end()))
+                ranges.append(ago)
     for pattern, meaning in _RELATIVE:
         for match in pattern.finditer(query):
             if free(match.start(), match.end()):
