@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import date
 
 import pytest
 
@@ -222,6 +223,15 @@ def test_a_query_for_days_alone_returns_those_days_notes(used_workspace: Daemon)
         ],
         "2026年11月中旬": ["memory/2026-11-20.md"],
     }
+    # so many weeks ago: the calendar week of 2026-11-21 (Monday 16th to Sunday 22nd)
+    weeks = (date.today() - date(2026, 11, 16)).days // 7
+    week = ["memory/2026-11-22.md", "memory/2026-11-21.md", "memory/2026-11-20.md"]
+    for query in (
+        f"what did I do {weeks} weeks ago",
+        f"{weeks}周前做了什么",
+        f"что я делал {weeks} недель назад",
+    ):
+        expected[query] = week
     for query, paths in expected.items():
         reply = _search(used_workspace, query)
         assert reply["mode"] == "timeline", reply
