@@ -136,6 +136,8 @@ def test_russian_absolute_dates(query: str, expected: list[tuple[str, str, bool]
         ("三天前的会议", "2026-11-22", "2026-11-22"),
         ("两周前的决定", "2026-11-09", "2026-11-15"),
         ("一个星期前", "2026-11-16", "2026-11-22"),
+        ("二十天前", "2026-11-05", "2026-11-05"),
+        ("十五天前", "2026-11-10", "2026-11-10"),
         ("что обсуждали 3 дня назад", "2026-11-22", "2026-11-22"),
         ("пару дней назад", "2026-11-23", "2026-11-23"),
         ("неделю назад", "2026-11-16", "2026-11-22"),
@@ -159,6 +161,8 @@ def test_relative_dates_resolve_against_today(query: str, start: str, end: str) 
         "a 3 days trip to Lisbon",
         "前三天的日程",  # "the first three days"
         "3 дня в Казани",
+        "несколько дней назад",  # not how many
+        "1234天前",  # not a count the reader takes part of
     ],
 )
 def test_words_that_only_look_like_dates_are_left_alone(query: str) -> None:

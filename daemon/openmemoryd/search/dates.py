@@ -291,6 +291,7 @@ _RELATIVE: Final = tuple(
 # "3 days ago", "two weeks ago", "пару дней назад", "неделю назад", 三天前,
 # 两个星期前: a day, or the calendar week that day falls in ("last week" is
 # one week ago). Numbers up to ten may be words.
+_ZH_DIGITS: Final = "一两二三四五六七八九"
 _COUNTS: Final = {
     **dict.fromkeys(("a", "an", "one", "один", "одну", "一"), 1),
     **dict.fromkeys(("two", "couple of", "a couple of", "два", "две", "пару", "两", "二"), 2),
@@ -298,7 +299,7 @@ _COUNTS: Final = {
     **{w: n for n, w in enumerate(("eight", "nine", "ten"), start=8)},
     **{w: n for n, w in enumerate(("три", "четыре", "пять", "шесть", "семь"), start=3)},
     **{w: n for n, w in enumerate(("восемь", "девять", "десять"), start=8)},
-    **{w: n for n, w in enumerate("三四五六七八九十", start=3)},
+    **{w: n for n, w in enumerate("三四五六七八九", start=3)},
 }
 _AGO: Final = tuple(
     re.compile(pattern, re.IGNORECASE)
@@ -307,16 +308,23 @@ _AGO: Final = tuple(
         r"|(?:a\s+)?couple\s+of)\s+(?P<unit>days?|weeks?)\s+ago\b",
         r"(?<!\w)(?:(?P<n>\d{1,3}|один|одну|два|две|пару|три|четыре|пять|шесть|семь"
         r"|восемь|девять|десять)\s+)?(?P<unit>дн(?:я|ей)|день|недел[июь])\s+назад(?!\w)",
-        r"(?P<n>\d{1,3}|[一两二三四五六七八九十])\s*(?:个\s*)?(?P<unit>天|日|周|星期|礼拜)以?前",
+        rf"(?<![\d{_ZH_DIGITS}十百千])(?P<n>\d{{1,3}}|[{_ZH_DIGITS}]?十[{_ZH_DIGITS}]?|[{_ZH_DIGITS}])"
+        r"\s*(?:个\s*)?(?P<unit>天|日|周|星期|礼拜)以?前",
     )
 )
+# Without a number only the singular is one: "неделю назад" is a week ago,
+# "дней назад" ("days ago") says not how many.
+_ONE_UNIT: Final = ("день", "неделю")
 
 
 def _ago_range(match: re.Match[str], today: date) -> DateRange | None:
     """What an "N days/weeks ago" *match* means on *today*; None past the calendar."""
+    unit = match.group("unit").lower()
+    if match.group("n") is None and unit not in _ONE_UNIT:
+        return None
     raw = " ".join((match.group("n") or "1").lower().split())
-    count = int(raw) if raw.isdigit() else _COUNTS[raw]
-    weeks = match.group("unit").lower()[:1] in ("w", "н", "周", "星", "礼")
+    count = int(raw) if raw.isdigit() else _chinese_count(raw) if "十" in raw else _COUNTS[raw]
+    weeks = unit[:1] in ("w", "н", "周", "星", "礼")
     try:
         if not weeks:
             day = today - timedelta(days=count)
@@ -325,6 +333,12 @@ def _ago_range(match: re.Match[str], today: date) -> DateRange | None:
         return DateRange(start, start + timedelta(days=6))
     except OverflowError:
         return None
+
+
+def _chinese_count(numeral: str) -> int:
+    """十 (10) to 九十九 (99): tens before 十, units after it."""
+    tens, _, units = numeral.partition("十")
+    return 10 * (_COUNTS[tens] if tens else 1) + (_COUNTS[units] if units else 0)
 
 
 def _relative_range(meaning: str, today: date) -> DateRange:
