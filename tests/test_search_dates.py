@@ -163,6 +163,7 @@ def test_relative_dates_resolve_against_today(query: str, start: str, end: str) 
         "3 дня в Казани",
         "несколько дней назад",  # not how many
         "1234天前",  # not a count the reader takes part of
+        "3日前提交报告",  # "before the 3rd", not "3 days ago"
     ],
 )
 def test_words_that_only_look_like_dates_are_left_alone(query: str) -> None:
