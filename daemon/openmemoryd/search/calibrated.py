@@ -259,8 +259,8 @@ def describe(
     best_of_day = _best_of_each_file(found, described, logits) if days_named else set()
     for i, f in described.items():
         f["day_best"] = 1.0 if i in best_of_day else 0.0
-    weight = WEIGHTS["day_best"]
-    logits = {i: z + weight * described[i]["day_best"] for i, z in logits.items()}
+    for i in best_of_day:  # the only logits the feature changes
+        logits[i] += WEIGHTS["day_best"]
     return Described(found, described, logits)
 
 

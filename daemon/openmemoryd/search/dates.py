@@ -293,13 +293,23 @@ _RELATIVE: Final = tuple(
 # one week ago). Numbers up to ten may be words.
 _ZH_DIGITS: Final = "一两二三四五六七八九"
 _COUNTS: Final = {
-    **dict.fromkeys(("a", "an", "one", "один", "одну", "一"), 1),
-    **dict.fromkeys(("two", "couple of", "a couple of", "два", "две", "пару", "两", "二"), 2),
-    **{w: n for n, w in enumerate(("three", "four", "five", "six", "seven"), start=3)},
-    **{w: n for n, w in enumerate(("eight", "nine", "ten"), start=8)},
-    **{w: n for n, w in enumerate(("три", "четыре", "пять", "шесть", "семь"), start=3)},
-    **{w: n for n, w in enumerate(("восемь", "девять", "десять"), start=8)},
-    **{w: n for n, w in enumerate("三四五六七八九", start=3)},
+    word: count
+    for count, words in enumerate(
+        (
+            ("a", "an", "one", "один", "одну", "一"),
+            ("two", "couple of", "a couple of", "два", "две", "пару", "两", "二"),
+            ("three", "три", "三"),
+            ("four", "четыре", "四"),
+            ("five", "пять", "五"),
+            ("six", "шесть", "六"),
+            ("seven", "семь", "七"),
+            ("eight", "восемь", "八"),
+            ("nine", "девять", "九"),
+            ("ten", "десять"),  # 十 is read with its tens and units (`_chinese_count`)
+        ),
+        start=1,
+    )
+    for word in words
 }
 _AGO: Final = tuple(
     re.compile(pattern, re.IGNORECASE)
