@@ -65,7 +65,7 @@ def unsendable_text(exc: UnicodeEncodeError) -> str:
     text, at = exc.object, exc.start
     if not isinstance(text, str) or not 0 <= at < len(text):
         return f"text is not valid Unicode: {exc.reason}"
-    byte = _undecoded_byte(text[at])
+    byte = undecoded_byte(text[at])
     if byte is not None:
         what = f"the byte 0x{byte:02X} (not UTF-8)"
         hint = "convert it to UTF-8 first (e.g. iconv -f latin1 -t utf-8)"
@@ -75,13 +75,14 @@ def unsendable_text(exc: UnicodeEncodeError) -> str:
     return f'text holds {what} at character {at + 1} of {len(text)}, in "{excerpt}": {hint}'
 
 
-def _undecoded_byte(char: str) -> int | None:
+def undecoded_byte(char: str) -> int | None:
+    """The byte Python kept as *char* (U+DC80-U+DCFF) where it was not text, or None."""
     code = ord(char)
     return code - 0xDC00 if 0xDC80 <= code <= 0xDCFF else None
 
 
 def _shown(char: str) -> str:
-    byte = _undecoded_byte(char)
+    byte = undecoded_byte(char)
     if byte is not None:
         return f"\\x{byte:02x}"
     return char if char.isprintable() else char.encode("unicode_escape").decode("ascii")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, NamedTuple, NoReturn, TypeVar
 
 import msgspec
 
+from omem_client._calls import undecoded_byte
 from omem_client._client import Client
 from omem_client._errors import ConnectError, DaemonError, OmemError, ProtocolViolation
 from omem_protocol import Msg
@@ -137,8 +138,8 @@ def read_stdin() -> str:
         _not_text(f"the byte 0x{bad[0]:02X}" if bad else "a cut-off character")
     kept = _SURROGATE.search(text)
     if kept is not None:
-        code = ord(kept.group())
-        _not_text(f"the byte 0x{code - 0xDC00:02X}" if code >= 0xDC80 else f"U+{code:04X}")
+        byte = undecoded_byte(kept.group())
+        _not_text(f"the byte 0x{byte:02X}" if byte is not None else f"U+{ord(kept.group()):04X}")
     return text
 
 
