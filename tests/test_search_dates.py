@@ -142,6 +142,19 @@ def test_russian_absolute_dates(query: str, expected: list[tuple[str, str, bool]
         ("пару дней назад", "2026-11-23", "2026-11-23"),
         ("неделю назад", "2026-11-16", "2026-11-22"),
         ("две недели назад", "2026-11-09", "2026-11-15"),
+        # months ago: the calendar month of it
+        ("what did we decide a month ago", "2026-10-01", "2026-10-31"),
+        ("12 months ago", "2025-11-01", "2025-11-30"),
+        ("三个月前的体检", "2026-08-01", "2026-08-31"),
+        ("месяц назад", "2026-10-01", "2026-10-31"),
+        ("пару месяцев назад", "2026-09-01", "2026-09-30"),
+        ("пять месяцев назад", "2026-06-01", "2026-06-30"),
+        # parts of a day are the day
+        ("what did I eat last night", "2026-11-24", "2026-11-24"),
+        ("昨晚的讨论", "2026-11-24", "2026-11-24"),
+        ("что решили прошлой ночью", "2026-11-24", "2026-11-24"),
+        ("the call this morning", "2026-11-25", "2026-11-25"),
+        ("今晚的计划", "2026-11-25", "2026-11-25"),
     ],
 )
 def test_relative_dates_resolve_against_today(query: str, start: str, end: str) -> None:
@@ -161,15 +174,177 @@ def test_relative_dates_resolve_against_today(query: str, start: str, end: str) 
         "a 3 days trip to Lisbon",
         "前三天的日程",  # "the first three days"
         "3 дня в Казани",
-        "несколько дней назад",  # not how many
         "1234天前",  # not a count the reader takes part of
         "3日前提交报告",  # "before the 3rd", not "3 days ago"
+        "三月前完成",  # "before March": months are counted with 个
+        "месяцев назад",  # not how many
     ],
 )
 def test_words_that_only_look_like_dates_are_left_alone(query: str) -> None:
     parsed = parse_query_dates(query, TODAY)
     assert parsed.ranges == ()
     assert parsed.rest == query
+
+
+@pytest.mark.parametrize(
+    ("query", "start", "end"),
+    [
+        # a day named alone is the last such day before today (a Wednesday)
+        ("what did we decide on Monday", "2026-11-23", "2026-11-23"),
+        ("the review on Wednesday", "2026-11-18", "2026-11-18"),
+        ("last Friday", "2026-11-20", "2026-11-20"),
+        ("this past Sunday", "2026-11-22", "2026-11-22"),
+        ("this Friday", "2026-11-27", "2026-11-27"),  # the current week's
+        ("what did I do over the weekend", "2026-11-21", "2026-11-22"),
+        ("last weekend", "2026-11-21", "2026-11-22"),
+        ("this weekend", "2026-11-28", "2026-11-29"),
+        ("что мы решили в понедельник", "2026-11-23", "2026-11-23"),
+        ("что было во вторник", "2026-11-24", "2026-11-24"),
+        ("звонок в среду", "2026-11-18", "2026-11-18"),
+        ("в прошлую пятницу", "2026-11-20", "2026-11-20"),
+        ("в прошлое воскресенье", "2026-11-22", "2026-11-22"),
+        ("в эту субботу", "2026-11-28", "2026-11-28"),
+        ("что я делал на выходных", "2026-11-21", "2026-11-22"),
+        ("на прошлых выходных", "2026-11-21", "2026-11-22"),
+        ("周一的会议", "2026-11-23", "2026-11-23"),
+        ("星期二做了什么", "2026-11-24", "2026-11-24"),
+        ("礼拜天", "2026-11-22", "2026-11-22"),
+        ("周日", "2026-11-22", "2026-11-22"),
+        # 上周 + a day: that day of the calendar week before this one
+        ("上周五的决定", "2026-11-20", "2026-11-20"),
+        ("上个星期一", "2026-11-16", "2026-11-16"),
+        ("上星期天", "2026-11-22", "2026-11-22"),
+        ("这周五", "2026-11-27", "2026-11-27"),
+        ("上周末去了哪里", "2026-11-21", "2026-11-22"),
+        ("周末", "2026-11-21", "2026-11-22"),
+        # a few days ago: two to seven days back
+        ("what did we discuss a few days ago", "2026-11-18", "2026-11-23"),
+        ("the other day", "2026-11-18", "2026-11-23"),
+        ("несколько дней назад", "2026-11-18", "2026-11-23"),
+        ("на днях", "2026-11-18", "2026-11-23"),
+        ("几天前的讨论", "2026-11-18", "2026-11-23"),
+        ("前几天", "2026-11-18", "2026-11-23"),
+        ("这几天在忙什么", "2026-11-19", "2026-11-25"),
+    ],
+)
+def test_days_of_the_week_and_a_few_days_ago(query: str, start: str, end: str) -> None:
+    assert ranges(query) == [(start, end, False)]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "Monday standup notes",  # a topic, not a day
+        "every Monday we sync",
+        "what happens on Mondays",
+        "по понедельникам",
+        "план на понедельник",  # a plan for the coming one
+        "перенос в среду разработки",  # "into the environment"
+        "в среду Python",
+        "每周一开会",  # every Monday
+        "一周一次",  # once a week
+        "下周一",  # next week's: notes are not written ahead
+        "in a few days",
+    ],
+)
+def test_weekday_words_that_are_not_a_past_day(query: str) -> None:
+    parsed = parse_query_dates(query, TODAY)
+    assert parsed.ranges == ()
+    assert parsed.rest == query
+
+
+def test_chinese_words_that_start_with_a_weekday_numeral_stay_words() -> None:
+    # 这周 is this week; 一直 ("all along"), 日程 ("schedule"), 天气 ("weather") stay
+    this_week = [("2026-11-23", "2026-11-25", False)]
+    for query, rest in (("这周一直很忙", "一直很忙"), ("这周日程", "日程"), ("这周天气", "天气")):
+        assert ranges(query) == this_week
+        assert parse_query_dates(query, TODAY).rest == rest
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        # a day of the week next to a full date is counted from that date
+        (
+            "What did Joanna finish last Friday on 23 January, 2022?",
+            [("2022-01-23", "2022-01-23", False), ("2022-01-21", "2022-01-21", False)],
+        ),
+        (
+            "shown on the big screen on the Sunday before October 25, 2022",
+            [("2022-10-25", "2022-10-25", False), ("2022-10-23", "2022-10-23", False)],
+        ),
+        (
+            "over the weekend before 4th October, 2023",
+            [("2023-10-04", "2023-10-04", False), ("2023-09-30", "2023-10-01", False)],
+        ),
+        (
+            "plans on the Saturday after October 28, 2023",
+            [("2023-10-28", "2023-10-28", False), ("2023-11-04", "2023-11-04", False)],
+        ),
+        (
+            "что мы делали в субботу после 28 октября 2023",
+            [("2023-10-28", "2023-10-28", False), ("2023-11-04", "2023-11-04", False)],
+        ),
+        (
+            "в пятницу перед 23 января 2022 года",
+            [("2022-01-23", "2022-01-23", False), ("2022-01-21", "2022-01-21", False)],
+        ),
+        (
+            "2023年10月28日之后的周六",
+            [("2023-10-28", "2023-10-28", False), ("2023-11-04", "2023-11-04", False)],
+        ),
+        (
+            "2022年10月25日前的周日",
+            [("2022-10-25", "2022-10-25", False), ("2022-10-23", "2022-10-23", False)],
+        ),
+        # a date apart from it is no anchor
+        (
+            "on Monday, and the launch on 3 March 2026",
+            [("2026-03-03", "2026-03-03", False), ("2026-11-23", "2026-11-23", False)],
+        ),
+    ],
+)
+def test_a_weekday_next_to_a_full_date_counts_from_it(
+    query: str, expected: list[tuple[str, str, bool]]
+) -> None:
+    assert ranges(query) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "expected", "rest"),
+    [
+        # the weekday names the date beside it; a note may say "Friday"
+        (
+            "What did I break on Friday 13 Feb?",
+            ("2000-02-13", "2000-02-13", True),
+            "What did I break on Friday ?",
+        ),
+        ("on Friday, 13 February 2026", ("2026-02-13", "2026-02-13", False), "on Friday,"),
+        ("в пятницу, 13 февраля", ("2000-02-13", "2000-02-13", True), "в пятницу,"),
+        ("2月13日（周五）做了什么", ("2000-02-13", "2000-02-13", True), "（周五）做了什么"),
+        # a date without its year cannot be counted from
+        ("on Monday before 3 March", ("2000-03-03", "2000-03-03", True), "on Monday before"),
+    ],
+)
+def test_a_weekday_beside_a_date_it_names_stays_a_word(
+    query: str, expected: tuple[str, str, bool], rest: str
+) -> None:
+    assert ranges(query) == [expected]
+    assert parse_query_dates(query, TODAY).rest == rest
+
+
+def test_the_weekend_ends_before_this_week_when_it_is_the_last_one() -> None:
+    sunday = date(2026, 11, 29)
+    assert [(r.start, r.end) for r in parse_query_dates("last weekend", sunday).ranges] == [
+        (date(2026, 11, 21), date(2026, 11, 22))
+    ]
+    assert [(r.start, r.end) for r in parse_query_dates("over the weekend", sunday).ranges] == [
+        (date(2026, 11, 28), date(2026, 11, 29))
+    ]
+    monday = date(2026, 11, 30)
+    assert [(r.start, r.end) for r in parse_query_dates("on Monday", monday).ranges] == [
+        (date(2026, 11, 23), date(2026, 11, 23))
+    ]
 
 
 def test_the_date_leaves_the_keyword_query() -> None:
@@ -237,3 +412,21 @@ def test_may_without_a_year_is_a_date_only_after_on() -> None:
     assert ranges("the talk on 25 May") == [("2000-05-25", "2000-05-25", True)]
     assert ranges("we met on May 5") == [("2000-05-05", "2000-05-05", True)]
     assert ranges("3 June") == [("2000-06-03", "2000-06-03", True)]
+
+
+def test_relative_days_past_the_calendars_ends_are_no_dates() -> None:
+    query = "last year, this weekend, on Sunday, 上周日, 3 months ago, last week"
+
+    def spans(today: date) -> list[tuple[str, str]]:
+        parsed = parse_query_dates(query, today)
+        return [(r.start.isoformat(), r.end.isoformat()) for r in parsed.ranges]
+
+    # 1 January of year 1 is a Monday: only this weekend is on the calendar
+    assert spans(date.min) == [("0001-01-06", "0001-01-07")]
+    # 31 December 9999 is a Friday: this weekend is not
+    assert spans(date.max) == [
+        ("9999-09-01", "9999-09-30"),
+        ("9999-12-26", "9999-12-26"),
+        ("9999-12-20", "9999-12-26"),
+        ("9998-01-01", "9998-12-31"),
+    ]

@@ -56,6 +56,16 @@ CONTEXT = SearchContext(provider="none", model=None, stale=False)
         "what did I do 3 days ago",
         "三天前做了什么",
         "что я делал 3 дня назад",
+        # a day of the week, the weekend, a few days ago
+        "what did I do on Monday?",
+        "what happened last weekend",
+        "上周五做了什么",
+        "周末",
+        "что я делал в понедельник",
+        "что было на выходных",
+        "what did I do a few days ago",
+        "前几天",
+        "что было на днях",
     ],
 )
 def test_queries_for_days_alone_take_the_timeline(query: str) -> None:
@@ -74,6 +84,9 @@ def test_queries_for_days_alone_take_the_timeline(query: str) -> None:
         "what happened",  # no day named
         "最近的数据库迁移",
         "昨天请假了吗",  # 请假, "taking leave", is a topic
+        "what did Wei say on Monday about tea",
+        "周一开会讨论了什么",
+        "что Вэй сказал в понедельник про чай",
     ],
 )
 def test_queries_with_a_topic_of_their_own_do_not(query: str) -> None:

@@ -198,8 +198,9 @@ class SearchSettings(Section, frozen=True):
     date_aware: Annotated[
         bool,
         doc(
-            "Read dates in the query (25 May 2022, last week, 昨天, вчера) and prefer notes"
-            " of those days instead of matching the date's words (calibrated fusion)."
+            "Read dates in the query (25 May 2022, last week, on Monday, 3 days ago, 昨天,"
+            " 上周五, вчера, на выходных) and prefer notes of those days instead of matching"
+            " the date's words (calibrated fusion)."
         ),
     ] = True
     neighbours: Annotated[

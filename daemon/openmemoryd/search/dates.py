@@ -7,11 +7,11 @@ daily file ``memory/2022-05-25.md`` or a heading ``## 25 May 2022`` says
 exactly which memories are about that day. `parse_query_dates` finds such
 mentions — absolute dates, months, thirds of months ("early August",
 в конце мая, 8月下旬) and years in English, Chinese and Russian, and
-relative ones ("yesterday", "last week", "this year", 昨天, 上周, 去年,
-вчера, на прошлой неделе, в этом году) resolved against the current day —
-and returns the date ranges they mean together with the query text left
-once they are removed, so the keyword leg searches for what the question is
-about, not for the date.
+relative ones ("yesterday", "last week", "on Monday", "3 days ago", 昨天,
+上周五, 去年, вчера, на прошлой неделе, на выходных: `relative_dates`)
+resolved against the current day — and returns the date ranges they mean
+together with the query text left once they are removed, so the keyword leg
+searches for what the question is about, not for the date.
 
 `memory_date` reads the day a chunk is about from its file name (any
 ``YYYY-MM-DD`` in it, so ``memory/2022-05-25.md`` and
@@ -20,9 +20,8 @@ about, not for the date.
 ``## 2022年5月25日``). Only absolute dates count there: a heading saying
 "yesterday" is about a day we cannot know.
 
-Matching is by range with a little slack after the end (`SLACK_DAYS`):
-people write about a day on the days that follow it ("yesterday I …"), and
-a question about "June" is often answered by a note from early July.
+Matching is by range with a little slack after the end (`SLACK_DAYS`, see
+`day_ranges`).
 """
 
 from __future__ import annotations
@@ -30,8 +29,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date
 from typing import Final
+
+from openmemoryd.search.day_ranges import SLACK_DAYS, DateRange, month_range
+from openmemoryd.search.relative_dates import relative_mentions
 
 __all__ = [
     "NAMED_DAYS",
@@ -42,7 +44,6 @@ __all__ = [
     "parse_query_dates",
 ]
 
-SLACK_DAYS: Final = 3
 # The longest range whose notes are evidence by their date alone (`QueryDates.names`).
 NAMED_DAYS: Final = 11
 
@@ -152,25 +153,6 @@ _FULL_DATES: Final = tuple(
 
 
 @dataclass(frozen=True, slots=True)
-class DateRange:
-    """Days from `start` to `end` inclusive; `year` None means "any year" (month/day only)."""
-
-    start: date
-    end: date
-    any_year: bool = False
-
-    def contains(self, day: date, slack_days: int = SLACK_DAYS) -> bool:
-        if self.any_year:
-            try:
-                start = self.start.replace(year=day.year)
-                end = self.end.replace(year=day.year)
-            except ValueError:  # 29 February in a common year
-                return False
-            return start <= day <= end + timedelta(days=slack_days)
-        return self.start <= day <= self.end + timedelta(days=slack_days)
-
-
-@dataclass(frozen=True, slots=True)
 class QueryDates:
     """What `parse_query_dates` found: the ranges, and the query without them
     (`rest` is the whole query when nothing else is left; `remainder` is
@@ -198,12 +180,6 @@ class QueryDates:
 
 def _days_named(span: DateRange) -> bool:
     return (span.end - span.start).days < NAMED_DAYS
-
-
-def _month_range(year: int, month: int) -> DateRange:
-    first = date(year, month, 1)
-    following = date(year + (month == 12), month % 12 + 1, 1)
-    return DateRange(first, following - timedelta(days=1))
 
 
 def _which_third(part: str) -> int:
@@ -251,7 +227,7 @@ def _absolute(match: re.Match[str]) -> DateRange | None:
             return DateRange(date(year, 1, 1), date(year, 12, 31))
         if day is None:
             # 2000 when no year is named: a leap year, so February has its 29th
-            whole = _month_range(year if year is not None else 2000, month)
+            whole = month_range(year if year is not None else 2000, month)
             if groups.get("part"):
                 whole = _third(whole, _which_third(groups["part"]))
             return DateRange(whole.start, whole.end, any_year=year is None)
@@ -259,121 +235,6 @@ def _absolute(match: re.Match[str]) -> DateRange | None:
     except ValueError:
         return None  # "31 February", month 13: not a date
     return DateRange(when, when, any_year=year is None)
-
-
-def _week_start(day: date) -> date:
-    return day - timedelta(days=day.weekday())
-
-
-# Relative words, compiled once; what each means is worked out against the
-# day of the search (`_relative_range`).
-_RELATIVE: Final = tuple(
-    (re.compile(pattern, re.IGNORECASE), meaning)
-    for pattern, meaning in (
-        (r"\bday before yesterday\b|позавчера|前天", "before_yesterday"),
-        (r"\byesterday\b|вчера|昨天|昨日", "yesterday"),
-        (r"\btoday\b|\btonight\b|сегодня|今天|今日", "today"),
-        (
-            r"\blast week\b|\bprevious week\b|на прошлой неделе|прошлой неделе"
-            r"|上周|上星期|上个星期",
-            "last_week",
-        ),
-        (r"\bthis week\b|на этой неделе|这周|本周|这个星期", "this_week"),
-        (r"\blast month\b|\bprevious month\b|в прошлом месяце|上个月|上月", "last_month"),
-        (r"\bthis month\b|в этом месяце|这个月|本月", "this_month"),
-        (r"\blast year\b|\bprevious year\b|в прошлом году|去年", "last_year"),
-        (r"\bthis year\b|в этом году|今年", "this_year"),
-        (r"\b(?:last|past) (?:few|couple of) days\b|\brecently\b|недавно|最近|近期", "recent"),
-    )
-)
-
-
-# "3 days ago", "two weeks ago", "пару дней назад", "неделю назад", 三天前,
-# 两个星期前: a day, or the calendar week that day falls in ("last week" is
-# one week ago). Numbers up to ten may be words.
-_ZH_DIGITS: Final = "一两二三四五六七八九"
-_COUNTS: Final = {
-    word: count
-    for count, words in enumerate(
-        (
-            ("a", "an", "one", "один", "одну", "一"),
-            ("two", "couple of", "a couple of", "два", "две", "пару", "两", "二"),
-            ("three", "три", "三"),
-            ("four", "четыре", "四"),
-            ("five", "пять", "五"),
-            ("six", "шесть", "六"),
-            ("seven", "семь", "七"),
-            ("eight", "восемь", "八"),
-            ("nine", "девять", "九"),
-            ("ten", "десять"),  # 十 is read with its tens and units (`_chinese_count`)
-        ),
-        start=1,
-    )
-    for word in words
-}
-_AGO: Final = tuple(
-    re.compile(pattern, re.IGNORECASE)
-    for pattern in (
-        r"\b(?P<n>\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten"
-        r"|(?:a\s+)?couple\s+of)\s+(?P<unit>days?|weeks?)\s+ago\b",
-        r"(?<!\w)(?:(?P<n>\d{1,3}|один|одну|два|две|пару|три|четыре|пять|шесть|семь"
-        r"|восемь|девять|десять)\s+)?(?P<unit>дн(?:я|ей)|день|недел[июь])\s+назад(?!\w)",
-        rf"(?<![\d{_ZH_DIGITS}十百千])(?P<n>\d{{1,3}}|[{_ZH_DIGITS}]?十[{_ZH_DIGITS}]?|[{_ZH_DIGITS}])"
-        r"\s*(?:个\s*)?(?P<unit>天|周|星期|礼拜)以?前",
-    )
-)
-# Without a number only the singular is one: "неделю назад" is a week ago,
-# "дней назад" ("days ago") says not how many.
-_ONE_UNIT: Final = ("день", "неделю")
-
-
-def _ago_range(match: re.Match[str], today: date) -> DateRange | None:
-    """What an "N days/weeks ago" *match* means on *today*; None past the calendar."""
-    unit = match.group("unit").lower()
-    if match.group("n") is None and unit not in _ONE_UNIT:
-        return None
-    raw = " ".join((match.group("n") or "1").lower().split())
-    count = int(raw) if raw.isdigit() else _chinese_count(raw) if "十" in raw else _COUNTS[raw]
-    weeks = unit[:1] in ("w", "н", "周", "星", "礼")
-    try:
-        if not weeks:
-            day = today - timedelta(days=count)
-            return DateRange(day, day)
-        start = _week_start(today - timedelta(weeks=count))
-        return DateRange(start, start + timedelta(days=6))
-    except OverflowError:
-        return None
-
-
-def _chinese_count(numeral: str) -> int:
-    """十 (10) to 九十九 (99): tens before 十, units after it."""
-    tens, _, units = numeral.partition("十")
-    return 10 * (_COUNTS[tens] if tens else 1) + (_COUNTS[units] if units else 0)
-
-
-def _relative_range(meaning: str, today: date) -> DateRange:
-    week = _week_start(today)
-    month_start = today.replace(day=1)
-    if meaning == "before_yesterday":
-        return DateRange(today - timedelta(days=2), today - timedelta(days=2))
-    if meaning == "yesterday":
-        return DateRange(today - timedelta(days=1), today - timedelta(days=1))
-    if meaning == "today":
-        return DateRange(today, today)
-    if meaning == "last_week":
-        return DateRange(week - timedelta(days=7), week - timedelta(days=1))
-    if meaning == "this_week":
-        return DateRange(week, today)
-    if meaning == "last_month":
-        last_month_end = month_start - timedelta(days=1)
-        return DateRange(last_month_end.replace(day=1), last_month_end)
-    if meaning == "this_month":
-        return DateRange(month_start, today)
-    if meaning == "last_year":
-        return DateRange(date(today.year - 1, 1, 1), date(today.year - 1, 12, 31))
-    if meaning == "this_year":
-        return DateRange(date(today.year, 1, 1), today)
-    return DateRange(today - timedelta(days=6), today)  # recent: the last seven days
 
 
 def _strip(text: str, spans: Iterable[tuple[int, int]]) -> str:
@@ -408,19 +269,15 @@ def parse_query_dates(query: str, today: date) -> QueryDates:
             if found is not None:
                 spans.append((match.start(), match.end()))
                 ranges.append(found)
-    for pattern in _AGO:
-        for match in pattern.finditer(query):
-            if not free(match.start(), match.end()):
-                continue
-            ago = _ago_range(match, today)
-            if ago is not None:
-                spans.append((match.start(), match.end()))
-                ranges.append(ago)
-    for pattern, meaning in _RELATIVE:
-        for match in pattern.finditer(query):
-            if free(match.start(), match.end()):
-                spans.append((match.start(), match.end()))
-                ranges.append(_relative_range(meaning, today))
+    days = [
+        (start, end, found)
+        for (start, end), found in zip(spans, ranges, strict=True)
+        if found.start == found.end
+    ]
+    for start, end, found in relative_mentions(query, today, days):
+        if free(start, end):
+            spans.append((start, end))
+            ranges.append(found)
     if not ranges:
         return QueryDates((), query, query)
     rest = _strip(query, spans)

@@ -1,0 +1,325 @@
+"""Dates a query names relative to the day it is asked: "yesterday", "last
+week", "3 days ago", "on Monday", "over the weekend"; 昨天, 上周五, 三个月前;
+вчера, в прошлую пятницу, на выходных.
+
+`relative_mentions` finds them in a query and says what range of days each
+means on a given day; `dates.parse_query_dates` gathers them with the
+absolute dates. A day of the week next to a full date ("the Sunday before
+October 25, 2022", "2023年10月28日之后的周六") is counted from that date,
+not from today.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from datetime import date, timedelta
+from typing import Final
+
+from openmemoryd.search.day_ranges import DateRange, month_range, week_start
+
+__all__ = ["relative_mentions"]
+
+# Relative words, compiled once; what each means is worked out against the
+# day of the search (`_relative_range`).
+_RELATIVE: Final = tuple(
+    (re.compile(pattern, re.IGNORECASE), meaning)
+    for pattern, meaning in (
+        (r"\bday before yesterday\b|позавчера|前天", "before_yesterday"),
+        (r"\byesterday\b|\blast night\b|вчера|прошлой ночью|昨天|昨日|昨晚|昨夜", "yesterday"),
+        (
+            r"\btoday\b|\btonight\b|\bthis (?:morning|afternoon|evening)\b|сегодня"
+            r"|今天|今日|今早|今晚",
+            "today",
+        ),
+        (
+            r"\blast week\b|\bprevious week\b|на прошлой неделе|прошлой неделе"
+            r"|上周|上星期|上个星期",
+            "last_week",
+        ),
+        (r"\bthis week\b|на этой неделе|这周|本周|这个星期", "this_week"),
+        (r"\blast month\b|\bprevious month\b|в прошлом месяце|上个月|上月", "last_month"),
+        (r"\bthis month\b|в этом месяце|这个月|本月", "this_month"),
+        (r"\blast year\b|\bprevious year\b|в прошлом году|去年", "last_year"),
+        (r"\bthis year\b|в этом году|今年", "this_year"),
+        (
+            r"\b(?:last|past) (?:few|couple of) days\b|\brecently\b|недавно|最近|近期|这几天",
+            "recent",
+        ),
+        (
+            r"\b(?:a\s+few|few|some|several)\s+days\s+(?:ago|back)\b|\bthe other day\b"
+            r"|несколько\s+дней\s+назад|(?<!\w)на\s+днях(?!\w)|几天前|前几天|前些天",
+            "few_days_ago",
+        ),
+    )
+)
+
+# Days of the week, Monday first (`date.weekday`), and the weekend. A day
+# named alone in a question about the past ("on Monday", "в понедельник",
+# 周一) is the last such day before today; "this" is the one of the current
+# calendar week, "last" (上周一) the one of the week before it. Only with
+# such a word before it: "Monday standup" and "every Monday" are topics.
+_EN_WEEKDAYS: Final = (
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+)
+_RU_WEEKDAYS: Final = (  # stems of the accusative: в среду, в пятницу
+    "понедельник",
+    "вторник",
+    "сред",
+    "четверг",
+    "пятниц",
+    "суббот",
+    "воскресень",
+)
+_ZH_WEEKDAYS: Final = "一二三四五六"  # 日 and 天 are Sunday
+_EN_WEEKDAY_RE: Final = "|".join(_EN_WEEKDAYS) + "|weekend"
+# "в среду" is also "into the environment" (в среду разработки, в среду Python);
+# "на понедельник" is a plan, "на выходных" the weekend
+_RU_WEEKDAY_RE: Final = (
+    r"понедельник|вторник|среду(?!\s+(?:[a-z]|разработ|выполнен|исполнен|окружен|тестирован))"
+    r"|четверг|пятницу|субботу|воскресенье"
+)
+_RU_WEEKEND_RE: Final = r"выходны[ех]"
+_ZH_WEEK: Final = r"(?:周|星期|礼拜)"
+# 一 before these is a word of its own (这周一直 is "this week, all along"),
+# as is 日 before them (这周日程, "this week's schedule"); 周天 is rare
+# beside 这周天气 ("this week's weather"), so Sunday is 周日, 星期天 or 礼拜天
+_ZH_WEEKDAY_RE: Final = (
+    r"(?:一(?![直起样定些切般共次下点会遍天周个])|[二三四五六末]"
+    r"|日(?![程报常志记期子历])|(?<=星期|礼拜)天)"
+)
+# 每周一 is every Monday, 下周一 next week's, 三周一次 "once in three weeks"
+_ZH_NOT_AFTER: Final = r"(?<![每上下这本个几\d一两二三四五六七八九十])"
+_WEEKDAYS: Final = tuple(
+    (re.compile(pattern, re.IGNORECASE), which)
+    for pattern, which in (
+        (rf"\b(?:last|past|this\s+past)\s+(?P<wd>{_EN_WEEKDAY_RE})\b", "last"),
+        (rf"\bthis\s+(?P<wd>{_EN_WEEKDAY_RE})\b", "this"),
+        (rf"\b(?:on|over|at)\s+(?:the\s+)?(?P<wd>{_EN_WEEKDAY_RE})\b", "before"),
+        (rf"(?<!\w)(?:во?\s+)?прошл(?:ый|ую|ое)\s+(?P<wd>{_RU_WEEKDAY_RE})(?!\w)", "last"),
+        (rf"(?<!\w)(?:(?:в|на)\s+)?прошл(?:ые|ых)\s+(?P<wd>{_RU_WEEKEND_RE})(?!\w)", "last"),
+        (rf"(?<!\w)во?\s+эт(?:от|у|о)\s+(?P<wd>{_RU_WEEKDAY_RE})(?!\w)", "this"),
+        (rf"(?<!\w)(?:в|на)\s+эт(?:и|их)\s+(?P<wd>{_RU_WEEKEND_RE})(?!\w)", "this"),
+        (rf"(?<!\w)во?\s+(?P<wd>{_RU_WEEKDAY_RE})(?!\w)", "before"),
+        (rf"(?<!\w)(?:в|на)\s+(?P<wd>{_RU_WEEKEND_RE})(?!\w)", "before"),
+        (rf"上个?{_ZH_WEEK}(?P<wd>{_ZH_WEEKDAY_RE})", "week_before"),
+        (rf"(?:这个?|本){_ZH_WEEK}(?P<wd>{_ZH_WEEKDAY_RE})", "this"),
+        (rf"{_ZH_NOT_AFTER}{_ZH_WEEK}(?P<wd>{_ZH_WEEKDAY_RE})", "before"),
+    )
+)
+
+
+def _weekday_of(word: str) -> tuple[int, bool]:
+    """The `date.weekday` a weekday *word* names (Saturday for the weekend),
+    and whether it is the weekend."""
+    name = word.lower()
+    if name in ("weekend", "末") or name.startswith("выходн"):
+        return 5, True
+    if name in "日天":
+        return 6, False
+    if name in _ZH_WEEKDAYS:
+        return _ZH_WEEKDAYS.index(name), False
+    if name in _EN_WEEKDAYS:
+        return _EN_WEEKDAYS.index(name), False
+    return next(i for i, stem in enumerate(_RU_WEEKDAYS) if name.startswith(stem)), False
+
+
+def _weekday_range(match: re.Match[str], which: str, today: date) -> DateRange:
+    """The day (or Saturday and Sunday) a weekday *match* names on *today*."""
+    weekday, weekend = _weekday_of(match.group("wd"))
+    week = week_start(today)
+    if which == "this":
+        day = week + timedelta(days=weekday)
+    elif which == "week_before":
+        day = week - timedelta(days=7 - weekday)
+    else:  # the last one before today; "last weekend" ends before this week
+        back = (today.weekday() - weekday - 1) % 7 + 1
+        day = today - timedelta(days=back)
+        if which == "last" and weekend and day >= week:
+            day -= timedelta(days=7)
+    return DateRange(day, day + timedelta(days=1 if weekend else 0))
+
+
+# "3 days ago", "two weeks ago", "пару дней назад", "неделю назад", 三天前,
+# 两个星期前: a day, or the calendar week that day falls in ("last week" is
+# one week ago). Numbers up to ten may be words.
+_ZH_DIGITS: Final = "一两二三四五六七八九"
+_COUNTS: Final = {
+    word: count
+    for count, words in enumerate(
+        (
+            ("a", "an", "one", "один", "одну", "一"),
+            ("two", "couple of", "a couple of", "два", "две", "пару", "两", "二"),
+            ("three", "три", "三"),
+            ("four", "четыре", "四"),
+            ("five", "пять", "五"),
+            ("six", "шесть", "六"),
+            ("seven", "семь", "七"),
+            ("eight", "восемь", "八"),
+            ("nine", "девять", "九"),
+            ("ten", "десять"),  # 十 is read with its tens and units (`_chinese_count`)
+        ),
+        start=1,
+    )
+    for word in words
+}
+_ZH_COUNT: Final = (
+    rf"(?<![\d{_ZH_DIGITS}十百千])(?P<n>\d{{1,3}}|[{_ZH_DIGITS}]?十[{_ZH_DIGITS}]?|[{_ZH_DIGITS}])"
+)
+_AGO: Final = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        r"\b(?P<n>\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten"
+        r"|(?:a\s+)?couple\s+of)\s+(?P<unit>days?|weeks?|months?)\s+ago\b",
+        r"(?<!\w)(?:(?P<n>\d{1,3}|один|одну|два|две|пару|три|четыре|пять|шесть|семь"
+        r"|восемь|девять|десять)\s+)?(?P<unit>дн(?:я|ей)|день|недел[июь]|месяц(?:а|ев)?)"
+        r"\s+назад(?!\w)",
+        rf"{_ZH_COUNT}\s*(?:个\s*)?(?P<unit>天|周|星期|礼拜)以?前",
+        # 三月前 is "before March": months are counted with 个 (三个月前)
+        rf"{_ZH_COUNT}\s*个\s*(?P<unit>月)以?前",
+    )
+)
+# Without a number only the singular is one: "неделю назад" is a week ago,
+# "дней назад" ("days ago") says not how many.
+_ONE_UNIT: Final = ("день", "неделю", "месяц")
+
+
+def _ago_range(match: re.Match[str], today: date) -> DateRange | None:
+    """What an "N days/weeks/months ago" *match* means on *today*: that day, or
+    the calendar week or month it falls in; None past the calendar."""
+    unit = match.group("unit").lower()
+    if match.group("n") is None and unit not in _ONE_UNIT:
+        return None
+    raw = " ".join((match.group("n") or "1").lower().split())
+    count = int(raw) if raw.isdigit() else _chinese_count(raw) if "十" in raw else _COUNTS[raw]
+    try:
+        if unit[:1] in ("m", "м", "月"):
+            months = today.year * 12 + today.month - 1 - count
+            return month_range(months // 12, months % 12 + 1)
+        if unit[:1] in ("w", "н", "周", "星", "礼"):
+            start = week_start(today - timedelta(weeks=count))
+            return DateRange(start, start + timedelta(days=6))
+        day = today - timedelta(days=count)
+        return DateRange(day, day)
+    except (OverflowError, ValueError):  # before year 1
+        return None
+
+
+def _chinese_count(numeral: str) -> int:
+    """十 (10) to 九十九 (99): tens before 十, units after it."""
+    tens, _, units = numeral.partition("十")
+    return 10 * (_COUNTS[tens] if tens else 1) + (_COUNTS[units] if units else 0)
+
+
+def _relative_range(meaning: str, today: date) -> DateRange:
+    week = week_start(today)
+    month_start = today.replace(day=1)
+    if meaning == "before_yesterday":
+        return DateRange(today - timedelta(days=2), today - timedelta(days=2))
+    if meaning == "yesterday":
+        return DateRange(today - timedelta(days=1), today - timedelta(days=1))
+    if meaning == "today":
+        return DateRange(today, today)
+    if meaning == "last_week":
+        return DateRange(week - timedelta(days=7), week - timedelta(days=1))
+    if meaning == "this_week":
+        return DateRange(week, today)
+    if meaning == "last_month":
+        last_month_end = month_start - timedelta(days=1)
+        return DateRange(last_month_end.replace(day=1), last_month_end)
+    if meaning == "this_month":
+        return DateRange(month_start, today)
+    if meaning == "last_year":
+        return DateRange(date(today.year - 1, 1, 1), date(today.year - 1, 12, 31))
+    if meaning == "this_year":
+        return DateRange(date(today.year, 1, 1), today)
+    if meaning == "few_days_ago":
+        return DateRange(today - timedelta(days=7), today - timedelta(days=2))
+    return DateRange(today - timedelta(days=6), today)  # recent: the last seven days
+
+
+# What may stand between a day of the week and the date next to it: "the
+# Sunday before October 25, 2022", "the Saturday after …", "last Friday on
+# 23 January, 2022", "on Friday 13 Feb", "в субботу после 28 октября 2023";
+# in Chinese the date comes first: "2023年10月28日之后的周六", "2月13日（周五）".
+_LINK_TO_DATE: Final = re.compile(
+    r"\s*,?\s*(?:(?P<after>after|после)|(?P<before>before|prior\s+to|перед|до)|on|of)?\s*",
+    re.IGNORECASE,
+)
+_LINK_FROM_DATE: Final = re.compile(
+    r"\s*(?:(?P<after>之后|以后|后)|(?P<before>之前|以前|前))?\s*[的（(,，]?\s*"
+)
+
+
+def _anchored(
+    query: str, match: re.Match[str], which: str, days: Sequence[tuple[int, int, DateRange]]
+) -> tuple[bool, DateRange | None]:
+    """Whether a date of *days* (span, one day) is next to a weekday
+    *match*, and the days the weekday then names, counted from that date.
+
+    "the Sunday before October 25, 2022" is the 23rd, "the Saturday after
+    October 28, 2023" 4 November, "last Friday on 23 January, 2022" the
+    21st. In "on Friday 13 Feb" the weekday names the date beside it, and
+    a date without its year cannot be counted from: None, the weekday is
+    left to the words of the query (a note may say "Friday")."""
+    for start, end, anchor in days:
+        if start >= match.end():
+            link = _LINK_TO_DATE.fullmatch(query, match.end(), start)
+        elif end <= match.start():
+            link = _LINK_FROM_DATE.fullmatch(query, end, match.start())
+        else:
+            continue
+        if link is None:
+            continue
+        if anchor.any_year:
+            return True, None
+        if link.group("after") is not None:
+            return True, _weekday_after(match, anchor.start)
+        if link.group("before") is not None or which in ("last", "week_before"):
+            return True, _weekday_range(match, "before" if which == "this" else which, anchor.start)
+        return True, None
+    return False, None
+
+
+def _weekday_after(match: re.Match[str], anchor: date) -> DateRange:
+    """The first such day (or weekend) after *anchor*."""
+    weekday, weekend = _weekday_of(match.group("wd"))
+    day = anchor + timedelta(days=(weekday - anchor.weekday() - 1) % 7 + 1)
+    return DateRange(day, day + timedelta(days=1 if weekend else 0))
+
+
+def relative_mentions(
+    query: str, today: date, days: Sequence[tuple[int, int, DateRange]] = ()
+) -> Iterator[tuple[int, int, DateRange]]:
+    """Each relative mention in *query*: its span and the days it means on
+    *today*, the most specific forms first (they may overlap: the caller
+    keeps the first of overlapping spans). *days* are the single days the
+    query names, with their spans, for a weekday next to one."""
+    for pattern in _AGO:
+        for match in pattern.finditer(query):
+            ago = _ago_range(match, today)
+            if ago is not None:
+                yield match.start(), match.end(), ago
+    for pattern, which in _WEEKDAYS:
+        for match in pattern.finditer(query):
+            try:
+                anchored, found = _anchored(query, match, which, days)
+                if not anchored:
+                    found = _weekday_range(match, which, today)
+            except OverflowError:  # a week past the calendar's ends
+                continue
+            if found is not None:
+                yield match.start(), match.end(), found
+    for pattern, meaning in _RELATIVE:
+        for match in pattern.finditer(query):
+            try:
+                found = _relative_range(meaning, today)
+            except (OverflowError, ValueError):  # "last year" in year 1
+                continue
+            yield match.start(), match.end(), found
