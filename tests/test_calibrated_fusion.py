@@ -346,7 +346,7 @@ def test_only_the_best_candidate_of_each_named_days_file_is_lifted() -> None:
         candidate(3, "memory/2026-06-03.md", 0.9),  # not the day
     ]
 
-    def lifted(days_named: bool) -> set[int]:
+    def lifted(days_named: bool) -> dict[int, float]:
         seen: list[calibrated.Described] = []
         fuse_calibrated(
             [],
@@ -354,14 +354,15 @@ def test_only_the_best_candidate_of_each_named_days_file_is_lifted() -> None:
             vector_scores={},
             terms=["talk"],
             date_match=lambda c: c.path != "memory/2026-06-03.md",
-            days_named=days_named,
+            named_day=(lambda c: c.path == "memory/2026-05-14.md") if days_named else None,
             observe=seen.append,
         )
         (described,) = seen
-        return {i for i, f in described.features.items() if f["day_best"]}
+        return {i: f["day_best"] for i, f in described.features.items() if f["day_best"]}
 
-    assert lifted(days_named=True) == {1, 2}
-    assert lifted(days_named=False) == set()
+    # the slack day's file counts a little less than the day's own
+    assert lifted(days_named=True) == {1: 1.0, 2: calibrated.SLACK_DAY_BEST}
+    assert lifted(days_named=False) == {}
 
 
 def test_relative_dates_resolve_against_the_search_time(conn: apsw.Connection) -> None:
@@ -552,3 +553,35 @@ def test_hybrid_off_searches_by_vectors_alone(conn: apsw.Connection) -> None:
     assert all(h.text_score is None for h in result.results)
     keywords = run_search(conn, SearchQuery("oolong"), settings, CTX, None, NOW)
     assert (keywords.mode, [h.start_line for h in keywords.results]) == ("lexical", [1])
+
+
+@pytest.mark.parametrize(
+    ("question", "says_when", "does_not"),
+    [
+        (
+            "Where did we volunteer last weekend?",
+            "Volunteered at the food bank over the weekend with the whole team",
+            "Volunteered at the animal shelter",
+        ),
+        (
+            "Где мы были волонтёрами на выходных?",
+            "Были волонтёрами в продуктовом банке на выходных всей командой",
+            "Были волонтёрами в приюте для животных",
+        ),
+        ("周末我们在哪里做志愿者？", "周末全组在食物银行做志愿者", "在动物收容所做志愿者"),
+    ],
+    ids=["en", "ru", "zh"],
+)
+def test_a_date_no_candidate_is_about_stays_a_keyword(
+    conn: apsw.Connection, question: str, says_when: str, does_not: str
+) -> None:
+    """No note is of last weekend: read as a date, "weekend" would lift
+    nothing and be lost as a word; the note that says it comes first."""
+    q = unit(1.0)
+    add(conn, "notes/a.md", [(says_when, unit(1.0, 0.6))])
+    add(conn, "notes/b.md", [(does_not, unit(1.0, 0.3))])
+    add(conn, "c.md", [(f"filler {i}", unit(0.0, 0.0, 1.0)) for i in range(10)])
+    assert search(conn, question, query(conn, q))[0] == "notes/a.md:1"
+    # with a note of those days, the date is read and lifts it
+    add(conn, "memory/2025-11-22.md", [(does_not, unit(1.0, 0.3))])
+    assert search(conn, question, query(conn, q))[0] == "memory/2025-11-22.md:1"

@@ -34,7 +34,8 @@ captures. So each candidate (the union of both legs' pools) is described by:
   answer than an equally scored chunk elsewhere;
 * ``day_best``: 1 for the candidate of each file of a day the query names
   (a day, a week, a third of a month; not a month or a year) whose estimate
-  from the features above is the highest of that file's candidates. "How
+  from the features above is the highest of that file's candidates
+  (`SLACK_DAY_BEST` for a file of the slack days after it). "How
   did the talk go on 14 May?" is about that day's note, yet with its date
   read, what is left of the question is a word another day's note may hold
   and the day's note may not; lifting *every* chunk of the day instead fills
@@ -132,6 +133,12 @@ HEAD_WEIGHTS: Final[Mapping[str, float]] = {
     "day_best": 1.5,
 }
 HEAD_BIAS: Final = -4.0
+# ``day_best`` of a file in the slack after a named day, not of the day
+# itself: with a note every day, "on Wednesday" is likelier Wednesday's
+# note than Thursday's, which tie on every other feature. At 0.8 Thursday's
+# still came first for some weekdays; LoCoMo's sessions lie days apart, and
+# one question there moves for it (to second from fourth).
+SLACK_DAY_BEST: Final = 0.5
 # Candidates of one file are neighbours when one starts at most this many
 # lines after the other ends: a blank line may separate the chunk that ends
 # a section from the one that opens the next with its heading.
@@ -209,7 +216,7 @@ def describe(
     date_match: Callable[[Candidate], bool] | None = None,
     neighbours: bool = True,
     vector_raise: Mapping[int, float] | None = None,
-    days_named: bool = False,
+    named_day: Callable[[Candidate], bool] | None = None,
 ) -> Described:
     """The union of both legs with every candidate's features and first logit
     (the arguments are `fuse_calibrated`'s)."""
@@ -256,11 +263,13 @@ def describe(
             f["neighbour"] = near[i]
         weight = WEIGHTS["neighbour"]
         logits = {i: z + weight * near[i] for i, z in logits.items()}
-    best_of_day = _best_of_each_file(found, described, logits) if days_named else set()
-    for i, f in described.items():
-        f["day_best"] = 1.0 if i in best_of_day else 0.0
+    best_of_day = _best_of_each_file(found, described, logits) if named_day else set()
+    for f in described.values():
+        f["day_best"] = 0.0
     for i in best_of_day:  # the only logits the feature changes
-        logits[i] += WEIGHTS["day_best"]
+        named = named_day is not None and named_day(found[i].base)
+        described[i]["day_best"] = 1.0 if named else SLACK_DAY_BEST
+        logits[i] += WEIGHTS["day_best"] * described[i]["day_best"]
     return Described(found, described, logits)
 
 
@@ -292,7 +301,7 @@ def fuse_calibrated(
     head: bool = True,
     observe: Callable[[Described], None] | None = None,
     vector_raise: Mapping[int, float] | None = None,
-    days_named: bool = False,
+    named_day: Callable[[Candidate], bool] | None = None,
 ) -> list[Candidate]:
     """Union of both legs, each candidate scored by `calibrated_score`.
 
@@ -306,9 +315,11 @@ def fuse_calibrated(
     fits the weights on them). *vector_raise* is what a candidate's vector
     score is read higher by for its ranking (a chunk in another script than
     the query's: `embed.reference.Baseline.gap`, rescaled); the candidates
-    keep their own scores. *days_named*: the dates *date_match* reads name
-    days, not a month or a year (``day_best``). The union and the order are
-    those of the other fusions (`fusion.union_of_legs`, `fusion.ranked`).
+    keep their own scores. *named_day* tells a candidate of a day the query
+    names from one of the slack after it, when the query names days, not a
+    month or a year (``day_best``); None when it names none. The union and
+    the order are those of the other fusions (`fusion.union_of_legs`,
+    `fusion.ranked`).
     """
     described = describe(
         lexical,
@@ -318,7 +329,7 @@ def fuse_calibrated(
         date_match=date_match,
         neighbours=neighbours,
         vector_raise=vector_raise,
-        days_named=days_named,
+        named_day=named_day,
     )
     if observe is not None:
         observe(described)

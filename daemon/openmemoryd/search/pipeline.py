@@ -282,6 +282,12 @@ def rank_candidates(
         nearest = vector_leg(
             conn, vector, pool, query.sources, query.agent, settings.quantised_above
         )
+    if calibrated and keywords and dates.ranges and not _any_dated(dates, lexical, nearest):
+        # No candidate is about the days the query names: read as a date they
+        # would lift nothing, so their words go back to the keyword query.
+        dates = QueryDates((), query.text, query.text)
+        terms = query_terms(query.text)
+        lexical = lexical_leg(conn, terms, pool, query.sources, query.agent)
     if vector is None:
         merged = lexical
     elif calibrated:
@@ -445,6 +451,11 @@ def _relaxed(
     return [c for c in merged if c.text_score is not None and holds_every(c.text, words)]
 
 
+def _any_dated(dates: QueryDates, *legs: Sequence[Candidate]) -> bool:
+    """Whether a candidate of *legs* is about a day *dates* names."""
+    return any(dates.matches(memory_date(c.path, c.heading)) for leg in legs for c in leg)
+
+
 def _query_dates(text: str, settings: SearchSettings, now: float) -> QueryDates:
     """The dates *text* mentions (relative ones against the local day of *now*)."""
     if not settings.date_aware:
@@ -491,11 +502,16 @@ def _fuse_calibrated(
         chunk_id: rescale(1.0 - distance, vector.score_floor, vector.score_ceiling)
         for chunk_id, distance in distances(conn, vector.table, vector.vector, missing).items()
     }
-    date_match = None
+    date_match = named_day = None
     if dates.ranges:
 
         def date_match(candidate: Candidate) -> bool:
             return dates.matches(memory_date(candidate.path, candidate.heading))
+
+    if dates.names_days:
+
+        def named_day(candidate: Candidate) -> bool:
+            return dates.names(memory_date(candidate.path, candidate.heading))
 
     return fuse_calibrated(
         lexical,
@@ -507,7 +523,7 @@ def _fuse_calibrated(
         head=head,
         observe=observe,
         vector_raise=vector.raises((*lexical, *nearest), scores),
-        days_named=dates.names_days,
+        named_day=named_day,
     )
 
 

@@ -1,0 +1,141 @@
+"""End to end with the real default embedder: a day of the week, the weekend
+and "a few days ago" in a query, in three languages, read against the
+daemon's today.
+
+The daily notes are dated relative to the day the test runs, so the day
+each query names is known: every note records one decision of Wei's, and
+only the date tells them apart.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import date, timedelta
+
+import pytest
+
+from conftest import Daemon, Env
+from test_e2e_semantic import serving_with_vectors
+
+pytestmark = pytest.mark.e2e
+
+TODAY = date.today()
+DECISIONS = (
+    "moved the billing service to Postgres 16",
+    "switched CI from Jenkins to GitHub Actions",
+    "kept the old invoice format for one more quarter",
+    "dropped the Redis cache in front of the courier tracks",
+    "turned on nightly backups of the staging database",
+    "put the mobile release off by a week",
+    "hired a contractor for the accessibility audit",
+    "moved the team standup to 10:30",
+    "archived the legacy PHP admin panel",
+)
+# a note for each of the last nine days: today - 1 ... today - 9
+NOTES = {
+    f"memory/{TODAY - timedelta(days=back)}.md": f"- Wei decided: {what}"
+    for back, what in enumerate(DECISIONS, start=1)
+}
+EN = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+RU = (
+    "в понедельник",
+    "во вторник",
+    "в среду",
+    "в четверг",
+    "в пятницу",
+    "в субботу",
+    "в воскресенье",
+)
+ZH = ("周一", "周二", "周三", "周四", "周五", "周六", "周日")
+
+
+# notes with a date in their text, not in their name or heading, and without
+UNDATED = {
+    "memory/notes/deadlines.md": "# Deadlines\n\n"
+    "- The TLS certificate renewal for api.ledgerly.io is due before 14 March\n"
+    "- Продлить домен ledgerly.ru до 14 марта\n",
+    "memory/notes/chores.md": "# Chores\n\n"
+    "- The car service is due\n- The gas bill is due\n- The library books are due\n"
+    "- Продлить страховку на машину\n- Продлить абонемент в бассейн\n"
+    "- Продлить подписку на журнал\n",
+}
+
+
+@pytest.fixture(scope="module")
+def dated(module_env: Env) -> Iterator[Daemon]:
+    env = module_env
+    env.write_config("")  # the defaults, with the bundled local model
+    (env.workspace / "memory").mkdir(parents=True)
+    for path, text in NOTES.items():
+        (env.workspace / path).write_text(text + "\n")
+    (env.workspace / "memory" / "notes").mkdir()
+    for path, text in UNDATED.items():
+        (env.workspace / path).write_text(text)
+    with serving_with_vectors(env) as handle:
+        yield handle
+
+
+def _search(daemon: Daemon, query: str) -> dict[str, object]:
+    result = daemon.cli("search", query, "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def _note(day: date) -> str:
+    return f"memory/{day}.md"
+
+
+def _assert_timeline(daemon: Daemon, queries: tuple[str, ...], expected: list[str]) -> None:
+    """Each of *queries* is a timeline request answered by *expected*, in order."""
+    for query in queries:
+        reply = _search(daemon, query)
+        assert reply["mode"] == "timeline", (query, reply)
+        assert [h["path"] for h in reply["results"]] == expected, (query, reply)  # type: ignore[attr-defined]
+
+
+def test_a_day_of_the_week_alone_lists_that_days_notes(dated: Daemon) -> None:
+    day = TODAY - timedelta(days=3)  # the last such weekday before today
+    queries = (
+        f"what did I do on {EN[day.weekday()]}?",
+        f"что я делал {RU[day.weekday()]}?",
+        f"{ZH[day.weekday()]}做了什么",
+    )
+    _assert_timeline(dated, queries, [_note(day)])
+
+
+def test_the_last_weekend_lists_its_two_days(dated: Daemon) -> None:
+    saturday = TODAY - timedelta(days=TODAY.weekday() + 2)  # of the week before this one
+    queries = ("what happened last weekend", "что было на прошлых выходных", "上周末做了什么")
+    _assert_timeline(dated, queries, [_note(saturday + timedelta(days=1)), _note(saturday)])
+
+
+def test_a_question_naming_a_weekday_finds_that_days_note_first(dated: Daemon) -> None:
+    """Every note is a decision of Wei's: the named day is what picks one."""
+    for back in range(1, 7):  # each day of the last week but today
+        day = TODAY - timedelta(days=back)
+        for query in (
+            f"What did Wei decide on {EN[day.weekday()]}?",
+            f"Что Вэй (Wei) решил {RU[day.weekday()]}?",
+            f"Wei {ZH[day.weekday()]}决定了什么？",
+        ):
+            reply = _search(dated, query)
+            assert reply["mode"] == "hybrid", (query, reply)
+            first = reply["results"][0]  # type: ignore[index]
+            assert first["path"] == _note(day), (query, reply)
+
+
+def test_a_few_days_ago_lists_two_to_seven_days_back(dated: Daemon) -> None:
+    queries = ("what did I do a few days ago", "что было несколько дней назад", "前几天做了什么")
+    _assert_timeline(dated, queries, [_note(TODAY - timedelta(days=back)) for back in range(2, 8)])
+
+
+def test_a_date_no_note_is_of_is_searched_as_words(dated: Daemon) -> None:
+    """No note is dated 14 March: read as a date it would lift nothing, so
+    "14 March" is searched as words, and the note that says it comes before
+    the one that matches the rest of the question alone."""
+    for query in ("What is due before 14 March?", "Что продлить до 14 марта?"):
+        reply = _search(dated, query)
+        assert reply["mode"] == "hybrid", (query, reply)
+        paths = [h["path"] for h in reply["results"]]  # type: ignore[attr-defined]
+        assert paths[:2] == ["memory/notes/deadlines.md", "memory/notes/chores.md"], (query, reply)
