@@ -225,6 +225,15 @@ def test_words_that_only_look_like_dates_are_left_alone(query: str) -> None:
         ("几天前的讨论", "2026-11-18", "2026-11-23"),
         ("前几天", "2026-11-18", "2026-11-23"),
         ("这几天在忙什么", "2026-11-19", "2026-11-25"),
+        # a few weeks ago: the calendar weeks two to four back
+        ("what did we decide a few weeks ago", "2026-10-26", "2026-11-15"),
+        ("несколько недель назад", "2026-10-26", "2026-11-15"),
+        ("几周前的会议", "2026-10-26", "2026-11-15"),
+        ("前几周", "2026-10-26", "2026-11-15"),
+        # a weekday's: the last such day
+        ("What was decided at Monday's meeting?", "2026-11-23", "2026-11-23"),
+        ("Friday's deploy", "2026-11-20", "2026-11-20"),
+        ("the weekend's plans", "2026-11-21", "2026-11-22"),
     ],
 )
 def test_days_of_the_week_and_a_few_days_ago(query: str, start: str, end: str) -> None:
@@ -237,6 +246,7 @@ def test_days_of_the_week_and_a_few_days_ago(query: str, start: str, end: str) -
         "Monday standup notes",  # a topic, not a day
         "every Monday we sync",
         "what happens on Mondays",
+        "every Monday's standup",
         "по понедельникам",
         "план на понедельник",  # a plan for the coming one
         "перенос в среду разработки",  # "into the environment"

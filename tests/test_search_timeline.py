@@ -66,6 +66,8 @@ CONTEXT = SearchContext(provider="none", model=None, stale=False)
         "what did I do a few days ago",
         "前几天",
         "что было на днях",
+        "what did I do a few weeks ago",
+        "几周前做了什么",
     ],
 )
 def test_queries_for_days_alone_take_the_timeline(query: str) -> None:

@@ -51,6 +51,11 @@ _RELATIVE: Final = tuple(
             r"|несколько\s+дней\s+назад|(?<!\w)на\s+днях(?!\w)|几天前|前几天|前些天",
             "few_days_ago",
         ),
+        (
+            r"\b(?:a\s+few|few|some|several|a\s+couple\s+of)\s+weeks\s+(?:ago|back)\b"
+            r"|несколько\s+недель\s+назад|几个?(?:周|星期|礼拜)以?前|前几(?:周|个星期)",
+            "few_weeks_ago",
+        ),
     )
 )
 
@@ -101,7 +106,9 @@ _WEEKDAYS: Final = tuple(
     for pattern, which in (
         (rf"\b(?:last|past|this\s+past)\s+(?P<wd>{_EN_WEEKDAY_RE})\b", "last"),
         (rf"\bthis\s+(?P<wd>{_EN_WEEKDAY_RE})\b", "this"),
-        (rf"\b(?:on|over|at)\s+(?:the\s+)?(?P<wd>{_EN_WEEKDAY_RE})\b", "before"),
+        (rf"\b(?:on|over|at)\s+(?:the\s+)?(?P<wd>{_EN_WEEKDAY_RE})(?:'s)?\b", "before"),
+        # "Monday's meeting", "the weekend's plans", not "every Monday's"
+        (rf"(?<!\bevery\s)\b(?P<wd>{_EN_WEEKDAY_RE})'s\b", "before"),
         (rf"(?<!\w)(?:во?\s+)?прошл(?:ый|ую|ое)\s+(?P<wd>{_RU_WEEKDAY_RE})(?!\w)", "last"),
         (rf"(?<!\w)(?:(?:в|на)\s+)?прошл(?:ые|ых)\s+(?P<wd>{_RU_WEEKEND_RE})(?!\w)", "last"),
         (rf"(?<!\w)во?\s+эт(?:от|у|о)\s+(?P<wd>{_RU_WEEKDAY_RE})(?!\w)", "this"),
@@ -146,9 +153,10 @@ def _weekday_range(match: re.Match[str], which: str, today: date) -> DateRange:
     return DateRange(day, day + timedelta(days=1 if weekend else 0))
 
 
-# "3 days ago", "two weeks ago", "пару дней назад", "неделю назад", 三天前,
-# 两个星期前: a day, or the calendar week that day falls in ("last week" is
-# one week ago). Numbers up to ten may be words.
+# "3 days ago", "two weeks ago", "a month ago", "пару дней назад", "неделю
+# назад", 三天前, 两个星期前, 三个月前: a day, or the calendar week or month
+# that day falls in ("last week" is one week ago). Numbers up to ten may be
+# words.
 _ZH_DIGITS: Final = "一两二三四五六七八九"
 _COUNTS: Final = {
     word: count
@@ -241,6 +249,8 @@ def _relative_range(meaning: str, today: date) -> DateRange:
         return DateRange(date(today.year, 1, 1), today)
     if meaning == "few_days_ago":
         return DateRange(today - timedelta(days=7), today - timedelta(days=2))
+    if meaning == "few_weeks_ago":  # the calendar weeks two to four back
+        return DateRange(week - timedelta(weeks=4), week - timedelta(days=8))
     return DateRange(today - timedelta(days=6), today)  # recent: the last seven days
 
 

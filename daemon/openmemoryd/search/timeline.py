@@ -6,7 +6,7 @@ has no keyword to match and no topic for the vector leg: ranked by either,
 it returns whatever is nearest to the filler words. What it asks for is the
 notes of those days, newest first, in reading order within a day — the
 daily files, headings that carry the date, and session transcripts written
-then. "Recently" means the last seven days (`search.dates`).
+then. "Recently" means the last seven days (`search.relative_dates`).
 
 A query with any word of its own ("what did Wei say about tea yesterday")
 is not a timeline request: it goes through both legs as usual, with its
