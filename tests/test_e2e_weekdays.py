@@ -48,6 +48,15 @@ RU = (
     "в воскресенье",
 )
 ZH = ("周一", "周二", "周三", "周四", "周五", "周六", "周日")
+RU_SINCE = (
+    "с понедельника",
+    "со вторника",
+    "со среды",
+    "с четверга",
+    "с пятницы",
+    "с субботы",
+    "с воскресенья",
+)
 
 
 # notes with a date in their text, not in their name or heading, and without
@@ -102,6 +111,16 @@ def test_a_day_of_the_week_alone_lists_that_days_notes(dated: Daemon) -> None:
         f"{ZH[day.weekday()]}做了什么",
     )
     _assert_timeline(dated, queries, [_note(day)])
+
+
+def test_since_a_day_of_the_week_lists_the_days_from_it(dated: Daemon) -> None:
+    day = TODAY - timedelta(days=3)
+    queries = (
+        f"what happened since {EN[day.weekday()]}?",
+        f"что было {RU_SINCE[day.weekday()]}?",
+        f"{ZH[day.weekday()]}以来做了什么",
+    )
+    _assert_timeline(dated, queries, [_note(TODAY - timedelta(days=back)) for back in (1, 2, 3)])
 
 
 def test_the_last_weekend_lists_its_two_days(dated: Daemon) -> None:

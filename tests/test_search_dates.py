@@ -230,6 +230,15 @@ def test_words_that_only_look_like_dates_are_left_alone(query: str) -> None:
         ("несколько недель назад", "2026-10-26", "2026-11-15"),
         ("几周前的会议", "2026-10-26", "2026-11-15"),
         ("前几周", "2026-10-26", "2026-11-15"),
+        # since a day: from it to today
+        ("what changed since Monday", "2026-11-23", "2026-11-25"),
+        ("since last Friday", "2026-11-20", "2026-11-25"),
+        ("since the weekend", "2026-11-21", "2026-11-25"),
+        ("что изменилось с понедельника", "2026-11-23", "2026-11-25"),
+        ("со среды", "2026-11-18", "2026-11-25"),
+        ("с прошлой пятницы", "2026-11-20", "2026-11-25"),
+        ("周一以来的改动", "2026-11-23", "2026-11-25"),
+        ("上周五以来", "2026-11-20", "2026-11-25"),
         # a weekday's: the last such day
         ("What was decided at Monday's meeting?", "2026-11-23", "2026-11-23"),
         ("Friday's deploy", "2026-11-20", "2026-11-20"),
@@ -247,6 +256,7 @@ def test_days_of_the_week_and_a_few_days_ago(query: str, start: str, end: str) -
         "every Monday we sync",
         "what happens on Mondays",
         "every Monday's standup",
+        "с понедельника по пятницу в офисе",  # a schedule
         "по понедельникам",
         "план на понедельник",  # a plan for the coming one
         "перенос в среду разработки",  # "into the environment"

@@ -101,9 +101,22 @@ _ZH_WEEKDAY_RE: Final = (
 )
 # 每周一 is every Monday, 下周一 next week's, 三周一次 "once in three weeks"
 _ZH_NOT_AFTER: Final = r"(?<![每上下这本个几\d一两二三四五六七八九十])"
+# Since a day: from it to today ("since Monday", "с понедельника", 周一以来);
+# "с понедельника по пятницу" is a schedule
+_RU_WEEKDAY_SINCE_RE: Final = (
+    r"понедельника|вторника|среды|четверга|пятницы|субботы|воскресенья|выходных"
+)
 _WEEKDAYS: Final = tuple(
     (re.compile(pattern, re.IGNORECASE), which)
     for pattern, which in (
+        (rf"\bsince\s+(?:last\s+|the\s+)?(?P<wd>{_EN_WEEKDAY_RE})\b", "since"),
+        (
+            rf"(?<!\w)со?\s+(?:прошл(?:ого|ой|ых)\s+)?(?P<wd>{_RU_WEEKDAY_SINCE_RE})"
+            r"(?!\w)(?!\s+по\s)",
+            "since",
+        ),
+        (rf"上个?{_ZH_WEEK}(?P<wd>{_ZH_WEEKDAY_RE})以来", "since_week_before"),
+        (rf"{_ZH_NOT_AFTER}{_ZH_WEEK}(?P<wd>{_ZH_WEEKDAY_RE})以来", "since"),
         (rf"\b(?:last|past|this\s+past)\s+(?P<wd>{_EN_WEEKDAY_RE})\b", "last"),
         (rf"\bthis\s+(?P<wd>{_EN_WEEKDAY_RE})\b", "this"),
         (rf"\b(?:on|over|at)\s+(?:the\s+)?(?P<wd>{_EN_WEEKDAY_RE})(?:'s)?\b", "before"),
@@ -137,8 +150,14 @@ def _weekday_of(word: str) -> tuple[int, bool]:
     return next(i for i, stem in enumerate(_RU_WEEKDAYS) if name.startswith(stem)), False
 
 
+_SINCE: Final = {"since": "before", "since_week_before": "week_before"}
+
+
 def _weekday_range(match: re.Match[str], which: str, today: date) -> DateRange:
-    """The day (or Saturday and Sunday) a weekday *match* names on *today*."""
+    """The day (or Saturday and Sunday) a weekday *match* names on *today*;
+    from that day to *today* for "since"."""
+    if which in _SINCE:
+        return DateRange(_weekday_range(match, _SINCE[which], today).start, today)
     weekday, weekend = _weekday_of(match.group("wd"))
     week = week_start(today)
     if which == "this":
