@@ -257,6 +257,7 @@ def test_days_of_the_week_and_a_few_days_ago(query: str, start: str, end: str) -
         "what happens on Mondays",
         "every Monday's standup",
         "с понедельника по пятницу в офисе",  # a schedule
+        "выкатить со среды разработки",  # "from the development environment"
         "по понедельникам",
         "план на понедельник",  # a plan for the coming one
         "перенос в среду разработки",  # "into the environment"

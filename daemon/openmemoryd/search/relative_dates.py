@@ -86,9 +86,9 @@ _ZH_WEEKDAYS: Final = "一二三四五六"  # 日 and 天 are Sunday
 _EN_WEEKDAY_RE: Final = "|".join(_EN_WEEKDAYS) + "|weekend"
 # "в среду" is also "into the environment" (в среду разработки, в среду Python);
 # "на понедельник" is a plan, "на выходных" the weekend
+_RU_NOT_ENVIRONMENT: Final = r"(?!\s+(?:[a-z]|разработ|выполнен|исполнен|окружен|тестирован))"
 _RU_WEEKDAY_RE: Final = (
-    r"понедельник|вторник|среду(?!\s+(?:[a-z]|разработ|выполнен|исполнен|окружен|тестирован))"
-    r"|четверг|пятницу|субботу|воскресенье"
+    rf"понедельник|вторник|среду{_RU_NOT_ENVIRONMENT}|четверг|пятницу|субботу|воскресенье"
 )
 _RU_WEEKEND_RE: Final = r"выходны[ех]"
 _ZH_WEEK: Final = r"(?:周|星期|礼拜)"
@@ -102,9 +102,11 @@ _ZH_WEEKDAY_RE: Final = (
 # 每周一 is every Monday, 下周一 next week's, 三周一次 "once in three weeks"
 _ZH_NOT_AFTER: Final = r"(?<![每上下这本个几\d一两二三四五六七八九十])"
 # Since a day: from it to today ("since Monday", "с понедельника", 周一以来);
-# "с понедельника по пятницу" is a schedule
+# "с понедельника по пятницу" is a schedule, "со среды разработки" is "from
+# the development environment"
 _RU_WEEKDAY_SINCE_RE: Final = (
-    r"понедельника|вторника|среды|четверга|пятницы|субботы|воскресенья|выходных"
+    rf"понедельника|вторника|среды{_RU_NOT_ENVIRONMENT}|четверга|пятницы|субботы"
+    r"|воскресенья|выходных"
 )
 _WEEKDAYS: Final = tuple(
     (re.compile(pattern, re.IGNORECASE), which)
