@@ -30,6 +30,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 from typing import Final
 
 from openmemoryd.search.day_ranges import SLACK_DAYS, DateRange, month_range
@@ -289,6 +290,10 @@ def parse_query_dates(query: str, today: date) -> QueryDates:
 _ISO_IN_NAME: Final = re.compile(r"(?<!\d)((?:19|20)\d\d)-([01]\d)-([0-3]\d)(?!\d)")
 
 
+# A search dates the same candidates several times (whether any is of the
+# query's days, the date feature, the best chunk of a named day, the
+# threshold), and the same few thousand chunks search after search.
+@lru_cache(maxsize=16384)
 def memory_date(path: str, heading: str) -> date | None:
     """The day a chunk is about: the date in its file's name, else in its heading path."""
     name = path.rsplit("/", 1)[-1]
