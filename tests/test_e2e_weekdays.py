@@ -1,6 +1,6 @@
-"""End to end with the real default embedder: a day of the week, the weekend
-and "a few days ago" in a query, in three languages, read against the
-daemon's today.
+"""End to end with the real default embedder: a day of the week, the weekend,
+"a few days ago", the last N days, a span between two dates and "since" a
+date in a query, in three languages, read against the daemon's today.
 
 The daily notes are dated relative to the day the test runs, so the day
 each query names is known: every note records one decision of Wei's, and
@@ -56,6 +56,35 @@ RU_SINCE = (
     "с пятницы",
     "с субботы",
     "с воскресенья",
+)
+
+EN_MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+RU_MONTHS = (  # genitive: 3 марта
+    "января",
+    "февраля",
+    "марта",
+    "апреля",
+    "мая",
+    "июня",
+    "июля",
+    "августа",
+    "сентября",
+    "октября",
+    "ноября",
+    "декабря",
 )
 
 
@@ -158,3 +187,36 @@ def test_a_date_no_note_is_of_is_searched_as_words(dated: Daemon) -> None:
         assert reply["mode"] == "hybrid", (query, reply)
         paths = [h["path"] for h in reply["results"]]  # type: ignore[attr-defined]
         assert paths[:2] == ["memory/notes/deadlines.md", "memory/notes/chores.md"], (query, reply)
+
+
+def test_the_last_n_days_list_the_notes_up_to_today(dated: Daemon) -> None:
+    queries = (
+        "what happened in the last 3 days",
+        "что было за последние три дня",
+        "最近三天做了什么",
+    )
+    _assert_timeline(dated, queries, [_note(TODAY - timedelta(days=back)) for back in (1, 2, 3)])
+
+
+def test_from_one_date_to_another_lists_the_days_between(dated: Daemon) -> None:
+    """The first date without its year takes the second's."""
+    first, last = TODAY - timedelta(days=6), TODAY - timedelta(days=4)
+    queries = (
+        f"what happened from {first.day} {EN_MONTHS[first.month - 1]} to"
+        f" {last.day} {EN_MONTHS[last.month - 1]} {last.year}",
+        f"что было с {first.day} {RU_MONTHS[first.month - 1]} по"
+        f" {last.day} {RU_MONTHS[last.month - 1]} {last.year} года",
+        f"{first.month}月{first.day}日到{last.year}年{last.month}月{last.day}日做了什么",
+    )
+    _assert_timeline(dated, queries, [_note(TODAY - timedelta(days=back)) for back in (4, 5, 6)])
+
+
+def test_since_a_date_lists_the_days_from_it_to_today(dated: Daemon) -> None:
+    """A date without its year is its last occurrence before today."""
+    day = TODAY - timedelta(days=2)
+    queries = (
+        f"what happened since {day.day} {EN_MONTHS[day.month - 1]}",
+        f"что было с {day.day} {RU_MONTHS[day.month - 1]}",
+        f"{day.month}月{day.day}日以来做了什么",
+    )
+    _assert_timeline(dated, queries, [_note(TODAY - timedelta(days=back)) for back in (1, 2)])

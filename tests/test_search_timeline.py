@@ -68,6 +68,14 @@ CONTEXT = SearchContext(provider="none", model=None, stale=False)
         "что было на днях",
         "what did I do a few weeks ago",
         "几周前做了什么",
+        # the last days, spans, since, and what changed
+        "what have I been working on lately",
+        "что нового за последние дни",
+        "what changed since Monday",
+        "что изменилось с понедельника",
+        "上周以来有什么变化",
+        "notes from the past two weeks",
+        "最近三天做了什么",
     ],
 )
 def test_queries_for_days_alone_take_the_timeline(query: str) -> None:
@@ -89,6 +97,7 @@ def test_queries_for_days_alone_take_the_timeline(query: str) -> None:
         "what did Wei say on Monday about tea",
         "周一开会讨论了什么",
         "что Вэй сказал в понедельник про чай",
+        "what changed in the billing service since Monday",
     ],
 )
 def test_queries_with_a_topic_of_their_own_do_not(query: str) -> None:

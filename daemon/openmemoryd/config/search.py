@@ -198,9 +198,10 @@ class SearchSettings(Section, frozen=True):
     date_aware: Annotated[
         bool,
         doc(
-            "Read dates in the query (25 May 2022, last week, on Monday, 3 days ago, 昨天,"
-            " 上周五, вчера, на выходных) and prefer notes of those days instead of matching"
-            " the date's words (calibrated fusion)."
+            "Read dates in the query (25 May 2022, last week, on Monday, 3 days ago, since 3"
+            " March, the last 3 days, 昨天, 上周五, 最近三天, вчера, на выходных, с 3 по 5 марта)"
+            " and prefer notes of those days instead of matching the date's words (calibrated"
+            " fusion)."
         ),
     ] = True
     neighbours: Annotated[

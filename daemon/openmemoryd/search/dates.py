@@ -6,10 +6,13 @@ note of May matches "May", and the number 25 is everywhere), while the
 daily file ``memory/2022-05-25.md`` or a heading ``## 25 May 2022`` says
 exactly which memories are about that day. `parse_query_dates` finds such
 mentions — absolute dates, months, thirds of months ("early August",
-в конце мая, 8月下旬) and years in English, Chinese and Russian, and
-relative ones ("yesterday", "last week", "on Monday", "3 days ago", 昨天,
-上周五, 去年, вчера, на прошлой неделе, на выходных: `relative_dates`)
-resolved against the current day — and returns the date ranges they mean
+в конце мая, 8月下旬), the first or last weeks of a month, days from one
+to another of a month ("3-5 March", с 3 по 5 марта, 3月3日到5日) and years
+in English, Chinese and Russian; relative ones ("yesterday", "last week",
+"on Monday", "3 days ago", 昨天, 上周五, 去年, вчера, на прошлой неделе, на
+выходных: `relative_dates`) resolved against the current day; and spans
+("in the last 3 days", "since 3 March", "from 3 March to 5 April", 最近三天,
+за последнюю неделю: `date_spans`) — and returns the date ranges they mean
 together with the query text left once they are removed, so the keyword leg
 searches for what the question is about, not for the date.
 
@@ -29,12 +32,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from functools import lru_cache
 from typing import Final
 
+from openmemoryd.search.date_spans import Mention, joined_and_since, rolling_mentions
 from openmemoryd.search.day_ranges import SLACK_DAYS, DateRange, month_range
-from openmemoryd.search.relative_dates import relative_mentions
+from openmemoryd.search.relative_dates import (
+    EN_COUNT,
+    RU_COUNT,
+    ZH_COUNT,
+    count_of,
+    relative_mentions,
+)
 
 __all__ = [
     "NAMED_DAYS",
@@ -107,6 +117,20 @@ _EN_PART: Final = (
 )
 _RU_PART: Final = r"(?P<part>начал[еоау]|середин[еауы]|конц[еау]|конец)\s+"
 _ZH_PART: Final = r"\s*(?P<part>初|上旬|中旬|下旬|底|末)"
+# The days from one to another of a month: "3-5 March", "from 3 to 5 March
+# 2026", "between the 3rd and the 5th of March", "March 3-5"; "с 3 по 5
+# марта", "3–5 марта", "между 3 и 5 марта"; 3月3日到5日, 2026年3月3日至5日.
+# Dates on both sides ("from 3 March to 5 April") are joined by `date_spans`.
+_SPAN_EN: Final = r"\s*(?P<conn>-|–|—|\bto\b|\btill\b|\buntil\b|\bthrough\b|\bthru\b|\band\b)\s*"
+_OPEN_EN: Final = r"(?:(?P<open>from|between)\s+)?(?:the\s+)?"
+_D1: Final = r"(?P<d1>[0-3]?\d)(?:st|nd|rd|th)?"
+_RU_YEAR: Final = rf"{_YEAR}(?:\s*(?:г\.|года|год))?"
+# The first or last days or weeks of a month: "the last two weeks of August
+# 2023", "the first week of March"; "последние две недели августа", "в
+# первую неделю марта"; 8月最后两周, 3月第二周 (the second: 第 counts).
+_EDGE_UNIT_EN: Final = r"(?P<unit>days?|weeks?)"
+_EDGE_UNIT_RU: Final = r"(?P<unit>дн(?:я|ей|и)|день|недел[июьи]|недель)"
+_ZH_MONTH_START: Final = rf"(?:{_YEAR}\s*年\s*|(?<![\d年]))(?P<month>[01]?\d)\s*月"
 _THIRDS: Final = (
     (("early", "beginning", "start", "начал", "初", "上旬"), 1),
     (("mid", "middle", "середин", "中旬"), 2),
@@ -120,6 +144,24 @@ _ABSOLUTE: Final = tuple(
     re.compile(p, re.IGNORECASE)
     for p in (
         rf"\b{_YEAR}[-/.](?P<month>[01]?\d)[-/.](?P<day>[0-3]?\d)\b",
+        # 03.03.2026 (day first, as Russian and most of Europe write it)
+        rf"(?<![\d.])(?P<day>[0-3]?\d)\.(?P<month>[01]?\d)\.{_YEAR}(?!\d|\.\d)(?:\s*г\.)?",
+        # 3/14/2026 or 14/3/2026: whichever a number above 12 makes it
+        rf"(?<![\d/])(?P<sa>[0-3]?\d)/(?P<sb>[0-3]?\d)/{_YEAR}(?![\d/])",
+        rf"\b{_OPEN_EN}{_D1}{_SPAN_EN}(?:the\s+)?{_DAY}\s+(?:of\s+)?(?P<mname>{_EN_MONTH_RE})\b"
+        rf"(?:\.?,?\s+{_YEAR}\b)?",
+        rf"\b{_OPEN_EN}(?P<mname>{_EN_MONTH_RE})\.?\s+{_D1}{_SPAN_EN}{_DAY}\b"
+        rf"(?!\s*(?:am|pm|:|\d))(?:,?\s+{_YEAR}\b)?",
+        rf"(?<!\w)(?:(?P<open>с|со|от|между)\s+)?(?P<d1>[0-3]?\d)\s*(?P<conn>-|–|—|по|до|и)\s*"
+        rf"(?P<day>[0-3]?\d)\s+(?P<rname>{_RU_MONTH_RE})(?:\s+{_RU_YEAR})?(?!\w)",
+        rf"{_ZH_MONTH_START}\s*(?P<d1>[0-3]?\d)\s*[日号]?\s*(?P<conn>到|至|-|–|—|~|～)\s*"
+        r"(?P<day>[0-3]?\d)\s*[日号]",
+        rf"\b(?:the\s+)?(?P<edge>first|last)\s+(?:{EN_COUNT}\s+)?{_EDGE_UNIT_EN}\s+(?:of|in)\s+"
+        rf"(?:the\s+month\s+of\s+)?(?P<mname>{_EN_MONTH_RE})\b(?:\.?,?\s+{_YEAR}\b)?",
+        rf"(?<!\w)(?:в\s+|за\s+)?(?P<edge>перв|последн)(?:ую|ые|ий|ие|ых|ой|ее|ый|юю)\s+"
+        rf"(?:{RU_COUNT}\s+)?{_EDGE_UNIT_RU}\s+(?P<rname>{_RU_MONTH_RE})(?:\s+{_RU_YEAR})?(?!\w)",
+        rf"{_ZH_MONTH_START}\s*的?\s*(?P<edge>最后|第|头)\s*(?:{ZH_COUNT})?\s*个?\s*"
+        r"(?P<unit>天|周|星期|礼拜)",
         rf"\b{_EN_PART}(?P<mname>{_EN_MONTH_RE})\b(?:\.?,?\s+{_YEAR}\b)?",
         rf"(?<!\w)(?:в\s+)?{_RU_PART}(?P<rname>{_RU_MONTH_RE})"
         rf"(?:\s+{_YEAR}(?:\s*(?:г\.|года|год))?)?(?!\w)",
@@ -139,17 +181,21 @@ _ABSOLUTE: Final = tuple(
         rf"(?<!\w){_DAY}\s+(?P<rname>{_RU_MONTH_RE})\s+{_YEAR}(?:\s*(?:г\.|года|год))?",
         rf"(?<!\w)(?P<rname>{_RU_MONTH_RE})\s+{_YEAR}(?:\s*(?:г\.|года|год))?",
         rf"(?<!\w){_DAY}\s+(?P<rname>{_RU_MONTH_RE})(?!\w)",
-        rf"\b(?:in|during|of|since)\s+(?P<mname>{_EN_MONTH_RE})\b",
+        rf"\b(?:in|during|of|since|from|until|till|through)\s+(?P<mname>{_EN_MONTH_RE})\b",
         rf"\b(?:in|during)\s+{_YEAR}\b",
+        rf"(?<=\bsince\s){_YEAR}\b",
         rf"(?<!\w)(?:в|во)\s+(?P<rname>{_RU_MONTH_RE})(?!\w)",
         rf"(?<!\w)в\s+{_YEAR}\s*(?:году|г\.)",
+        rf"(?<=\bс\s){_YEAR}\s*(?:года|г\.)",
     )
 )
 
 # The forms above that name one whole day with its year (ISO, English both
 # ways, Chinese, Russian): what a heading must say to date its chunk.
 _FULL_DATES: Final = tuple(
-    p for p in _ABSOLUTE if {"year", "day"} <= set(p.groupindex) and len(p.groupindex) >= 3
+    p
+    for p in _ABSOLUTE
+    if {"year", "day"} <= set(p.groupindex) and len(p.groupindex) >= 3 and "d1" not in p.groupindex
 )
 
 
@@ -209,19 +255,69 @@ def _ru_month(name: str) -> int:
     raise ValueError(name)
 
 
+def _reads_as_date(groups: dict[str, str | None]) -> bool:
+    """Whether a span of days reads as one: "and" needs "between" ("3 and 5
+    March" alone may be two things), and a yearless "May" needs "from" or
+    "between" ("3 to 5 may be enough" is not a date)."""
+    if groups.get("d1") is None:
+        return True
+    if (groups.get("conn") or "").lower() in ("and", "и") and (
+        (groups.get("open") or "").lower() not in ("between", "между")
+    ):
+        return False
+    return not (
+        (groups.get("mname") or "").lower() == "may"
+        and not groups.get("year")
+        and not groups.get("open")
+    )
+
+
+def _month_and_day(groups: dict[str, str | None]) -> tuple[int | None, int | None]:
+    mname, rname, month = groups.get("mname"), groups.get("rname"), groups.get("month")
+    raw_day, raw_a, raw_b = groups.get("day"), groups.get("sa"), groups.get("sb")
+    day = int(raw_day) if raw_day else None
+    if raw_a and raw_b:
+        first, second = int(raw_a), int(raw_b)
+        if first > 12 or first == second:  # 14/3/2026, 3/3/2026
+            return second, first
+        if second > 12:  # 3/14/2026
+            return first, second
+        raise ValueError("3/4/2026 may be either day")
+    if mname:
+        return _MONTHS_EN[mname.lower().rstrip(".")], day
+    if rname:
+        return _ru_month(rname), day
+    return (int(month) if month else None), day
+
+
+def _edge(month: DateRange, groups: dict[str, str | None]) -> DateRange:
+    """The first or last days or weeks of *month* an edge form names ("the
+    last two weeks of", "первую неделю", 第二周 the second week)."""
+    raw_count = groups.get("n")
+    count = count_of(raw_count) if raw_count else 1
+    unit = 7 if (groups.get("unit") or "d")[0].lower() in "wн周星礼" else 1
+    edge = (groups.get("edge") or "").lower()
+    if edge == "第":  # the count is an ordinal: 第二周 is the second week
+        start = month.start + timedelta(days=unit * (count - 1))
+        end = start + timedelta(days=unit - 1)
+    elif edge in ("last", "последн", "最后"):
+        end = month.end
+        start = end - timedelta(days=unit * count - 1)
+    else:
+        start = month.start
+        end = start + timedelta(days=unit * count - 1)
+    if start > month.end or (edge != "第" and unit * count > 31):
+        raise ValueError("past the month's end")
+    return DateRange(max(start, month.start), min(end, month.end))
+
+
 def _absolute(match: re.Match[str]) -> DateRange | None:
     groups = match.groupdict()
+    if not _reads_as_date(groups):
+        return None
     year = int(groups["year"]) if groups.get("year") else None
-    if groups.get("mname"):
-        month: int | None = _MONTHS_EN[groups["mname"].lower().rstrip(".")]
-    elif groups.get("rname"):
-        month = _ru_month(groups["rname"])
-    elif groups.get("month"):
-        month = int(groups["month"])
-    else:
-        month = None
-    day = int(groups["day"]) if groups.get("day") else None
     try:
+        month, day = _month_and_day(groups)
         if month is None:
             if year is None:
                 return None
@@ -231,11 +327,16 @@ def _absolute(match: re.Match[str]) -> DateRange | None:
             whole = month_range(year if year is not None else 2000, month)
             if groups.get("part"):
                 whole = _third(whole, _which_third(groups["part"]))
+            elif groups.get("edge"):
+                whole = _edge(whole, groups)
             return DateRange(whole.start, whole.end, any_year=year is None)
         when = date(year if year is not None else 2000, month, day)
+        first = when.replace(day=int(groups["d1"])) if groups.get("d1") else when
     except ValueError:
-        return None  # "31 February", month 13: not a date
-    return DateRange(when, when, any_year=year is None)
+        return None  # "31 February", month 13, "5-3 March": not a date
+    if first > when:
+        return None
+    return DateRange(first, when, any_year=year is None)
 
 
 def _strip(text: str, spans: Iterable[tuple[int, int]]) -> str:
@@ -256,35 +357,31 @@ def parse_query_dates(query: str, today: date) -> QueryDates:
     Relative words resolve against *today* (the caller's local day). A query
     with no date mention comes back with no ranges and its text unchanged.
     """
-    spans: list[tuple[int, int]] = []
-    ranges: list[DateRange] = []
+    found: list[Mention] = []
 
     def free(start: int, end: int) -> bool:
-        return all(end <= s or start >= e for s, e in spans)
+        return all(end <= s or start >= e for s, e, _ in found)
 
     for pattern in _ABSOLUTE:
         for match in pattern.finditer(query):
-            if not free(match.start(), match.end()):
-                continue
-            found = _absolute(match)
-            if found is not None:
-                spans.append((match.start(), match.end()))
-                ranges.append(found)
-    days = [
-        (start, end, found)
-        for (start, end), found in zip(spans, ranges, strict=True)
-        if found.start == found.end
-    ]
-    for start, end, found in relative_mentions(query, today, days):
-        if free(start, end):
-            spans.append((start, end))
-            ranges.append(found)
-    if not ranges:
+            if free(match.start(), match.end()):
+                days = _absolute(match)
+                if days is not None:
+                    found.append((match.start(), match.end(), days))
+    single_days = [mention for mention in found if mention[2].start == mention[2].end]
+    for mention in (
+        *rolling_mentions(query, today),
+        *relative_mentions(query, today, single_days),
+    ):
+        if free(mention[0], mention[1]):
+            found.append(mention)
+    if not found:
         return QueryDates((), query, query)
-    rest = _strip(query, spans)
+    found = joined_and_since(query, found, today)
+    rest = _strip(query, [(start, end) for start, end, _ in found])
     # Dangling prepositions left by the removal ("on", "in", "в") are
     # stopwords anyway; the rest keeps the question's own words.
-    return QueryDates(tuple(dict.fromkeys(ranges)), rest or query, rest)
+    return QueryDates(tuple(dict.fromkeys(days for _, _, days in found)), rest or query, rest)
 
 
 _ISO_IN_NAME: Final = re.compile(r"(?<!\d)((?:19|20)\d\d)-([01]\d)-([0-3]\d)(?!\d)")

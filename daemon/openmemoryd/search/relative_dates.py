@@ -18,13 +18,14 @@ from typing import Final
 
 from openmemoryd.search.day_ranges import DateRange, month_range, week_start
 
-__all__ = ["relative_mentions"]
+__all__ = ["EN_COUNT", "RU_COUNT", "ZH_COUNT", "count_of", "relative_mentions"]
 
 # Relative words, compiled once; what each means is worked out against the
 # day of the search (`_relative_range`).
 _RELATIVE: Final = tuple(
     (re.compile(pattern, re.IGNORECASE), meaning)
     for pattern, meaning in (
+        (r"大前天", "three_days_ago"),
         (r"\bday before yesterday\b|позавчера|前天", "before_yesterday"),
         (r"\byesterday\b|\blast night\b|вчера|прошлой ночью|昨天|昨日|昨晚|昨夜", "yesterday"),
         (
@@ -33,17 +34,35 @@ _RELATIVE: Final = tuple(
             "today",
         ),
         (
-            r"\blast week\b|\bprevious week\b|на прошлой неделе|прошлой неделе"
+            r"\blast week\b|\bprevious week\b|(?<!\w)(?:на\s+|за\s+)?прошл(?:ой|ую)\s+недел[еиюя]"
             r"|上周|上星期|上个星期",
             "last_week",
         ),
-        (r"\bthis week\b|на этой неделе|这周|本周|这个星期", "this_week"),
-        (r"\blast month\b|\bprevious month\b|в прошлом месяце|上个月|上月", "last_month"),
-        (r"\bthis month\b|в этом месяце|这个月|本月", "this_month"),
-        (r"\blast year\b|\bprevious year\b|в прошлом году|去年", "last_year"),
-        (r"\bthis year\b|в этом году|今年", "this_year"),
         (
-            r"\b(?:last|past) (?:few|couple of) days\b|\brecently\b|недавно|最近|近期|这几天",
+            r"\bthis week\b|(?<!\w)(?:на\s+|за\s+)?эт(?:ой|у)\s+недел[еиюя]|这周|本周|这个星期",
+            "this_week",
+        ),
+        (
+            r"\blast month\b|\bprevious month\b"
+            r"|(?<!\w)(?:в\s+|за\s+)?прошл(?:ом|ый|ого)\s+месяц[еа]?(?!\w)|上个月|上月",
+            "last_month",
+        ),
+        (
+            r"\bthis month\b|(?<!\w)(?:в\s+|за\s+)?эт(?:ом|от|ого)\s+месяц[еа]?(?!\w)|这个月|本月",
+            "this_month",
+        ),
+        (
+            r"\blast year\b|\bprevious year\b"
+            r"|(?<!\w)(?:в\s+|за\s+)?прошл(?:ом|ый|ого)\s+год[уа]?(?!\w)|去年",
+            "last_year",
+        ),
+        (
+            r"\bthis year\b|(?<!\w)(?:в\s+|за\s+)?эт(?:ом|от|ого)\s+год[уа]?(?!\w)|今年",
+            "this_year",
+        ),
+        (
+            r"\b(?:last|past) few days\b|\brecently\b|\blately\b|недавно"
+            r"|(?<!\w)(?:в|за)\s+последн(?:ее\s+время|ие\s+дни)(?!\w)|最近|近期|这几天",
             "recent",
         ),
         (
@@ -198,20 +217,25 @@ _COUNTS: Final = {
     )
     for word in words
 }
-_ZH_COUNT: Final = (
+# A count in each language, as a group `n` of a pattern (`count_of` reads it).
+EN_COUNT: Final = (
+    r"(?P<n>\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|(?:a\s+)?couple\s+of)"
+)
+RU_COUNT: Final = (
+    r"(?P<n>\d{1,3}|один|одну|два|две|пару|три|четыре|пять|шесть|семь|восемь|девять|десять)"
+)
+ZH_COUNT: Final = (
     rf"(?<![\d{_ZH_DIGITS}十百千])(?P<n>\d{{1,3}}|[{_ZH_DIGITS}]?十[{_ZH_DIGITS}]?|[{_ZH_DIGITS}])"
 )
 _AGO: Final = tuple(
     re.compile(pattern, re.IGNORECASE)
     for pattern in (
-        r"\b(?P<n>\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten"
-        r"|(?:a\s+)?couple\s+of)\s+(?P<unit>days?|weeks?|months?)\s+ago\b",
-        r"(?<!\w)(?:(?P<n>\d{1,3}|один|одну|два|две|пару|три|четыре|пять|шесть|семь"
-        r"|восемь|девять|десять)\s+)?(?P<unit>дн(?:я|ей)|день|недел[июь]|месяц(?:а|ев)?)"
+        rf"\b{EN_COUNT}\s+(?P<unit>days?|weeks?|months?)\s+ago\b",
+        rf"(?<!\w)(?:{RU_COUNT}\s+)?(?P<unit>дн(?:я|ей)|день|недел[июь]|месяц(?:а|ев)?)"
         r"\s+назад(?!\w)",
-        rf"{_ZH_COUNT}\s*(?:个\s*)?(?P<unit>天|周|星期|礼拜)以?前",
+        rf"{ZH_COUNT}\s*(?:个\s*)?(?P<unit>天|周|星期|礼拜)以?前",
         # 三月前 is "before March": months are counted with 个 (三个月前)
-        rf"{_ZH_COUNT}\s*个\s*(?P<unit>月)以?前",
+        rf"{ZH_COUNT}\s*个\s*(?P<unit>月)以?前",
     )
 )
 # Without a number only the singular is one: "неделю назад" is a week ago,
@@ -225,8 +249,7 @@ def _ago_range(match: re.Match[str], today: date) -> DateRange | None:
     unit = match.group("unit").lower()
     if match.group("n") is None and unit not in _ONE_UNIT:
         return None
-    raw = " ".join((match.group("n") or "1").lower().split())
-    count = int(raw) if raw.isdigit() else _chinese_count(raw) if "十" in raw else _COUNTS[raw]
+    count = count_of(match.group("n") or "1")
     try:
         if unit[:1] in ("m", "м", "月"):
             months = today.year * 12 + today.month - 1 - count
@@ -240,6 +263,12 @@ def _ago_range(match: re.Match[str], today: date) -> DateRange | None:
         return None
 
 
+def count_of(numeral: str) -> int:
+    """The number a count of `EN_COUNT`, `RU_COUNT` or `ZH_COUNT` says."""
+    raw = " ".join(numeral.lower().split())
+    return int(raw) if raw.isdigit() else _chinese_count(raw) if "十" in raw else _COUNTS[raw]
+
+
 def _chinese_count(numeral: str) -> int:
     """十 (10) to 九十九 (99): tens before 十, units after it."""
     tens, _, units = numeral.partition("十")
@@ -249,6 +278,8 @@ def _chinese_count(numeral: str) -> int:
 def _relative_range(meaning: str, today: date) -> DateRange:
     week = week_start(today)
     month_start = today.replace(day=1)
+    if meaning == "three_days_ago":
+        return DateRange(today - timedelta(days=3), today - timedelta(days=3))
     if meaning == "before_yesterday":
         return DateRange(today - timedelta(days=2), today - timedelta(days=2))
     if meaning == "yesterday":

@@ -37,14 +37,15 @@ _FILLER_WORDS: Final = frozenset(
     anything everything all is are was were be been has have had happen happened
     happening going on in at from of for during about so far up to new latest show
     list give tell summarize summarise summary recap notes note memory memories log
-    logs journal entries entry events event work worked stuff things please can could
-    would remind
+    logs journal entries entry events event work worked working stuff things please can
+    could would remind change changed changes
     что чем я мы ты делал делала делали сделал сделала сделали было были был была
     произошло случилось происходило мои мой моя моё наши наш заметки записи запись
     память журнал покажи покажите расскажи расскажите список за в на о об про все всё
     новое нового новенького занимался занималась занимались итоги события работа
     работе работу работал работала работали пожалуйста напомни напомните можешь
-    можете можно рассказать показать сводка сводку обзор резюме дела
+    можете можно рассказать показать сводка сводку обзор резюме дела изменилось
+    изменения поменялось
     """.split()
 )
 _FILLER_ZH: Final = re.compile(
@@ -52,7 +53,7 @@ _FILLER_ZH: Final = re.compile(
         sorted(
             """做了什么 干了什么 发生了什么 有什么 什么 做了 干了 发生 记录 笔记 日志
             我们 的 了 我 都 有 吗 呢 事情 事 一下 看看 总结 回顾 工作上 工作 内容 显示
-            列出 哪些 些 请问 请 帮我 提醒 可以 能 概括 汇总""".split(),
+            列出 哪些 些 请问 请 帮我 提醒 可以 能 概括 汇总 变化 改了""".split(),
             key=len,
             reverse=True,
         )

@@ -1,0 +1,232 @@
+"""Spans of days a query names from one end to another.
+
+- The last N days up to today: "in the last 3 days", "over the past two
+  weeks", "past 24 hours", "the past month"; "за последние три дня", "за
+  последнюю неделю", "последние 2 месяца"; 最近三天, 过去一周, 近三个月,
+  这两天 (`rolling_mentions`).
+- Two dates joined: "from 3 March to 5 April", "between August 11 and
+  August 15 2023", "from last Monday to yesterday"; "с 3 марта по 5
+  апреля"; 3月3日到4月5日: the days from the first to the last, not two
+  single days (`joined_and_since`). Spans within one month ("3-5 March",
+  "с 3 по 5 марта", 3月3日到5日) are read whole by `dates`.
+- Since a date: "since 3 March", "after 3 March", "since last week", "since
+  2024"; "с 3 марта", "после 3 марта", "с прошлой недели"; 3月3日以来,
+  3月3日起, 自从3月3日, 上周以来: from that day to today. A date without its
+  year is its last occurrence before today.
+
+A date the span is read from stays as the single day it was when the words
+around it are not a span's: "the Saturday after October 28, 2023" is a day
+of the week counted from the date (`relative_dates`), not "since".
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Iterator, Sequence
+from datetime import date, timedelta
+from typing import Final
+
+from openmemoryd.search.day_ranges import DateRange
+from openmemoryd.search.relative_dates import EN_COUNT, RU_COUNT, ZH_COUNT, count_of
+
+__all__ = ["Mention", "joined_and_since", "rolling_mentions"]
+
+# A date mention: its span in the query and the days it means.
+Mention = tuple[int, int, DateRange]
+
+_EN_BEFORE: Final = r"\b(?:(?:in|over|during|within|for)\s+)?"
+_RU_UNIT: Final = (
+    r"(?P<unit>дн(?:я|ей)|день|сутки|суток|недел[июь]|недель|месяц(?:а|ев)?|год|года|лет"
+    r"|час(?:а|ов)?)"
+)
+_ROLLING: Final = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        rf"{_EN_BEFORE}(?:the\s+)?(?:last|past|previous)\s+{EN_COUNT}\s+"
+        r"(?P<unit>days?|weeks?|months?|years?|hours?)\b(?!\s+(?:of|in)\b)",
+        rf"{_EN_BEFORE}(?:the\s+)?(?:last|past)\s+(?P<n>few|several)\s+(?P<unit>weeks|months|years)\b"
+        r"(?!\s+(?:of|in)\b)",
+        # "last month" alone is the calendar month (`relative_dates`); "the
+        # past month", "in the last month" are the days up to today
+        rf"{_EN_BEFORE}(?:the\s+(?:last|past)|past)\s+(?P<unit>week|month|year)\b(?!\s+of\b)",
+        rf"{_EN_BEFORE}(?:the\s+)?past\s+(?P<unit>day|hour)\b",
+        # "последний день отпуска" is a day of its own: without a count, "за"
+        rf"(?<!\w)(?P<za>за\s+)?(?:последн|прошедш)(?:ие|их|юю|ий|ее|ую)\s+(?:{RU_COUNT}\s+)?"
+        rf"{_RU_UNIT}(?!\w)",
+        # 将近三个月 is "nearly three months"; 这一天 "this very day"
+        rf"(?P<zh>最近|过去|(?<![接将])近|这)\s*的?\s*{ZH_COUNT}\s*个?\s*"
+        r"(?P<unit>天|日|周|星期|礼拜|月|年|小时)",
+    )
+)
+_RU_ONE: Final = ("день", "сутки", "неделю", "месяц", "год", "час")
+_FEW: Final = 3  # "the past few weeks"; "the last few days" is `relative_dates`' "recently"
+
+
+def rolling_mentions(query: str, today: date) -> Iterator[Mention]:
+    """Each "last N days" in *query*, with the days up to *today* it means."""
+    for pattern in _ROLLING:
+        for match in pattern.finditer(query):
+            found = _rolling_range(match, today)
+            if found is not None:
+                yield match.start(), match.end(), found
+
+
+def _rolling_range(match: re.Match[str], today: date) -> DateRange | None:
+    groups = match.groupdict()
+    raw = groups.get("n")
+    # "последнюю неделю перед отпуском" is a week of its own, "за последние
+    # недели" says not how many: without a count, "за" and one
+    if (
+        raw is None
+        and "za" in match.re.groupindex
+        and (not groups.get("za") or groups["unit"].lower() not in _RU_ONE)
+    ):
+        return None
+    if groups.get("zh") == "这" and raw in ("一", "1"):
+        return None
+    count = _FEW if raw is not None and raw.lower() in ("few", "several") else count_of(raw or "1")
+    unit = groups["unit"].lower()
+    try:
+        if unit[:1] in ("h", "ч", "小"):
+            start = today - timedelta(days=math.ceil(count / 24))
+        elif unit[:1] in ("d", "д", "с", "天", "日"):
+            start = today - timedelta(days=count)
+        elif unit[:1] in ("w", "н", "周", "星", "礼"):
+            start = today - timedelta(weeks=count)
+        elif unit[:1] in ("m", "м", "月"):
+            months = today.year * 12 + today.month - 1 - count
+            start = _clamped(months // 12, months % 12 + 1, today.day)
+        else:  # years
+            start = _clamped(today.year - count, today.month, today.day)
+    except (OverflowError, ValueError):  # before year 1
+        return None
+    return DateRange(start, today)
+
+
+def _clamped(year: int, month: int, day: int) -> date:
+    """*day* of the month, or its last day when it is shorter (31 March less a month)."""
+    following = date(year + (month == 12), month % 12 + 1, 1)
+    return min(date(year, month, 1) + timedelta(days=day - 1), following - timedelta(days=1))
+
+
+_OPENER: Final = re.compile(
+    r"(?:\b(?P<between>between)|\bfrom|(?<!\w)(?P<mezhdu>между)|(?<!\w)(?:с|со|от)|从|自)\s*$",
+    re.IGNORECASE,
+)
+_CONNECTOR: Final = re.compile(
+    r"\s*(?:(?P<both>and|и)|-|–|—|to|till|until|through|thru|по|до|到|至|~|～)\s*", re.IGNORECASE
+)
+# "from March until June": the month's own form holds "until"
+_OWN_CONNECTOR: Final = re.compile(r"(?:until|till|through)\s", re.IGNORECASE)
+_SINCE_BEFORE: Final = re.compile(
+    r"(?:\b(?:since|after)(?:\s+the)?|(?<!\w)(?:начиная\s+)?(?:с|со)|(?<!\w)после|自从)\s*$",
+    re.IGNORECASE,
+)
+# 以来, 起 (not 起床 "got up"), 之后 / 以后 / 开始 (not before 的: "之后的周六" is a
+# day of the week counted from the date)
+# "the Saturday after 28 October", "the day after", "в субботу после", "на
+# следующий день после": a day counted from the date, not since it
+_DAY_BEFORE: Final = re.compile(
+    r"(?:day|weekend|день|понедельник|вторник|среду|четверг|пятницу|субботу|воскресенье"
+    r"|выходные)\s*$",
+    re.IGNORECASE,
+)
+_SINCE_AFTER: Final = re.compile(r"\s*(?:以来|起(?![床来飞身草])|之后(?!的)|以后(?!的)|开始(?!的))")
+_SINCE_OWN: Final = re.compile(r"since\s", re.IGNORECASE)  # "since March"
+
+
+def joined_and_since(query: str, mentions: Sequence[Mention], today: date) -> list[Mention]:
+    """*mentions* with two joined by "to", "по", 到 (…) read as one span, and
+    those after "since", "с", 以来 (…) read as from that day to *today*."""
+    out = list(mentions)
+    order = sorted(range(len(out)), key=lambda i: out[i][0])
+    drop: set[int] = set()
+    for first, second in itertools.pairwise(order):
+        if first in drop:
+            continue
+        joined = _join(query, out[first], out[second], today)
+        if joined is not None:
+            out[first] = joined
+            drop.add(second)
+    kept = [mention for i, mention in enumerate(out) if i not in drop]
+    return [_since(query, mention, kept, today) for mention in kept]
+
+
+def _join(query: str, a: Mention, b: Mention, today: date) -> Mention | None:
+    gap = query[a[1] : b[0]]
+    connector = _CONNECTOR.fullmatch(gap)
+    if connector is None and not (gap.isspace() and _OWN_CONNECTOR.match(query, b[0])):
+        return None
+    opener = _OPENER.search(query, 0, a[0])
+    if (
+        connector is not None
+        and connector.group("both") is not None
+        and (opener is None or not (opener.group("between") or opener.group("mezhdu")))
+    ):
+        return None  # "yesterday and today" are two days, not a span
+    span = _span(a[2], b[2], today)
+    if span is None:
+        return None
+    return (opener.start() if opener is not None else a[0]), b[1], span
+
+
+def _span(a: DateRange, b: DateRange, today: date) -> DateRange | None:
+    """From the start of *a* to the end of *b*; a side without a year takes
+    the other's, and two without one that cross the new year are the last
+    such span before *today*."""
+    try:
+        if a.any_year and not b.any_year:
+            a = _in_year(a, b.end.year)
+            if a.start > b.end:
+                a = _in_year(a, b.end.year - 1)
+        elif b.any_year and not a.any_year:
+            b = _in_year(b, a.start.year)
+            if b.end < a.start:
+                b = _in_year(b, a.start.year + 1)
+        elif a.any_year and b.any_year and a.start > b.end:
+            b = _last_before(b, today)
+            a = _in_year(a, b.end.year - 1)
+    except ValueError:  # 29 February in a common year
+        return None
+    if a.start > b.end:
+        return None
+    return DateRange(a.start, b.end, any_year=a.any_year and b.any_year)
+
+
+def _in_year(days: DateRange, year: int) -> DateRange:
+    return DateRange(days.start.replace(year=year), days.end.replace(year=year))
+
+
+def _last_before(days: DateRange, today: date) -> DateRange:
+    """A yearless *days* in the last year it began by *today*."""
+    this_year = _in_year(days, today.year)
+    return this_year if this_year.start <= today else _in_year(days, today.year - 1)
+
+
+def _since(query: str, mention: Mention, mentions: Sequence[Mention], today: date) -> Mention:
+    start, end, days = mention
+    before = _SINCE_BEFORE.search(query, 0, start)
+    if before is not None and (
+        _DAY_BEFORE.search(query, 0, before.start()) is not None
+        or any(
+            e <= before.start() and not query[e : before.start()].strip() for _, e, _ in mentions
+        )
+    ):
+        before = None  # "the Saturday after October 28": counted from the date
+    after = _SINCE_AFTER.match(query, end)
+    if before is None and after is None and not _SINCE_OWN.match(query, start):
+        return mention
+    try:
+        if days.any_year:
+            days = _last_before(days, today)
+    except ValueError:
+        return mention
+    if days.start > today:
+        return mention
+    return (
+        before.start() if before is not None else start,
+        after.end() if after is not None else end,
+        DateRange(days.start, today),
+    )
