@@ -1,6 +1,7 @@
 """End to end with the real default embedder: a day of the week, the weekend,
-"a few days ago", the last N days, a span between two dates and "since" a
-date in a query, in three languages, read against the daemon's today.
+"a few days ago", the last N days, a span between two dates, "since" a
+date and seasons in a query, in three languages, read against the
+daemon's today.
 
 The daily notes are dated relative to the day the test runs, so the day
 each query names is known: every note records one decision of Wei's, and
@@ -88,6 +89,13 @@ RU_MONTHS = (  # genitive: 3 марта
 )
 
 
+# notes of fixed past seasons: summer 2025 and its winter's January
+SEASONS = {
+    "memory/2025-07-15.md": "- Hiked the Tatra ridge with Ola",
+    "memory/2025-01-20.md": "- Went skiing in Zakopane",
+}
+
+
 # notes with a date in their text, not in their name or heading, and without
 UNDATED = {
     "memory/notes/deadlines.md": "# Deadlines\n\n"
@@ -105,7 +113,7 @@ def dated(module_env: Env) -> Iterator[Daemon]:
     env = module_env
     env.write_config("")  # the defaults, with the bundled local model
     (env.workspace / "memory").mkdir(parents=True)
-    for path, text in NOTES.items():
+    for path, text in (NOTES | SEASONS).items():
         (env.workspace / path).write_text(text + "\n")
     (env.workspace / "memory" / "notes").mkdir()
     for path, text in UNDATED.items():
@@ -220,3 +228,16 @@ def test_since_a_date_lists_the_days_from_it_to_today(dated: Daemon) -> None:
         f"{day.month}月{day.day}日以来做了什么",
     )
     _assert_timeline(dated, queries, [_note(TODAY - timedelta(days=back)) for back in (1, 2)])
+
+
+def test_a_season_of_a_year_lists_its_notes(dated: Daemon) -> None:
+    _assert_timeline(
+        dated,
+        ("what happened in summer 2025", "что было летом 2025 года", "2025年夏天做了什么"),
+        ["memory/2025-07-15.md"],
+    )
+    _assert_timeline(
+        dated,
+        ("what did I do in the winter of 2025", "что было зимой 2025", "2025年冬天做了什么"),
+        ["memory/2025-01-20.md"],
+    )

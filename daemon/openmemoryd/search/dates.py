@@ -10,7 +10,8 @@ mentions — absolute dates, months, thirds of months ("early August",
 to another of a month ("3-5 March", с 3 по 5 марта, 3月3日到5日) and years
 in English, Chinese and Russian; relative ones ("yesterday", "last week",
 "on Monday", "3 days ago", 昨天, 上周五, 去年, вчера, на прошлой неделе, на
-выходных: `relative_dates`) resolved against the current day; and spans
+выходных: `relative_dates`) resolved against the current day; seasons
+("last summer", летом 2023 года, 去年冬天: `seasons`); and spans
 ("in the last 3 days", "since 3 March", "from 3 March to 5 April", 最近三天,
 за последнюю неделю: `date_spans`) — and returns the date ranges they mean
 together with the query text left once they are removed, so the keyword leg
@@ -45,6 +46,7 @@ from openmemoryd.search.relative_dates import (
     count_of,
     relative_mentions,
 )
+from openmemoryd.search.seasons import season_mentions
 
 __all__ = [
     "NAMED_DAYS",
@@ -362,6 +364,10 @@ def parse_query_dates(query: str, today: date) -> QueryDates:
     def free(start: int, end: int) -> bool:
         return all(end <= s or start >= e for s, e, _ in found)
 
+    # seasons first: 2023年 is a year, 2023年夏天 its summer
+    for start, end, seasons in season_mentions(query, today):
+        if free(start, end):
+            found.extend((start, end, days) for days in seasons)
     for pattern in _ABSOLUTE:
         for match in pattern.finditer(query):
             if free(match.start(), match.end()):
