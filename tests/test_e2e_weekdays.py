@@ -241,3 +241,18 @@ def test_a_season_of_a_year_lists_its_notes(dated: Daemon) -> None:
         ("what did I do in the winter of 2025", "что было зимой 2025", "2025年冬天做了什么"),
         ["memory/2025-01-20.md"],
     )
+
+
+def test_the_week_of_a_day_lists_that_weeks_notes(dated: Daemon) -> None:
+    day = TODAY - timedelta(days=8)
+    monday = day - timedelta(days=day.weekday())
+    expected = [
+        _note(TODAY - timedelta(days=back))
+        for back in range(1, 10)
+        if monday <= TODAY - timedelta(days=back) <= monday + timedelta(days=6)
+    ]
+    queries = (
+        f"what happened the week of {EN_MONTHS[day.month - 1]} {day.day}, {day.year}",
+        f"{day.year}年{day.month}月{day.day}日那周做了什么",
+    )
+    _assert_timeline(dated, queries, expected)

@@ -149,6 +149,32 @@ def test_two_dates_side_by_side_stay_two_days() -> None:
 
 
 @pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("what did we ship the week of March 4, 2026?", ("2026-03-02", "2026-03-08", False)),
+        ("week of 2026-11-23", ("2026-11-23", "2026-11-29", False)),
+        ("2026年3月4日那周做了什么", ("2026-03-02", "2026-03-08", False)),
+        ("2026年3月4日所在的那个星期", ("2026-03-02", "2026-03-08", False)),
+        # without a year its weekday is not known: the days around it
+        ("the week of 4 March", ("2000-03-01", "2000-03-07", True)),
+        ("the week of 2 January", ("2000-01-01", "2000-01-05", True)),
+        ("since the week of March 4, 2026", ("2026-03-02", "2026-11-25", False)),
+    ],
+)
+def test_the_week_of_a_day(query: str, expected: tuple[str, str, bool]) -> None:
+    assert ranges(query) == [expected]
+
+
+def test_the_week_of_a_day_runs_across_the_years_end() -> None:
+    assert ranges("the week of 2 January 1970") == [("1969-12-29", "1970-01-04", False)]
+
+
+def test_the_week_of_a_day_past_the_calendars_end_is_that_day() -> None:
+    last = date(9999, 12, 31)
+    assert ranges("the week of today", last) == [("9999-12-31", "9999-12-31", False)]
+
+
+@pytest.mark.parametrize(
     ("query", "start", "rest"),
     [
         ("what changed since 3 March", "2026-03-03", "what changed"),
@@ -197,6 +223,7 @@ def test_since_a_date_runs_to_today(query: str, start: str, rest: str) -> None:
         ("на следующий день после 3 марта", [("2000-03-03", "2000-03-03", True)]),
         ("3月3日起床后", [("2000-03-03", "2000-03-03", True)]),  # 起床: got up
         ("после обеда", []),
+        ("сравнить с прошлой неделей", []),  # "with last week"
         ("since 3 December 2026", [("2026-12-03", "2026-12-03", False)]),  # ahead of today
     ],
 )

@@ -9,6 +9,7 @@
   апреля"; 3月3日到4月5日: the days from the first to the last, not two
   single days (`joined_and_since`). Spans within one month ("3-5 March",
   "с 3 по 5 марта", 3月3日到5日) are read whole by `dates`.
+- The week of a date: "the week of March 3", 3月3日那周: its calendar week.
 - Since a date: "since 3 March", "after 3 March", "since last week", "since
   2024"; "с 3 марта", "после 3 марта", "с прошлой недели"; 3月3日以来,
   3月3日起, 自从3月3日, 上周以来: from that day to today. A date without its
@@ -150,8 +151,39 @@ def joined_and_since(query: str, mentions: Sequence[Mention], today: date) -> li
         if joined is not None:
             out[first] = joined
             drop.add(second)
-    kept = [mention for i, mention in enumerate(out) if i not in drop]
+    kept = [_week_of(query, mention) for i, mention in enumerate(out) if i not in drop]
     return [_since(query, mention, kept, today) for mention in kept]
+
+
+# "the week of 3 March", 3月3日那周 / 那一周 / 所在的那个星期: the calendar week
+# the day falls in
+_WEEK_OF_BEFORE: Final = re.compile(r"\b(?:the\s+)?week\s+of\s+$", re.IGNORECASE)
+_WEEK_OF_AFTER: Final = re.compile(r"\s*(?:所在的?)?(?:那|这)(?:一|个)?(?:周|星期|个星期)")
+
+
+def _week_of(query: str, mention: Mention) -> Mention:
+    start, end, day = mention
+    if day.start != day.end:
+        return mention
+    before = _WEEK_OF_BEFORE.search(query, 0, start)
+    after = _WEEK_OF_AFTER.match(query, end)
+    if before is None and after is None:
+        return mention
+    try:
+        if day.any_year:  # its weekday depends on the year: the days around it, in its year
+            first = max(day.start - timedelta(days=3), day.start.replace(month=1, day=1))
+            last = min(day.start + timedelta(days=3), day.start.replace(month=12, day=31))
+            week = DateRange(first, last, any_year=True)
+        else:
+            monday = day.start - timedelta(days=day.start.weekday())
+            week = DateRange(monday, monday + timedelta(days=6))
+    except OverflowError:  # the calendar's first or last week
+        return mention
+    return (
+        before.start() if before is not None else start,
+        after.end() if after is not None else end,
+        week,
+    )
 
 
 def _join(query: str, a: Mention, b: Mention, today: date) -> Mention | None:
