@@ -256,3 +256,28 @@ def test_the_week_of_a_day_lists_that_weeks_notes(dated: Daemon) -> None:
         f"{day.year}年{day.month}月{day.day}日那周做了什么",
     )
     _assert_timeline(dated, queries, expected)
+
+
+def _explained(daemon: Daemon, query: str) -> list[str]:
+    """The header lines of `search --explain`."""
+    result = daemon.cli("search", query, "--explain")
+    assert result.returncode == 0, result.stderr
+    return [line for line in result.stdout.splitlines() if line.startswith("# ")]
+
+
+def test_explain_says_which_days_the_query_names(dated: Daemon) -> None:
+    day = TODAY - timedelta(days=2)
+    header = _explained(dated, f"What did Wei decide on {EN[day.weekday()]}?")
+    assert f"# dates: {day} (notes of those days ranked higher)" in header, header
+    header = _explained(dated, "what happened in the last 3 days")
+    expected = f"# dates: {TODAY - timedelta(days=3)} to {TODAY} (their notes listed)"
+    assert expected in header, header
+    # no note is of 14 March: its words are searched instead
+    header = _explained(dated, "What is due before 14 March?")
+    assert "# dates: --03-14 (no note is of those days: searched as words)" in header, header
+    reply = json.loads(
+        dated.cli("search", "Что было летом 2025 года?", "--json", "--explain").stdout
+    )
+    assert reply["explain"]["dates"] == [
+        {"type": "query_days", "start": "2025-06-01", "end": "2025-08-31"}
+    ], reply["explain"]

@@ -86,6 +86,15 @@ def _explain_header(result: SearchResult) -> list[str]:
         f"{ex.lexical_candidates} keyword, {ex.vector_candidates} vector; "
         f"min score {result.min_score:.2f}; {result.took_ms:.1f} ms",
     ]
+    if ex.dates:
+        days = ", ".join(d.start if d.start == d.end else f"{d.start} to {d.end}" for d in ex.dates)
+        if result.mode == "timeline":
+            how = "their notes listed"
+        elif ex.dates_as_words:
+            how = "no note is of those days: searched as words"
+        else:
+            how = "notes of those days ranked higher"
+        lines.append(f"# dates: {days} ({how})")
     rr = ex.rerank
     if rr is not None:
         who = f"{rr.provider} {rr.model}".strip()

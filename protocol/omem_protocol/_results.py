@@ -44,8 +44,22 @@ class RerankExplain(Msg, tag="rerank_explain", frozen=True):
     skipped: bool = False
 
 
+class QueryDays(Msg, tag="query_days", frozen=True):
+    """A span of days the query names ("since 3 March", "last summer"), from
+    `start` to `end` inclusive: ISO dates, or ``--MM-DD`` when any year's
+    ("in June", "on 3 March" without a year)."""
+
+    start: str
+    end: str
+
+
 class SearchExplain(Msg, tag="search_explain", frozen=True):
-    """How scores were combined, for ``search --explain``."""
+    """How scores were combined, for ``search --explain``.
+
+    `dates` are the days read from the query, which rank the notes of those
+    days higher and are not searched as words; `dates_as_words` says no
+    candidate was of those days, so they went back to the keyword query.
+    """
 
     vector_weight: float
     text_weight: float
@@ -63,6 +77,8 @@ class SearchExplain(Msg, tag="search_explain", frozen=True):
     # `search.head_estimate`); a daemon that predates them sends neither.
     neighbours: bool = False
     head_estimate: bool = False
+    dates: tuple[QueryDays, ...] = ()
+    dates_as_words: bool = False
 
 
 class SearchResult(Msg, tag="search_result", frozen=True):

@@ -53,7 +53,7 @@ from openmemoryd.index.indexer import index_file
 from openmemoryd.memory.capture_rules import screen
 from openmemoryd.memory.remove import LineRange, remove_lines
 from openmemoryd.search import SearchQuery
-from openmemoryd.search.pipeline import citation
+from openmemoryd.search.hits import citation
 from openmemoryd.text.terms import token_set
 from openmemoryd.workspace import MemoryPath, scan_memory_files
 

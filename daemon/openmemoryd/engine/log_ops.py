@@ -47,7 +47,7 @@ from openmemoryd.memory.edit import edit_file, insert_line
 from openmemoryd.memory.log_gate import Rejected, check_quality, check_safety, one_line
 from openmemoryd.memory.log_routes import Route, Typed, classify, resolve_type, route
 from openmemoryd.memory.sections import replace_line, split_count, with_count
-from openmemoryd.search.pipeline import citation
+from openmemoryd.search.hits import citation
 from openmemoryd.workspace import MemoryPath, template_text
 
 if TYPE_CHECKING:

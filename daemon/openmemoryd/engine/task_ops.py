@@ -44,7 +44,7 @@ from openmemoryd.memory.tasks_file import (
     clean_task_text,
     normalize_key,
 )
-from openmemoryd.search.pipeline import citation
+from openmemoryd.search.hits import citation
 from openmemoryd.workspace import MemoryPath, open_beneath
 
 if TYPE_CHECKING:

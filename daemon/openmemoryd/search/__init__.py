@@ -5,13 +5,13 @@ from __future__ import annotations
 from openmemoryd.search.candidate import Candidate
 from openmemoryd.search.decay import apply_decay, candidate_timestamp, decay_multiplier
 from openmemoryd.search.fusion import fuse_rrf, fuse_weighted, normalize_weights
+from openmemoryd.search.hits import citation
 from openmemoryd.search.lexical import bm25_score, lexical_leg
 from openmemoryd.search.mmr import jaccard, mmr_rerank
 from openmemoryd.search.pipeline import (
     Ranked,
     SearchContext,
     SearchQuery,
-    citation,
     finish_search,
     rank_candidates,
     run_search,

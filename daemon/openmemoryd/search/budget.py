@@ -37,7 +37,7 @@ import msgspec
 
 from omem_protocol import MAX_LIMIT, SearchHit, SearchResult
 from openmemoryd.search.dates import parse_query_dates
-from openmemoryd.search.pipeline import citation
+from openmemoryd.search.hits import citation
 from openmemoryd.search.snippet import best_line, window_around
 from openmemoryd.text import fitting_prefix, line_cost, query_terms, safe_boundary
 

@@ -55,18 +55,19 @@ from datetime import date
 
 import apsw
 
-from omem_protocol import KNOWN_SOURCES, SearchExplain, SearchHit, SearchResult
+from omem_protocol import KNOWN_SOURCES, QueryDays, SearchExplain, SearchResult
 from openmemoryd.config import SearchSettings
 from openmemoryd.errors import BadRequest
 from openmemoryd.search.calibrated import Described, fuse_calibrated
 from openmemoryd.search.candidate import Candidate
-from openmemoryd.search.dates import QueryDates, memory_date, parse_query_dates
+from openmemoryd.search.dates import DateRange, QueryDates, memory_date, parse_query_dates
 from openmemoryd.search.decay import apply_decay
 from openmemoryd.search.fusion import fuse_rrf, fuse_weighted, normalize_weights
+from openmemoryd.search.hits import to_hits
 from openmemoryd.search.lexical import lexical_leg
 from openmemoryd.search.mmr import mmr_rerank
 from openmemoryd.search.salience import apply_salience
-from openmemoryd.search.snippet import holds_every, make_snippet, without_lines
+from openmemoryd.search.snippet import holds_every
 from openmemoryd.search.timeline import is_timeline_request, timeline_candidates
 from openmemoryd.search.vector import VectorQuery, rescale, vector_leg
 from openmemoryd.store import RowidRange, chunk_count, file_mtimes
@@ -213,6 +214,10 @@ class Ranked:
     best: float | None
     # the candidates' scores are calibrated fusion's estimates (both legs ran)
     calibrated: bool = False
+    # the days read from the query, and whether they went back to the
+    # keyword query as words (no candidate was of those days), for --explain
+    dates: tuple[DateRange, ...] = ()
+    dates_as_words: bool = False
 
 
 def run_search(
@@ -282,6 +287,7 @@ def rank_candidates(
         nearest = vector_leg(
             conn, vector, pool, query.sources, query.agent, settings.quantised_above
         )
+    read = dates.ranges
     if calibrated and keywords and dates.ranges and not _any_dated(dates, lexical, nearest):
         # No candidate is about the days the query names: read as a date they
         # would lift nothing, so their words go back to the keyword query.
@@ -350,6 +356,8 @@ def rank_candidates(
         empty_reason=empty_reason,
         best=best,
         calibrated=calibrated,
+        dates=read,
+        dates_as_words=bool(read) and not dates.ranges,
     )
 
 
@@ -385,14 +393,10 @@ def finish_search(
         )
     if settings.mmr.enabled and len(chosen) > 1 and not timeline:
         chosen = mmr_rerank(chosen, lambda_=settings.mmr.lambda_)
-    hits = _to_hits(
+    hits = to_hits(
         chosen, ranked.terms, ranked.limit, settings.snippet_chars, settings.trim_overlap
     )
-    explain = (
-        _explain(settings, ranked.terms, ranked.lexical_count, ranked.nearest_count)
-        if query.explain
-        else None
-    )
+    explain = _explain(settings, ranked) if query.explain else None
     return SearchResult(
         results=tuple(hits),
         mode=ranked.mode,
@@ -481,6 +485,7 @@ def _timeline(
         mtimes={},
         empty_reason=None if chosen else "nothing_dated",
         best=None,
+        dates=dates.ranges,
     )
 
 
@@ -536,9 +541,7 @@ def _fuse(
     return fuse_weighted(lexical, nearest, vector_weight=vector_weight, text_weight=text_weight)
 
 
-def _explain(
-    settings: SearchSettings, terms: list[str], lexical: int, nearest: int
-) -> SearchExplain:
+def _explain(settings: SearchSettings, ranked: Ranked) -> SearchExplain:
     vector_weight, text_weight = normalize_weights(settings.vector_weight, settings.text_weight)
     return SearchExplain(
         vector_weight=vector_weight,
@@ -549,65 +552,19 @@ def _explain(
         decay_floor=settings.decay.floor,
         mmr=settings.mmr.enabled,
         mmr_lambda=settings.mmr.lambda_,
-        lexical_candidates=lexical,
-        vector_candidates=nearest,
-        query_terms=tuple(terms),
+        lexical_candidates=ranked.lexical_count,
+        vector_candidates=ranked.nearest_count,
+        query_terms=tuple(ranked.terms),
         neighbours=settings.neighbours,
         head_estimate=settings.head_estimate,
+        dates=tuple(
+            QueryDays(start=_day(span.start, span.any_year), end=_day(span.end, span.any_year))
+            for span in ranked.dates
+        ),
+        dates_as_words=ranked.dates_as_words,
     )
 
 
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 6)
-
-
-def _to_hits(
-    candidates: list[Candidate],
-    terms: list[str],
-    limit: int,
-    snippet_chars: int,
-    trim_overlap: bool = True,
-) -> list[SearchHit]:
-    hits: list[SearchHit] = []
-    ranges: set[tuple[str, int, int]] = set()
-    lines_shown: dict[str, set[int]] = {}
-    for candidate in candidates:
-        made = make_snippet(candidate.text, candidate.start_line, terms, snippet_chars)
-        shown = lines_shown.setdefault(candidate.path, set())
-        snippet = without_lines(made, shown) if trim_overlap else made
-        if snippet is None:
-            continue  # every line of it is in a better hit already
-        key = (candidate.path, snippet.start_line, snippet.end_line)
-        if key in ranges:
-            continue
-        ranges.add(key)
-        if not snippet.cut:
-            shown.update(range(snippet.start_line, snippet.end_line + 1))
-        hits.append(
-            SearchHit(
-                path=candidate.path,
-                start_line=snippet.start_line,
-                end_line=snippet.end_line,
-                snippet=snippet.text,
-                score=round(candidate.score, 6),
-                text_score=_round(candidate.text_score),
-                vector_score=_round(candidate.vector_score),
-                source=candidate.source,
-                citation=citation(candidate.path, snippet.start_line, snippet.end_line),
-                heading=candidate.heading,
-                decay=round(candidate.decay, 6),
-                mmr_rank=candidate.mmr_rank,
-                agent=candidate.agent,
-                rerank_score=_round(candidate.rerank_score),
-            )
-        )
-        if len(hits) == limit:
-            break
-    return hits
-
-
-def citation(path: str, start_line: int, end_line: int) -> str:
-    """``path#L5`` for one line, ``path#L5-L7`` for a range (OpenClaw's form)."""
-    if start_line == end_line:
-        return f"{path}#L{start_line}"
-    return f"{path}#L{start_line}-L{end_line}"
+def _day(day: date, any_year: bool) -> str:
+    """ISO 8601: ``2026-03-03``, or ``--03-03`` for any year's."""
+    return day.strftime("--%m-%d") if any_year else day.isoformat()

@@ -1,0 +1,69 @@
+"""Hits from ranked candidates: a snippet each, no line shown twice, and the
+citation of the exact lines shown."""
+
+from __future__ import annotations
+
+from omem_protocol import SearchHit
+from openmemoryd.search.candidate import Candidate
+from openmemoryd.search.snippet import make_snippet, without_lines
+
+__all__ = ["citation", "to_hits"]
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def to_hits(
+    candidates: list[Candidate],
+    terms: list[str],
+    limit: int,
+    snippet_chars: int,
+    trim_overlap: bool = True,
+) -> list[SearchHit]:
+    """The first *limit* hits of *candidates*, in order. A hit leaves out the
+    lines a better hit of its file already shows (chunks overlap), and one
+    whose lines are all shown is left out (`search.trim_overlap`)."""
+    hits: list[SearchHit] = []
+    ranges: set[tuple[str, int, int]] = set()
+    lines_shown: dict[str, set[int]] = {}
+    for candidate in candidates:
+        made = make_snippet(candidate.text, candidate.start_line, terms, snippet_chars)
+        shown = lines_shown.setdefault(candidate.path, set())
+        snippet = without_lines(made, shown) if trim_overlap else made
+        if snippet is None:
+            continue  # every line of it is in a better hit already
+        key = (candidate.path, snippet.start_line, snippet.end_line)
+        if key in ranges:
+            continue
+        ranges.add(key)
+        if not snippet.cut:
+            shown.update(range(snippet.start_line, snippet.end_line + 1))
+        hits.append(
+            SearchHit(
+                path=candidate.path,
+                start_line=snippet.start_line,
+                end_line=snippet.end_line,
+                snippet=snippet.text,
+                score=round(candidate.score, 6),
+                text_score=_round(candidate.text_score),
+                vector_score=_round(candidate.vector_score),
+                source=candidate.source,
+                citation=citation(candidate.path, snippet.start_line, snippet.end_line),
+                heading=candidate.heading,
+                decay=round(candidate.decay, 6),
+                mmr_rank=candidate.mmr_rank,
+                agent=candidate.agent,
+                rerank_score=_round(candidate.rerank_score),
+            )
+        )
+        if len(hits) == limit:
+            break
+    return hits
+
+
+def citation(path: str, start_line: int, end_line: int) -> str:
+    """``path#L5`` for one line, ``path#L5-L7`` for a range (OpenClaw's form)."""
+    if start_line == end_line:
+        return f"{path}#L{start_line}"
+    return f"{path}#L{start_line}-L{end_line}"
