@@ -125,8 +125,6 @@ _SINCE_BEFORE: Final = re.compile(
     r"(?:\b(?:since|after)(?:\s+the)?|(?<!\w)(?:начиная\s+)?(?:с|со)|(?<!\w)после|自从)\s*$",
     re.IGNORECASE,
 )
-# 以来, 起 (not 起床 "got up"), 之后 / 以后 / 开始 (not before 的: "之后的周六" is a
-# day of the week counted from the date)
 # "the Saturday after 28 October", "the day after", "в субботу после", "на
 # следующий день после": a day counted from the date, not since it
 _DAY_BEFORE: Final = re.compile(
@@ -134,6 +132,8 @@ _DAY_BEFORE: Final = re.compile(
     r"|выходные)\s*$",
     re.IGNORECASE,
 )
+# 以来, 起 (not 起床 "got up"), 之后 / 以后 / 开始 (not before 的: "之后的周六" is a
+# day of the week counted from the date)
 _SINCE_AFTER: Final = re.compile(r"\s*(?:以来|起(?![床来飞身草])|之后(?!的)|以后(?!的)|开始(?!的))")
 _SINCE_OWN: Final = re.compile(r"since\s", re.IGNORECASE)  # "since March"
 
