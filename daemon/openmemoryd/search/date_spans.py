@@ -138,6 +138,17 @@ _SINCE_AFTER: Final = re.compile(r"\s*(?:以来|起(?![床来飞身草])|之后(
 _SINCE_OWN: Final = re.compile(r"since\s", re.IGNORECASE)  # "since March"
 
 
+# How far before a date its cue words are looked for ("between the",
+# "начиная с"): a bound, so that a query of thousands of dates costs each
+# one a look at its own neighbourhood, not at all the text before it.
+_LOOK_BACK: Final = 40
+
+
+def _before(pattern: re.Pattern[str], query: str, end: int) -> re.Match[str] | None:
+    """*pattern* (anchored with ``$``) ending at *end*, within `_LOOK_BACK`."""
+    return pattern.search(query, max(0, end - _LOOK_BACK), end)
+
+
 def joined_and_since(query: str, mentions: Sequence[Mention], today: date) -> list[Mention]:
     """*mentions* with two joined by "to", "по", 到 (…) read as one span, and
     those after "since", "с", 以来 (…) read as from that day to *today*."""
@@ -152,7 +163,8 @@ def joined_and_since(query: str, mentions: Sequence[Mention], today: date) -> li
             out[first] = joined
             drop.add(second)
     kept = [_week_of(query, mention) for i, mention in enumerate(out) if i not in drop]
-    return [_since(query, mention, kept, today) for mention in kept]
+    ends = {end for _, end, _ in kept}
+    return [_since(query, mention, ends, today) for mention in kept]
 
 
 # "the week of 3 March", 3月3日那周 / 那一周 / 所在的那个星期: the calendar week
@@ -165,7 +177,7 @@ def _week_of(query: str, mention: Mention) -> Mention:
     start, end, day = mention
     if day.start != day.end:
         return mention
-    before = _WEEK_OF_BEFORE.search(query, 0, start)
+    before = _before(_WEEK_OF_BEFORE, query, start)
     after = _WEEK_OF_AFTER.match(query, end)
     if before is None and after is None:
         return mention
@@ -191,7 +203,7 @@ def _join(query: str, a: Mention, b: Mention, today: date) -> Mention | None:
     connector = _CONNECTOR.fullmatch(gap)
     if connector is None and not (gap.isspace() and _OWN_CONNECTOR.match(query, b[0])):
         return None
-    opener = _OPENER.search(query, 0, a[0])
+    opener = _before(_OPENER, query, a[0])
     if (
         connector is not None
         and connector.group("both") is not None
@@ -227,6 +239,13 @@ def _span(a: DateRange, b: DateRange, today: date) -> DateRange | None:
     return DateRange(a.start, b.end, any_year=a.any_year and b.any_year)
 
 
+def _after_spaces(query: str, position: int) -> int:
+    """Where the spaces before *position* begin."""
+    while position > 0 and query[position - 1].isspace():
+        position -= 1
+    return position
+
+
 def _in_year(days: DateRange, year: int) -> DateRange:
     return DateRange(days.start.replace(year=year), days.end.replace(year=year))
 
@@ -237,14 +256,14 @@ def _last_before(days: DateRange, today: date) -> DateRange:
     return this_year if this_year.start <= today else _in_year(days, today.year - 1)
 
 
-def _since(query: str, mention: Mention, mentions: Sequence[Mention], today: date) -> Mention:
+def _since(query: str, mention: Mention, ends: set[int], today: date) -> Mention:
+    """*mention* from its day to *today* when "since" (…) goes with it; *ends*
+    are where the query's mentions end."""
     start, end, days = mention
-    before = _SINCE_BEFORE.search(query, 0, start)
+    before = _before(_SINCE_BEFORE, query, start)
     if before is not None and (
-        _DAY_BEFORE.search(query, 0, before.start()) is not None
-        or any(
-            e <= before.start() and not query[e : before.start()].strip() for _, e, _ in mentions
-        )
+        _before(_DAY_BEFORE, query, before.start()) is not None
+        or _after_spaces(query, before.start()) in ends
     ):
         before = None  # "the Saturday after October 28": counted from the date
     after = _SINCE_AFTER.match(query, end)

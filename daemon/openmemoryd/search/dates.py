@@ -360,9 +360,16 @@ def parse_query_dates(query: str, today: date) -> QueryDates:
     with no date mention comes back with no ranges and its text unchanged.
     """
     found: list[Mention] = []
+    # the characters a mention holds: the first of overlapping mentions wins
+    # (a mask, not a comparison with each mention: 4,000 of them in a query
+    # of "最近" repeated made that quadratic)
+    claimed = bytearray(len(query))
 
     def free(start: int, end: int) -> bool:
-        return all(end <= s or start >= e for s, e, _ in found)
+        if any(claimed[start:end]):
+            return False
+        claimed[start:end] = b"\x01" * (end - start)
+        return True
 
     # seasons first: 2023年 is a year, 2023年夏天 its summer
     for start, end, seasons in season_mentions(query, today):
@@ -370,10 +377,9 @@ def parse_query_dates(query: str, today: date) -> QueryDates:
             found.extend((start, end, days) for days in seasons)
     for pattern in _ABSOLUTE:
         for match in pattern.finditer(query):
-            if free(match.start(), match.end()):
-                days = _absolute(match)
-                if days is not None:
-                    found.append((match.start(), match.end(), days))
+            days = _absolute(match)
+            if days is not None and free(match.start(), match.end()):
+                found.append((match.start(), match.end(), days))
     single_days = [mention for mention in found if mention[2].start == mention[2].end]
     for mention in (
         *rolling_mentions(query, today),
