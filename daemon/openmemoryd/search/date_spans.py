@@ -29,8 +29,8 @@ from collections.abc import Iterator, Sequence
 from datetime import date, timedelta
 from typing import Final
 
-from openmemoryd.search.day_ranges import DateRange
-from openmemoryd.search.relative_dates import EN_COUNT, RU_COUNT, ZH_COUNT, count_of
+from openmemoryd.search.day_ranges import DateRange, months_back, week_start
+from openmemoryd.search.relative_dates import EN_COUNT, RU_COUNT, ZH_COUNT, count_of, unit_of
 
 __all__ = ["Mention", "joined_and_since", "rolling_mentions"]
 
@@ -88,18 +88,17 @@ def _rolling_range(match: re.Match[str], today: date) -> DateRange | None:
     if groups.get("zh") == "这" and raw in ("一", "1"):
         return None
     count = _FEW if raw is not None and raw.lower() in ("few", "several") else count_of(raw or "1")
-    unit = groups["unit"].lower()
+    unit = unit_of(groups["unit"])
     try:
-        if unit[:1] in ("h", "ч", "小"):
+        if unit == "hour":
             start = today - timedelta(days=math.ceil(count / 24))
-        elif unit[:1] in ("d", "д", "с", "天", "日"):
+        elif unit == "day":
             start = today - timedelta(days=count)
-        elif unit[:1] in ("w", "н", "周", "星", "礼"):
+        elif unit == "week":
             start = today - timedelta(weeks=count)
-        elif unit[:1] in ("m", "м", "月"):
-            months = today.year * 12 + today.month - 1 - count
-            start = _clamped(months // 12, months % 12 + 1, today.day)
-        else:  # years
+        elif unit == "month":
+            start = _clamped(*months_back(today, count), today.day)
+        else:
             start = _clamped(today.year - count, today.month, today.day)
     except (OverflowError, ValueError):  # before year 1
         return None
@@ -187,7 +186,7 @@ def _week_of(query: str, mention: Mention) -> Mention:
             last = min(day.start + timedelta(days=3), day.start.replace(month=12, day=31))
             week = DateRange(first, last, any_year=True)
         else:
-            monday = day.start - timedelta(days=day.start.weekday())
+            monday = week_start(day.start)
             week = DateRange(monday, monday + timedelta(days=6))
     except OverflowError:  # the calendar's first or last week
         return mention

@@ -45,6 +45,7 @@ from openmemoryd.search.relative_dates import (
     ZH_COUNT,
     count_of,
     relative_mentions,
+    unit_of,
 )
 from openmemoryd.search.seasons import season_mentions
 
@@ -297,7 +298,7 @@ def _edge(month: DateRange, groups: dict[str, str | None]) -> DateRange:
     last two weeks of", "первую неделю", 第二周 the second week)."""
     raw_count = groups.get("n")
     count = count_of(raw_count) if raw_count else 1
-    unit = 7 if (groups.get("unit") or "d")[0].lower() in "wн周星礼" else 1
+    unit = 7 if unit_of(groups.get("unit") or "d") == "week" else 1
     edge = (groups.get("edge") or "").lower()
     if edge == "第":  # the count is an ordinal: 第二周 is the second week
         start = month.start + timedelta(days=unit * (count - 1))
@@ -365,28 +366,27 @@ def parse_query_dates(query: str, today: date) -> QueryDates:
     # of "最近" repeated made that quadratic)
     claimed = bytearray(len(query))
 
-    def free(start: int, end: int) -> bool:
-        if any(claimed[start:end]):
-            return False
-        claimed[start:end] = b"\x01" * (end - start)
-        return True
+    def add(start: int, end: int, *days: DateRange) -> None:
+        """The mention of *days* at *start*:*end*, unless an earlier one holds
+        any of its characters."""
+        if not any(claimed[start:end]):
+            claimed[start:end] = b"\x01" * (end - start)
+            found.extend((start, end, span) for span in days)
 
     # seasons first: 2023年 is a year, 2023年夏天 its summer
     for start, end, seasons in season_mentions(query, today):
-        if free(start, end):
-            found.extend((start, end, days) for days in seasons)
+        add(start, end, *seasons)
     for pattern in _ABSOLUTE:
         for match in pattern.finditer(query):
             days = _absolute(match)
-            if days is not None and free(match.start(), match.end()):
-                found.append((match.start(), match.end(), days))
+            if days is not None:
+                add(match.start(), match.end(), days)
     single_days = [mention for mention in found if mention[2].start == mention[2].end]
-    for mention in (
+    for start, end, days in (
         *rolling_mentions(query, today),
         *relative_mentions(query, today, single_days),
     ):
-        if free(mention[0], mention[1]):
-            found.append(mention)
+        add(start, end, days)
     if not found:
         return QueryDates((), query, query)
     found = joined_and_since(query, found, today)

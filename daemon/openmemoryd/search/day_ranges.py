@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Final
 
-__all__ = ["SLACK_DAYS", "DateRange", "month_range", "week_start"]
+__all__ = ["SLACK_DAYS", "DateRange", "month_range", "months_back", "week_start"]
 
 SLACK_DAYS: Final = 3
 
@@ -41,6 +41,12 @@ def month_range(year: int, month: int) -> DateRange:
     first = date(year, month, 1)
     following = date(year + (month == 12), month % 12 + 1, 1)
     return DateRange(first, following - timedelta(days=1))
+
+
+def months_back(day: date, count: int) -> tuple[int, int]:
+    """The year and month *count* calendar months before *day*'s."""
+    months = day.year * 12 + day.month - 1 - count
+    return months // 12, months % 12 + 1
 
 
 def week_start(day: date) -> date:

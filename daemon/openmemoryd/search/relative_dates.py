@@ -16,9 +16,9 @@ from collections.abc import Iterator, Sequence
 from datetime import date, timedelta
 from typing import Final
 
-from openmemoryd.search.day_ranges import DateRange, month_range, week_start
+from openmemoryd.search.day_ranges import DateRange, month_range, months_back, week_start
 
-__all__ = ["EN_COUNT", "RU_COUNT", "ZH_COUNT", "count_of", "relative_mentions"]
+__all__ = ["EN_COUNT", "RU_COUNT", "ZH_COUNT", "count_of", "relative_mentions", "unit_of"]
 
 # Relative words, compiled once; what each means is worked out against the
 # day of the search (`_relative_range`).
@@ -252,10 +252,9 @@ def _ago_range(match: re.Match[str], today: date) -> DateRange | None:
         return None
     count = count_of(match.group("n") or "1")
     try:
-        if unit[:1] in ("m", "м", "月"):
-            months = today.year * 12 + today.month - 1 - count
-            return month_range(months // 12, months % 12 + 1)
-        if unit[:1] in ("w", "н", "周", "星", "礼"):
+        if unit_of(unit) == "month":
+            return month_range(*months_back(today, count))
+        if unit_of(unit) == "week":
             start = week_start(today - timedelta(weeks=count))
             return DateRange(start, start + timedelta(days=6))
         day = today - timedelta(days=count)
@@ -270,23 +269,39 @@ def count_of(numeral: str) -> int:
     return int(raw) if raw.isdigit() else _chinese_count(raw) if "十" in raw else _COUNTS[raw]
 
 
+# A unit of time by the first letter of its word in the three languages:
+# hours, hours, 小时; days, дня, сутки, 天, 日; weeks, недели, 周, 星期, 礼拜;
+# months, месяца, 月; years, года, лет, 年.
+_UNITS: Final = {
+    **dict.fromkeys(("h", "ч", "小"), "hour"),
+    **dict.fromkeys(("d", "д", "с", "天", "日"), "day"),
+    **dict.fromkeys(("w", "н", "周", "星", "礼"), "week"),
+    **dict.fromkeys(("m", "м", "月"), "month"),
+    **dict.fromkeys(("y", "г", "л", "年"), "year"),
+}
+
+
+def unit_of(word: str) -> str:
+    """``hour``, ``day``, ``week``, ``month`` or ``year``: what a unit word
+    of the date patterns counts (``days``, ``недели``, 个月)."""
+    return _UNITS[word[:1].lower()]
+
+
 def _chinese_count(numeral: str) -> int:
     """十 (10) to 九十九 (99): tens before 十, units after it."""
     tens, _, units = numeral.partition("十")
     return 10 * (_COUNTS[tens] if tens else 1) + (_COUNTS[units] if units else 0)
 
 
+_DAYS_BACK: Final = {"today": 0, "yesterday": 1, "before_yesterday": 2, "three_days_ago": 3}
+
+
 def _relative_range(meaning: str, today: date) -> DateRange:
     week = week_start(today)
     month_start = today.replace(day=1)
-    if meaning == "three_days_ago":
-        return DateRange(today - timedelta(days=3), today - timedelta(days=3))
-    if meaning == "before_yesterday":
-        return DateRange(today - timedelta(days=2), today - timedelta(days=2))
-    if meaning == "yesterday":
-        return DateRange(today - timedelta(days=1), today - timedelta(days=1))
-    if meaning == "today":
-        return DateRange(today, today)
+    if meaning in _DAYS_BACK:
+        day = today - timedelta(days=_DAYS_BACK[meaning])
+        return DateRange(day, day)
     if meaning == "last_week":
         return DateRange(week - timedelta(days=7), week - timedelta(days=1))
     if meaning == "this_week":
