@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
@@ -32,7 +31,7 @@ from typing import Any, Final
 
 from bench.args import number_list
 from bench.daemon import BenchDaemon
-from bench.report import invocation, publish
+from bench.report import invocation, progress, publish
 from bench.search_latency import machine_info
 
 __all__ = ["WORDS", "AppendResult", "main", "measure", "note_file", "note_lines", "render_table"]
@@ -129,8 +128,7 @@ def render_table(results: Sequence[AppendResult], machine: dict[str, Any]) -> st
     return "\n".join(rows)
 
 
-def _progress(message: str) -> None:
-    print(f"[append-scaling] {message}", file=sys.stderr, flush=True)
+_progress = progress("append-scaling")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

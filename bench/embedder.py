@@ -62,7 +62,7 @@ from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from bench.args import number_list
 from bench.corpus import generate_workspace, sample_queries
-from bench.report import invocation, load_average
+from bench.report import invocation, load_average, progress
 from bench.search_latency import machine_info, percentile
 from openmemoryd.embed.e5 import MODEL_ID, E5Model
 from openmemoryd.embed.engine import ENGINES, EngineName
@@ -328,8 +328,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _progress(message: str) -> None:
-    print(f"embedder: {message}", file=sys.stderr, flush=True)
+_progress = progress("embedder")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

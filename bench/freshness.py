@@ -40,7 +40,7 @@ from typing import Any, Final
 
 from bench.corpus import generate_workspace, sample_queries
 from bench.daemon import BenchDaemon
-from bench.report import invocation, publish
+from bench.report import invocation, progress, publish
 from bench.search_latency import Summary, machine_info
 from omem_client import Client, OmemError
 
@@ -71,8 +71,7 @@ class FreshnessResult:
     fresh_minus_plain_p50_ms: float
 
 
-def _progress(message: str) -> None:
-    print(f"[freshness] {message}", file=sys.stderr, flush=True)
+_progress = progress("freshness")
 
 
 def _word(rng: random.Random) -> str:

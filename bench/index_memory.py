@@ -20,7 +20,6 @@ Progress goes to stderr; stdout is a Markdown table to paste. Linux only
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -31,7 +30,7 @@ from bench.append_scaling import note_lines
 from bench.args import number_list
 from bench.daemon import BenchDaemon
 from bench.procstat import peak_rss_kb
-from bench.report import invocation, publish
+from bench.report import invocation, progress, publish
 from bench.search_latency import machine_info
 
 __all__ = ["IndexMemory", "main", "measure", "render_table", "write_notes"]
@@ -118,8 +117,7 @@ def render_table(results: Sequence[IndexMemory], machine: dict[str, Any]) -> str
     return "\n".join(rows)
 
 
-def _progress(message: str) -> None:
-    print(f"[index-memory] {message}", file=sys.stderr, flush=True)
+_progress = progress("index-memory")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

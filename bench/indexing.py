@@ -49,7 +49,7 @@ from typing import Any, Final
 from bench.corpus import generate_workspace
 from bench.daemon import BenchDaemon, BenchDaemonError, embedder_toml
 from bench.procstat import ProcessSampler, SampledMemory
-from bench.report import invocation, publish
+from bench.report import invocation, progress, publish
 from bench.search_latency import machine_info
 from omem_client import OmemError, StatusResult
 
@@ -87,8 +87,7 @@ class IndexingResult:
     warm_worker_started: bool | None
 
 
-def _progress(message: str) -> None:
-    print(f"[indexing] {message}", file=sys.stderr, flush=True)
+_progress = progress("indexing")
 
 
 def _rate(chunks: int, seconds: float) -> float:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -34,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
-from bench.report import invocation, publish
+from bench.report import invocation, progress, publish
 from bench.search_latency import machine_info
 
 __all__ = ["SHAPES", "MatmulResult", "main", "measure", "render_table"]
@@ -137,8 +136,7 @@ def render_table(results: Sequence[MatmulResult], machine: dict[str, Any], token
     return "\n".join(rows)
 
 
-def _progress(message: str) -> None:
-    print(f"[int8-matmul] {message}", file=sys.stderr, flush=True)
+_progress = progress("int8-matmul")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

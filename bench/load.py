@@ -59,7 +59,7 @@ from bench.procstat import (
     main_thread_cpu_seconds,
     rss_kb,
 )
-from bench.report import invocation, load_average, publish
+from bench.report import invocation, load_average, progress, publish
 from bench.search_latency import machine_info, percentile
 from omem_client import OmemError
 
@@ -159,8 +159,7 @@ def _children_cpu(pid: int) -> float | None:
     return sum(known) if known else None
 
 
-def _progress(message: str) -> None:
-    print(f"[load] {message}", file=sys.stderr, flush=True)
+_progress = progress("load")
 
 
 def _stop(daemon: BenchDaemon) -> None:

@@ -123,7 +123,7 @@ from bench.locomo_scoring import (
     rank_evidence,
     snippet_ids,
 )
-from bench.report import invocation, load_average
+from bench.report import invocation, load_average, progress
 from bench.search_latency import machine_info, percentile
 from omem_client import Client, OmemError
 
@@ -233,8 +233,7 @@ def _share(flags: Sequence[bool | None]) -> float | None:
 # ---------------------------------------------------------------- running
 
 
-def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+_progress = progress()
 
 
 def _ask(

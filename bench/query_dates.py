@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -31,7 +30,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Final
 
-from bench.report import invocation, publish
+from bench.report import invocation, progress, publish
 from bench.search_latency import machine_info
 from omem_protocol import MAX_QUERY_CHARS
 from openmemoryd.search.dates import parse_query_dates
@@ -117,8 +116,7 @@ def render_table(results: Sequence[DatesResult], machine: dict[str, Any], repeat
     return "\n".join(lines)
 
 
-def _progress(message: str) -> None:
-    print(f"[query-dates] {message}", file=sys.stderr, flush=True)
+_progress = progress("query-dates")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -46,7 +46,7 @@ from typing import Final
 from bench.corpus import generate_workspace, sample_queries
 from bench.daemon import BenchDaemon, BenchDaemonError, embedder_toml
 from bench.procstat import cpu_seconds
-from bench.report import invocation, publish
+from bench.report import invocation, progress, publish
 from bench.search_latency import machine_info, percentile
 from omem_client import Client, OmemError
 
@@ -64,8 +64,7 @@ class Setting:
     idle_cpu_ms: list[float] = field(default_factory=list)
 
 
-def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+_progress = progress()
 
 
 def _timed(client: Client, query: str) -> float | None:

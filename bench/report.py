@@ -21,6 +21,18 @@ def load_average() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
+def progress(label: str = "") -> Callable[[str], None]:
+    """A part's progress printer: each message on stderr at once, after
+    ``[label] `` when there is one. Stdout is kept for the Markdown report,
+    and a run of many minutes must show where it is as it goes."""
+    prefix = f"[{label}] " if label else ""
+
+    def say(message: str) -> None:
+        print(prefix + message, file=sys.stderr, flush=True)
+
+    return say
+
+
 def invocation(module: str, argv: Sequence[str] | None) -> tuple[list[str], str]:
     """A part's arguments (*argv*, or the process's own when None) and the
     command that reproduces the run, as every report records them."""

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +36,7 @@ import numpy.typing as npt
 
 from bench.corpus import generate_workspace
 from bench.daemon import BenchDaemon, BenchDaemonError
+from bench.report import progress
 from omem_protocol import LastSync
 from openmemoryd.config import EmbeddingSettings
 from openmemoryd.embed.local import LocalEmbedder
@@ -91,8 +91,7 @@ def index_file(root: Path) -> Path:
     return found[0]
 
 
-def _progress(message: str) -> None:
-    print(f"[search-scale] {message}", file=sys.stderr, flush=True)
+_progress = progress("search-scale")
 
 
 def _write_corpus(root: Path, workspace: Path, sections: int, seed: int) -> dict[str, Any]:

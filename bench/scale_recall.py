@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -28,6 +27,7 @@ import numpy as np
 
 from bench.daemon import BenchDaemon, embedder_toml
 from bench.locomo_data import DEFAULT_DATA, load_locomo, write_workspace
+from bench.report import progress
 from bench.scale_build import index_file
 from openmemoryd.config import EmbeddingSettings
 from openmemoryd.embed.local import LocalEmbedder
@@ -57,8 +57,7 @@ class Recall:
     quantised_ms: float
 
 
-def _progress(message: str) -> None:
-    print(f"[search-scale] {message}", file=sys.stderr, flush=True)
+_progress = progress("search-scale")
 
 
 def build_locomo(cache: Path, data: Path = DEFAULT_DATA) -> Path:

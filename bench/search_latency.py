@@ -55,7 +55,7 @@ from typing import Any, Final
 
 from bench.corpus import generate_workspace, sample_queries
 from bench.daemon import BenchDaemon, BenchDaemonError
-from bench.report import invocation, load_average
+from bench.report import invocation, load_average, progress
 from omem_client import Client, OmemError, __version__
 
 __all__ = [
@@ -226,8 +226,7 @@ def _measure_processes(
     return cli_ns, python_ns
 
 
-def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+_progress = progress()
 
 
 def measure_size(

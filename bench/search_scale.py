@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -63,7 +62,7 @@ from bench.corpus import sample_queries
 from bench.daemon import BenchDaemon, BenchDaemonError
 from bench.locomo_data import DEFAULT_DATA
 from bench.procstat import peak_rss_kb, rss_kb
-from bench.report import invocation, publish
+from bench.report import invocation, progress, publish
 from bench.scale_build import INDEX_CONFIG, STATUS_TIMEOUT_S, Built, build
 from bench.scale_recall import Recall, build_locomo, embed_queries, locomo_questions, recall_at
 from bench.search_latency import Summary, machine_info
@@ -100,8 +99,7 @@ class SizeReport:
     multipliers: dict[int, list[float]] = field(default_factory=dict)
 
 
-def _progress(message: str) -> None:
-    print(f"[search-scale] {message}", file=sys.stderr, flush=True)
+_progress = progress("search-scale")
 
 
 def _config(

@@ -67,7 +67,7 @@ from bench import (
 )
 from bench.locomo import to_json
 from bench.plots import matplotlib_available, plot_report
-from bench.report import load_average
+from bench.report import load_average, progress
 from bench.search_latency import machine_info
 
 __all__ = ["FULL", "OPT_IN", "PARTS", "QUICK", "Part", "main", "run_suite"]
@@ -153,8 +153,7 @@ QUICK: Final[Mapping[str, str]] = {
 }
 
 
-def _progress(message: str) -> None:
-    print(f"[bench] {message}", file=sys.stderr, flush=True)
+_progress = progress("bench")
 
 
 def git_info() -> dict[str, Any]:

@@ -20,6 +20,7 @@ import pytest
 
 from bench.load_clients import APPEND, SEARCH, plan_ops
 from bench.procstat import children_of, cpu_seconds, peak_rss_kb
+from bench.report import progress
 from bench.suite import OPT_IN, QUICK, main
 from test_bench_locomo import TINY
 
@@ -39,6 +40,14 @@ def test_plan_ops_is_exact_deterministic_and_even() -> None:
 
 
 @pytest.mark.skipif(not LINUX, reason="reads /proc")
+def test_progress_goes_to_stderr_after_the_parts_label(capsys: pytest.CaptureFixture[str]) -> None:
+    progress("freshness")("writing the workspace")
+    progress()("conv 0 done")
+    out, err = capsys.readouterr()
+    assert out == ""  # stdout is the report's
+    assert err == "[freshness] writing the workspace\nconv 0 done\n"
+
+
 def test_procstat_sees_a_child_process() -> None:
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
