@@ -62,6 +62,10 @@ def _config(
     )
 
 
+# (top_n, weight, confident_at) of the local reranker as the default runs it.
+DEFAULT_RERANK: Final = (10, 1.0, 0.45)
+
+
 def _default(
     *,
     snippet_chars: int = 700,
@@ -71,12 +75,13 @@ def _default(
     engine: str | None = None,
     budget_whole_share: float = 0.7,
     mmr: bool = False,
-    rerank: tuple[int, float, float] | None = None,
+    rerank: tuple[int, float, float] | None = DEFAULT_RERANK,
     head_estimate: bool = True,
 ) -> str:
     """The default configuration: calibrated fusion with dates, neighbours and
-    the second estimate of the first three, hits trimmed of the lines a
-    better hit shows."""
+    the second estimate of the first three, the local cross-encoder's order
+    of the best ten where the fusion is unsure of an English question, hits
+    trimmed of the lines a better hit shows."""
     return _config(
         "local",
         mmr=mmr,
@@ -123,6 +128,7 @@ RERANK_SETTINGS: Final = (
     (5, 1.0, 0.6),
     (10, 1.0, 0.6),
     (10, 1.0, 0.45),
+    (5, 1.0, 0.45),
     (10, 1.0, 0.8),
 )
 
@@ -149,8 +155,16 @@ METHODS: Final[Mapping[str, Method]] = {
     for m in (
         Method(
             "calibrated",
-            "calibrated fusion with dates and neighbours, overlap trimmed (the default)",
+            "calibrated fusion with dates and neighbours, the local cross-encoder where"
+            " it is unsure, overlap trimmed (the default)",
             _default(),
+            vectors=True,
+            default_layouts=LAYOUTS,
+        ),
+        Method(
+            "calibrated-norerank",
+            "the default without the local cross-encoder (search.rerank.provider = none)",
+            _default(rerank=None),
             vectors=True,
             default_layouts=LAYOUTS,
         ),

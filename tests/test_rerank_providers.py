@@ -225,7 +225,7 @@ async def test_the_key_never_appears_in_an_error(make: Make, server: FakeRerankS
 
 
 def test_none_builds_nothing() -> None:
-    assert build_reranker(RerankSettings(), {"COHERE_API_KEY": KEY}) is None
+    assert build_reranker(RerankSettings(provider="none"), {"COHERE_API_KEY": KEY}) is None
 
 
 @pytest.mark.parametrize("name", HOSTED)

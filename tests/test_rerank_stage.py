@@ -64,6 +64,9 @@ class Stub:
         pass
 
 
+TEI = RerankSettings(provider="tei")
+
+
 def ids(candidates: Sequence[Candidate]) -> list[int]:
     return [c.id for c in candidates]
 
@@ -113,7 +116,9 @@ def test_candidates_beyond_the_window_stay_below_it_in_fused_order() -> None:
 async def test_only_the_top_n_texts_are_sent() -> None:
     stub = Stub([0.1, 0.9])
     fused = [candidate(i, 1.0 - i / 10, text=f"text {i}") for i in range(5)]
-    out, note = await rerank_candidates(stub, "q", fused, RerankSettings(top_n=2, weight=1.0))
+    out, note = await rerank_candidates(
+        stub, "q", fused, RerankSettings(provider="tei", top_n=2, weight=1.0)
+    )
     assert stub.calls == [("q", ["text 0", "text 1"])]
     assert ids(out) == [1, 0, 2, 3, 4]
     assert note.applied
@@ -125,6 +130,7 @@ def test_unset_numbers_take_the_providers_defaults() -> None:
     """The local model runs once per candidate: its best 10, alone, and only
     where the fusion is unsure; a service answers all its candidates at once."""
     assert RerankSettings(provider="local").plan() == RerankPlan(10, 1.0, 0.45)
+    assert RerankSettings().plan() == RerankPlan(10, 1.0, 0.45)  # auto: the local model's
     for provider in ("cohere", "jina", "voyage", "tei", "llamacpp", "none"):
         assert RerankSettings(provider=provider).plan() == RerankPlan(30, 0.7, 1.0)
     chosen = RerankSettings(provider="local", top_n=3, weight=0.5, confident_at=1.0)
@@ -154,6 +160,18 @@ async def test_the_local_models_defaults_skip_a_search_the_fusion_is_sure_of() -
     out, note = await rerank_candidates(stub, "q", unsure, local, calibrated=True)
     assert ids(out) == [2, 1]  # weight 1: the model's order
     assert note.weight == 1.0
+
+
+async def test_the_default_sends_nothing_without_a_calibrated_estimate() -> None:
+    """`auto` (the default) reranks only what calibrated fusion is unsure of:
+    a keyword-only daemon or another fusion has no estimate, and runs no model."""
+    stub = Stub([0.1, 0.9])
+    fused = [candidate(1, 0.3), candidate(2, 0.2)]
+    out, note = await rerank_candidates(stub, "q", fused, RerankSettings(), calibrated=False)
+    assert (ids(out), stub.calls, note.skipped) == ([1, 2], [], True)
+    assert "no calibrated estimate" in (note.error or "")
+    out, note = await rerank_candidates(stub, "q", fused, RerankSettings(), calibrated=True)
+    assert (ids(out), note.applied) == ([2, 1], True)  # unsure (0.3 < 0.45): sent
 
 
 async def test_one_candidate_is_never_sent() -> None:
@@ -189,10 +207,11 @@ async def test_only_calibrated_estimates_are_taken_for_confidence() -> None:
     """Weighted, RRF and keyword-only scores are not probabilities: every search is sent."""
     stub = Stub([0.1, 0.9])
     fused = [candidate(1, 0.95), candidate(2, 0.5)]
-    settings = RerankSettings(weight=1.0, confident_at=0.6)
+    settings = RerankSettings(provider="tei", weight=1.0, confident_at=0.6)
     out, _ = await rerank_candidates(stub, "q", fused, settings, calibrated=False)
     assert ids(out) == [2, 1]
-    out, _ = await rerank_candidates(stub, "q", fused, RerankSettings(weight=1.0), calibrated=True)
+    service = RerankSettings(provider="tei", weight=1.0)
+    out, _ = await rerank_candidates(stub, "q", fused, service, calibrated=True)
     assert ids(out) == [2, 1]  # confident_at 1 (the default): every search
     assert len(stub.calls) == 2
 
@@ -211,7 +230,7 @@ async def test_a_failure_keeps_the_fused_order_with_a_warning_and_a_note(
 ) -> None:
     fused = [candidate(1, 0.9), candidate(2, 0.8)]
     with caplog.at_level(logging.WARNING, logger="openmemoryd.rerank"):
-        out, note = await rerank_candidates(Stub(error=error), "q", fused, RerankSettings())
+        out, note = await rerank_candidates(Stub(error=error), "q", fused, TEI)
     assert out == fused
     assert not note.applied
     assert str(error) in (note.error or "")
@@ -221,7 +240,7 @@ async def test_a_failure_keeps_the_fused_order_with_a_warning_and_a_note(
 
 async def test_a_wrong_number_of_scores_is_a_failure() -> None:
     fused = [candidate(1, 0.9), candidate(2, 0.8)]
-    out, note = await rerank_candidates(Stub([0.5]), "q", fused, RerankSettings())
+    out, note = await rerank_candidates(Stub([0.5]), "q", fused, TEI)
     assert out == fused
     assert note.error == "1 scores for 2 documents"
 

@@ -21,7 +21,13 @@ from openmemoryd.config import Config, Overrides, load_config
 from openmemoryd.doctor.index import inspect_index, sqlite_checks
 from openmemoryd.doctor.paths import socket_check, state_dir_check, workspace_check
 from openmemoryd.doctor.report import fail, finish, ok, secrets_of, warn
-from openmemoryd.doctor.rerank import FIX, PROBE_PASSAGE, PROBE_QUERY, probe_verdict
+from openmemoryd.doctor.rerank import (
+    FIX,
+    PROBE_PASSAGE,
+    PROBE_QUERY,
+    default_without_model,
+    probe_verdict,
+)
 from openmemoryd.doctor.rerank import NAME as RERANKER
 from openmemoryd.doctor.runtime import (
     PROBE_TEXT,
@@ -71,6 +77,8 @@ async def diagnose_engine(engine: Engine, info: DaemonInfo) -> DoctorResult:
         )
     if engine.rerank.enabled(config.search.rerank):
         checks.append(await _probe_reranker(engine))
+    elif (off := default_without_model(config.search.rerank)) is not None:
+        checks.append(off)
     checks.append(watcher_check(status.sync, config))
     checks.append(files_check(status.sources, syncing=status.syncing, running=True))
     checks.append(appends_check(missing_report(engine)))

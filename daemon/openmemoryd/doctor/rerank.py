@@ -1,4 +1,4 @@
-"""The doctor's reranker check: only when ``[search.rerank]`` names a provider.
+"""The doctor's reranker check: unless ``[search.rerank] provider = "none"``.
 
 A reranker that cannot be built or cannot answer does not stop the daemon
 (each search keeps its fused order and status says why, after the first
@@ -22,7 +22,14 @@ from omem_protocol import DoctorCheck
 from openmemoryd.config import RerankSettings
 from openmemoryd.doctor.report import fail, ok
 from openmemoryd.errors import ConfigError
-from openmemoryd.search.rerank import HttpReranker, LocalReranker, Reranker, build_reranker
+from openmemoryd.search.rerank import (
+    HttpReranker,
+    LocalReranker,
+    Reranker,
+    build_reranker,
+    local_model_installed,
+)
+from openmemoryd.search.rerank.local import INSTALL_COMMAND
 
 NAME: Final = "reranker"
 PROBE_QUERY: Final = "Which tea does Wei like?"
@@ -36,6 +43,8 @@ def reranker_check(
     """None when reranking is off; else whether the configured reranker answers."""
     if settings.provider == "none":
         return None
+    if (off := default_without_model(settings)) is not None:
+        return off
     quick = msgspec.structs.replace(
         settings, max_retries=0, timeout_s=min(settings.timeout_s, timeout_s)
     )
@@ -53,6 +62,14 @@ def reranker_check(
     finally:
         reranker.close()
     return probe_verdict(reranker, begun, None)
+
+
+def default_without_model(settings: RerankSettings) -> DoctorCheck | None:
+    """The check's line for the default (``auto``) where the local model is
+    not installed: no failure, searches keep the fused order."""
+    if settings.provider == "auto" and not local_model_installed():
+        return ok(NAME, f"off: the local model is not installed (`{INSTALL_COMMAND}`)")
+    return None
 
 
 def probe_verdict(reranker: Reranker, begun: float, error: Exception | None) -> DoctorCheck:

@@ -6,8 +6,10 @@ a changed section closes the old client and builds a new one. Building is
 done in a worker thread (an httpx client loads the CA bundle, too slow for
 the event loop) and at most once at a time.
 
-A reranker that cannot be built (a hosted API and no key, a bad base URL)
-does not fail searches any more than one that fails to answer: each search
+``auto`` where the local model is not installed is no reranker and no
+failure: searches keep the fused order quietly. A reranker that cannot be
+built (a hosted API and no key, a bad base URL, ``local`` without its
+package) does not fail searches any more than one that fails to answer: each search
 keeps its fused order and the reason is the status issue, until a search
 reranks again or reranking is turned off.
 """
@@ -23,7 +25,13 @@ import trio
 from openmemoryd.config import RerankSettings
 from openmemoryd.errors import ConfigError
 from openmemoryd.search.candidate import Candidate
-from openmemoryd.search.rerank import Reranker, RerankNote, build_reranker, rerank_candidates
+from openmemoryd.search.rerank import (
+    Reranker,
+    RerankNote,
+    build_reranker,
+    local_model_installed,
+    rerank_candidates,
+)
 
 logger = logging.getLogger("openmemoryd.rerank")
 
@@ -37,8 +45,15 @@ class RerankSlot:
         self._reranker: Reranker | None = None
         self._build_error: str | None = None
         self.last_error: str | None = None  # the latest search's failure, if it failed
+        self._local_installed: bool | None = None
 
     def enabled(self, settings: RerankSettings) -> bool:
+        """Whether searches go through the rerank stage at all (`auto`: only
+        where the local model is installed, looked up once per engine)."""
+        if settings.provider == "auto":
+            if self._local_installed is None:
+                self._local_installed = local_model_installed()
+            return self._local_installed
         return settings.provider != "none"
 
     async def rerank(
@@ -52,10 +67,15 @@ class RerankSlot:
         """*candidates* re-ordered by the configured reranker (unchanged if it fails);
         *calibrated*: their scores are calibrated fusion's estimates."""
         reranker = await self._current(settings)
+        weight = settings.plan().weight
+        if reranker is None and self._build_error is None:  # `auto` without the local model
+            why = "no local reranker is installed"
+            return list(candidates), RerankNote(
+                settings.provider, "", 0, weight, error=why, skipped=True
+            )
         if reranker is None:
             error = self._build_error or "reranking is off"
             logger.warning("reranking skipped: %s", error)
-            weight = settings.plan().weight
             note = RerankNote(settings.provider, settings.model, 0, weight, error=error)
             self.last_error = error
             return list(candidates), note

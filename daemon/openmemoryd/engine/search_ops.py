@@ -1,5 +1,5 @@
 """A search through the engine: freshness, the section shortcut, the
-keyword leg run while the query embeds, fusion, the optional reranker, and
+keyword leg run while the query embeds, fusion, the reranker, and
 the token budget.
 
 The index work runs on the engine's readers; a rerank service is awaited
@@ -97,7 +97,7 @@ async def search(engine: SearchHost, query: SearchQuery, *, fresh: bool) -> Sear
 
 async def _answer(engine: SearchHost, query: SearchQuery, *, fresh: bool) -> SearchResult:
     """The search itself: the section shortcut, or both legs, fusion and the
-    optional reranker."""
+    reranker."""
     stale = False
     if fresh:
         stale = not await engine.syncer.wait_fresh()

@@ -2,7 +2,7 @@
 
 Each leg produces candidates with its own part score (`text_score` from BM25,
 `vector_score` from cosine similarity, rescaled by the model's score floor);
-fusion combines them into `score`; an optional reranker replaces `score` by
+fusion combines them into `score`; a reranker (where one applies) replaces `score` by
 a blend with its own (`rerank_score`, see `rerank.stage`); decay multiplies
 `score` by `decay`; salience (optional) raises it towards 1; MMR records the
 rank it chose. The parts are kept so

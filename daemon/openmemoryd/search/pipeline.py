@@ -2,8 +2,9 @@
 
 Stages: keyword leg (BM25) and vector leg (cosine, when an embedded query and
 a matching vector table exist) → fusion (weighted sum, or RRF) → min_score →
-rerank (optional, `rerank.stage`: the best ``top_n`` scored by a cross-encoder
-service, blended with the fused score; re-orders, never hides) → temporal
+rerank (`rerank.stage`: the best ``top_n`` scored by a cross-encoder, by
+default the local English one where the fusion is unsure, blended with the
+fused score; re-orders, never hides) → temporal
 decay (optional, floored; after the threshold so it re-orders but never
 hides) → MMR (optional) → limit → snippets. `rank_candidates` does the part
 that reads the index, `finish_search` the rest, so the engine can await a

@@ -1,6 +1,8 @@
-"""Optional reranking of a search's best candidates by a cross-encoder.
+"""Reranking of a search's best candidates by a cross-encoder.
 
-Off unless ``[search.rerank] provider`` is set (`build_reranker`); the stage
+``[search.rerank] provider`` says which (`build_reranker`): by default the
+local English model where it is installed, for searches calibrated fusion
+is unsure of; the stage
 itself (`rerank_candidates`) is in `stage`, the services' wire formats in
 `providers`, the in-daemon model in `local`.
 """
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 from openmemoryd.search.rerank.base import HttpReranker, Reranker, RerankError, RerankSkipped
 from openmemoryd.search.rerank.build import build_reranker
-from openmemoryd.search.rerank.local import LocalReranker
+from openmemoryd.search.rerank.local import LocalReranker, local_model_installed
 from openmemoryd.search.rerank.providers import (
     PROVIDERS,
     CohereReranker,
@@ -35,6 +37,7 @@ __all__ = [
     "VoyageReranker",
     "blend",
     "build_reranker",
+    "local_model_installed",
     "normalise",
     "rerank_candidates",
 ]

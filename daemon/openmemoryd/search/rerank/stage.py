@@ -9,6 +9,9 @@ before decay, MMR and the limit (`pipeline`). So:
 * the first ``top_n`` of them (in fused order) are sent, which bounds the
   cost of a search whatever its limit;
 * nothing is sent when there is nothing to re-order (one candidate), nor,
+  with ``auto`` (the default), when the search has no calibrated estimate
+  (another fusion, or no vector leg: a keyword-only daemon is not made to
+  run a model), nor,
   with ``confident_at`` below 1 and calibrated fusion, when the first
   candidate's estimate (the fusion's probability that it holds what was
   asked) is at least ``confident_at``. On LoCoMo the estimate is high
@@ -106,6 +109,9 @@ async def rerank_candidates(
         return list(candidates), note()
     if len(window) == 1:
         return list(candidates), note("one candidate: nothing to re-order", skipped=True)
+    if settings.provider == "auto" and not calibrated:
+        why = "no calibrated estimate to tell whether the fusion is unsure (auto)"
+        return list(candidates), note(why, skipped=True)
     first = window[0].score
     if calibrated and plan.confident_at < 1.0 and first >= plan.confident_at:
         why = f"the first candidate's estimate {first:.3f} is at least {plan.confident_at}"
