@@ -114,9 +114,7 @@ def reads_english(text: str) -> bool:
     (reranked, it lost its first hit on the Russian notes benchmark).
     """
     letters = [char for char in text if char.isalpha()]
-    return bool(letters) and all(
-        char.isascii() or unicodedata.name(char, "").startswith("LATIN") for char in letters
-    )
+    return bool(letters) and all(_latin(char) for char in letters)
 
 
 def written_in_english(text: str) -> bool:
@@ -130,12 +128,12 @@ def written_in_english(text: str) -> bool:
     candidate without letters (a table of figures) is sent as it is.
     """
     letters = [char for char in text if char.isalpha()]
-    foreign = sum(
-        1
-        for char in letters
-        if not (char.isascii() or unicodedata.name(char, "").startswith("LATIN"))
-    )
+    foreign = sum(1 for char in letters if not _latin(char))
     return foreign * 10 <= len(letters)
+
+
+def _latin(letter: str) -> bool:
+    return letter.isascii() or unicodedata.name(letter, "").startswith("LATIN")
 
 
 class LocalReranker:
