@@ -63,9 +63,11 @@ def embedder_toml(
     nice: int | None = None,
     query_threads: int | None = None,
     engine: str | None = None,
+    rerank: str | None = None,
 ) -> str:
     """An ``[embedding]`` config choosing *provider*, and optionally the local
-    embedder's niceness, query threads and engine (None: the daemon's defaults).
+    embedder's niceness, query threads and engine, and the reranker
+    (``[search.rerank] provider``; None: the daemon's defaults).
 
     The daemon runs its embedding worker at nice 10 so it yields to whatever
     else the user runs. On a machine shared with other people's test runs that
@@ -80,6 +82,8 @@ def embedder_toml(
         local.append(f'engine = "{engine}"')
     if local:
         text += "\n[embedding.local]\n" + "\n".join(local) + "\n"
+    if rerank is not None:
+        text += f'\n[search.rerank]\nprovider = "{rerank}"\n'
     return text
 
 

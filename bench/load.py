@@ -33,7 +33,8 @@ Run from the repository root::
 
     python -m bench.load [--sections 10000] [--clients 32] [--ops 3200]
         [--append-share 0.1] [--workers processes,threads] [--provider none]
-        [--embed-nice N] [--query-threads N] [--engine NAME] [--seed 0] [--json PATH]
+        [--embed-nice N] [--query-threads N] [--engine NAME]
+        [--rerank auto|local|none] [--seed 0] [--json PATH]
 
 Progress goes to stderr; stdout is a Markdown table to paste.
 """
@@ -261,13 +262,16 @@ def measure(
     embed_nice: int | None = None,
     query_threads: int | None = None,
     engine: str | None = None,
+    rerank: str | None = None,
 ) -> LoadResult:
     """Index a fresh *sections*-section workspace, then one `run_load` per *workers* kind.
 
     With *embed_nice*, the corpus is embedded at that niceness, then the
     daemon restarts with its default settings (vectors kept) to serve the load.
     """
-    toml = embedder_toml(provider, nice=embed_nice, query_threads=query_threads, engine=engine)
+    toml = embedder_toml(
+        provider, nice=embed_nice, query_threads=query_threads, engine=engine, rerank=rerank
+    )
     with BenchDaemon(config_toml=toml) as daemon:
         generate_workspace(daemon.workspace, sections, seed=seed)
         spawned = time.perf_counter()
@@ -284,7 +288,9 @@ def measure(
                 _progress("vectors done; restarting the daemon with its default settings")
                 _stop(daemon)
                 daemon.write_config(
-                    embedder_toml(provider, query_threads=query_threads, engine=engine)
+                    embedder_toml(
+                        provider, query_threads=query_threads, engine=engine, rerank=rerank
+                    )
                 )
                 daemon.start()
                 daemon.wait_indexed()
@@ -317,8 +323,9 @@ def measure(
         _stop(daemon)
     memory = sampler.memory
     assert memory is not None
+    mode = "keyword" if provider == "none" else "hybrid"
     return LoadResult(
-        mode="keyword" if provider == "none" else "hybrid",
+        mode=mode if rerank is None else f"{mode}, reranker {rerank}",
         provider=provider,
         sections=sections,
         chunks=status.chunks,
@@ -447,6 +454,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=("auto", "onnxruntime", "numpy"),
         help="what runs the local model (default: the daemon's, auto)",
     )
+    parser.add_argument(
+        "--rerank",
+        default=None,
+        choices=("auto", "local", "none"),
+        help="[search.rerank] provider (default: the daemon's, auto)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(args_list)
@@ -464,6 +477,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             embed_nice=args.embed_nice,
             query_threads=args.query_threads,
             engine=args.engine,
+            rerank=args.rerank,
         )
     except (RuntimeError, OmemError, OSError) as exc:
         print(f"load: {exc}", file=sys.stderr)

@@ -10,14 +10,20 @@ read keeps the fused order without a warning or a status issue.
 from __future__ import annotations
 
 import logging
+import re
 import shutil
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import trio
 
 from conftest import Daemon, Env
 from fake_embedding_servers import FakeEmbeddingServer
+from omem_client import Client
 from openmemoryd.config import RerankSettings, SearchSettings
 from openmemoryd.embed.packaged import package_dir
 from openmemoryd.engine import Engine, workspace_status
@@ -120,6 +126,36 @@ async def test_the_default_without_the_model_is_no_reranker_and_no_failure(
     await slot.aclose()
 
 
+async def test_the_local_model_is_spent_only_on_a_search_with_the_daemon_to_itself(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    scored: list[str] = []
+
+    async def score(self: LocalReranker, query: str, documents: object) -> list[float]:
+        scored.append(query)
+        return [0.1, 0.9]
+
+    monkeypatch.setattr(LocalReranker, "rerank", score)
+    settings = RerankSettings(provider="local")
+    slot = RerankSlot()
+    fused = [candidate(1, 0.3, "a"), candidate(2, 0.2, "b")]
+    with slot.searching():
+        with slot.searching(), slot.searching():  # two more searches in flight
+            out, note = await slot.rerank(settings, "tea", fused, calibrated=True)
+        assert out == fused
+        assert (note.skipped, note.error) == (True, "2 other searches running")
+        assert scored == []
+        with slot.searching():
+            _, note = await slot.rerank(settings, "tea", fused, calibrated=True)
+        assert note.error == "1 other search running"
+        out, note = await slot.rerank(settings, "tea", fused, calibrated=True)  # alone again
+    assert note.applied
+    assert [c.id for c in out] == [2, 1]
+    assert scored == ["tea"]
+    assert slot.issue(settings) is None
+    await slot.aclose()
+
+
 def test_building_without_the_package_names_the_install_command(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -169,6 +205,16 @@ TEA = [
     "Wei's favourite tea is oolong from Taiwan; he brews it every morning.",
     "Backups run nightly to the NAS in the basement.",
 ]
+
+
+async def test_a_search_does_not_wait_while_the_model_scores_another() -> None:
+    reranker = LocalReranker(Path("/nonexistent"))  # never loaded: refused before
+    async with local_module._LIMITER:  # another search's scoring
+        with pytest.raises(RerankSkipped, match="scoring another search") as caught:
+            await reranker.rerank("Which tea does Wei like best?", TEA)
+    assert caught.value.retryable
+    with pytest.raises(RerankError, match="cannot load"):  # free again: it tries
+        await reranker.rerank("Which tea does Wei like best?", TEA)
 
 
 @needs_model
@@ -242,14 +288,14 @@ async def test_in_a_search_it_reorders_english_and_leaves_other_scripts_alone(
 # ---------------------------------------------------------------- through the daemon
 
 
-@needs_model
-@pytest.mark.e2e
-def test_by_default_the_daemon_reranks_english_hits_and_leaves_other_scripts_alone(
-    env: Env,
-) -> None:
+@contextmanager
+def english_notes_daemon(env: Env) -> Iterator[tuple[Daemon, Client]]:
+    """A daemon with the default reranker (auto) over `NOTES`, its vectors ready.
+
+    An OpenAI-style fake embedder stands in for the model; `confident_at = 1`
+    so that its estimates cannot make the fusion sure of itself.
+    """
     with FakeEmbeddingServer() as embedder:
-        # the default provider (auto); confident_at 1 so that the fake
-        # embedder's estimates cannot make the fusion sure of itself
         env.write_config(
             f'[embedding]\nprovider = "openai"\n[embedding.openai]\nbase_url = "{embedder.url}/v1"'
             "\n[search.rerank]\nconfident_at = 1.0\n"
@@ -262,39 +308,91 @@ def test_by_default_the_daemon_reranks_english_hits_and_leaves_other_scripts_alo
             with daemon.client() as client:
                 client.sync()
                 wait_for_vectors(client)  # `auto` reranks calibrated searches only
-                # min_score 0: every tea note is a candidate, so there is an order to change
-                asked = "Which tea is Wei's favourite?"
-                reranked = client.search(asked, explain=True, min_score=0.0)
-                assert len(reranked.results) >= 2
-                assert reranked.results[0].path == "memory/c.md"
-                assert reranked.explain is not None
-                assert reranked.explain.rerank is not None
-                rerank = reranked.explain.rerank
-                assert (rerank.provider, rerank.model, rerank.error) == ("local", LOCAL_MODEL, None)
-                assert all(hit.rerank_score is not None for hit in reranked.results)
-
-                for path, text in CHINESE_NOTES.items():
-                    (env.workspace / path).write_text(text + "\n")
-                client.sync()
-                wait_for_vectors(client)
-                shown = daemon.cli("search", "乌龙茶", "--explain").stdout
-                assert f"# not reranked by local {LOCAL_MODEL} (" in shown
-                assert "reads English, and the query is not" in shown
-                assert "memory/d.md" in shown
-                # an English question whose candidates include Chinese notes keeps
-                # the fused order: the model would rank them as unrelated
-                mixed = client.search(asked, explain=True, min_score=0.0)
-                assert {hit.path for hit in mixed.results} >= set(CHINESE_NOTES)
-                assert mixed.explain is not None
-                assert mixed.explain.rerank is not None
-                assert "a candidate is written in another script" in (
-                    mixed.explain.rerank.error or ""
-                )
-                assert all(hit.rerank_score is None for hit in mixed.results)
-                assert not [i for i in client.status().issues if "rerank" in i]
-                assert "reranking" not in daemon.log()  # no warning for a search it skips
+                yield daemon, client
         finally:
             daemon.stop()
+
+
+ASKED = "Which tea is Wei's favourite?"
+
+
+@needs_model
+@pytest.mark.e2e
+def test_by_default_the_daemon_reranks_english_hits_and_leaves_other_scripts_alone(
+    env: Env,
+) -> None:
+    with english_notes_daemon(env) as (daemon, client):
+        # min_score 0: every tea note is a candidate, so there is an order to change
+        reranked = client.search(ASKED, explain=True, min_score=0.0)
+        assert len(reranked.results) >= 2
+        assert reranked.results[0].path == "memory/c.md"
+        assert reranked.explain is not None
+        assert reranked.explain.rerank is not None
+        rerank = reranked.explain.rerank
+        assert (rerank.provider, rerank.model, rerank.error) == ("local", LOCAL_MODEL, None)
+        assert all(hit.rerank_score is not None for hit in reranked.results)
+
+        for path, text in CHINESE_NOTES.items():
+            (env.workspace / path).write_text(text + "\n")
+        client.sync()
+        wait_for_vectors(client)
+        shown = daemon.cli("search", "乌龙茶", "--explain").stdout
+        assert f"# not reranked by local {LOCAL_MODEL} (" in shown
+        assert "reads English, and the query is not" in shown
+        assert "memory/d.md" in shown
+        # an English question whose candidates include Chinese notes keeps
+        # the fused order: the model would rank them as unrelated
+        mixed = client.search(ASKED, explain=True, min_score=0.0)
+        assert {hit.path for hit in mixed.results} >= set(CHINESE_NOTES)
+        assert mixed.explain is not None
+        assert mixed.explain.rerank is not None
+        assert "a candidate is written in another script" in (mixed.explain.rerank.error or "")
+        assert all(hit.rerank_score is None for hit in mixed.results)
+        assert not [i for i in client.status().issues if "rerank" in i]
+        assert "reranking" not in daemon.log()  # no warning for a search it skips
+
+
+@needs_model
+@pytest.mark.e2e
+def test_searches_at_once_keep_their_fused_order_and_one_alone_is_reranked(
+    env: Env,
+) -> None:
+    """Several agents searching together: none waits for the model, each
+    answers in the fused order at once and says why; alone, a search is
+    reranked again."""
+    clients, rounds = 6, 5
+    with english_notes_daemon(env) as (daemon, client):
+        errors: list[str | None] = []
+        for _ in range(rounds):  # until searches overlap (the first round, as a rule)
+            start = threading.Barrier(clients)
+
+            def search(start: threading.Barrier = start) -> None:
+                with daemon.client() as own:
+                    start.wait()
+                    result = own.search(ASKED, explain=True, min_score=0.0)
+                assert len(result.results) == len(NOTES)
+                assert result.explain is not None
+                assert result.explain.rerank is not None
+                errors.append(result.explain.rerank.error)
+
+            threads = [threading.Thread(target=search) for _ in range(clients)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            if any(error is not None for error in errors):
+                break
+        assert len(errors) % clients == 0  # every search answered
+        held = [e for e in errors if e is not None]
+        assert held
+        assert all(re.fullmatch(r"\d other searche?s? running", e) for e in held), held
+        alone = client.search(ASKED, explain=True, min_score=0.0)
+        assert alone.explain is not None
+        assert alone.explain.rerank is not None
+        assert alone.explain.rerank.error is None
+        assert alone.results[0].path == "memory/c.md"
+        assert not [i for i in client.status().issues if "rerank" in i]
+        assert "reranking" not in daemon.log()
 
 
 @needs_model
@@ -303,4 +401,13 @@ async def test_a_search_waits_for_the_model_no_longer_than_its_timeout() -> None
     many = [" ".join(TEA) * 6] * 40  # far more than 50 ms of scoring
     with pytest.raises(RerankError, match=r"longer than 0\.05 s"):
         await reranker.rerank("Which tea does Wei like best?", many)
+    # the abandoned scoring still holds the model: the next search does not queue
+    with pytest.raises(RerankSkipped, match="scoring another search"):
+        await reranker.rerank("Which tea does Wei like best?", TEA)
     reranker.close()  # waits for the abandoned scoring
+    with trio.fail_after(5):  # whose end frees the model at the loop's next turn
+        while local_module._LIMITER.borrowed_tokens:  # noqa: ASYNC110 (no event to wait on)
+            await trio.sleep(0.01)
+    patient = LocalReranker(local_module.default_model_dir(), threads=1)
+    assert len(await patient.rerank("Which tea does Wei like best?", TEA)) == len(TEA)
+    patient.close()

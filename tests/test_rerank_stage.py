@@ -203,6 +203,24 @@ async def test_a_confident_fused_order_is_kept_without_a_call() -> None:
     assert note.applied
 
 
+async def test_a_search_held_back_by_the_caller_is_not_sent_and_says_why() -> None:
+    settings = RerankSettings(weight=1.0, confident_at=0.6)
+    stub = Stub([0.1, 0.9])
+    unsure = [candidate(1, 0.59), candidate(2, 0.5)]
+    out, note = await rerank_candidates(
+        stub, "q", unsure, settings, calibrated=True, held_back="1 other search running"
+    )
+    assert stub.calls == []
+    assert ids(out) == [1, 2]
+    assert (note.skipped, note.sent, note.error) == (True, 0, "1 other search running")
+    # a search that would not have been sent says its own reason
+    sure = [candidate(1, 0.61), candidate(2, 0.5)]
+    _, note = await rerank_candidates(
+        stub, "q", sure, settings, calibrated=True, held_back="1 other search running"
+    )
+    assert "estimate 0.610 is at least 0.6" in (note.error or "")
+
+
 async def test_only_calibrated_estimates_are_taken_for_confidence() -> None:
     """Weighted, RRF and keyword-only scores are not probabilities: every search is sent."""
     stub = Stub([0.1, 0.9])

@@ -73,8 +73,9 @@ class RerankSettings(Section, frozen=True):
     its first hit (about two searches in five on LoCoMo): it reads the
     question and each candidate together, which the two legs never do, and
     puts the answering session first more often (R@1 0.613 -> 0.666 there),
-    while a search the fusion is sure of, or a question or a candidate in
-    another script, costs nothing. ``none`` turns it off; a service costs a
+    while a search the fusion is sure of, a question or a candidate in
+    another script, or a search made while others run (the model would take
+    the cores from them), costs nothing. ``none`` turns it off; a service costs a
     round trip per search (and, hosted, money and the notes leaving the
     machine). Its score is blended with the fused score to *order* hits;
     ``min_score`` still judges a hit's own evidence, so a reranker can

@@ -12,13 +12,20 @@ built (a hosted API and no key, a bad base URL, ``local`` without its
 package) does not fail searches any more than one that fails to answer: each search
 keeps its fused order and the reason is the status issue, until a search
 reranks again or reranking is turned off.
+
+The local model runs on the daemon's own cores, so it is spent only on a
+search that no other search overlaps (`searching` counts them): agents
+searching at once get the fused order at once instead of queueing for the
+model and slowing each other (docs/benchmarks.md, "The cross-encoder under
+load"). A service is asked whatever runs beside it.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import trio
 
@@ -26,6 +33,7 @@ from openmemoryd.config import RerankSettings
 from openmemoryd.errors import ConfigError
 from openmemoryd.search.candidate import Candidate
 from openmemoryd.search.rerank import (
+    LocalReranker,
     Reranker,
     RerankNote,
     build_reranker,
@@ -46,6 +54,17 @@ class RerankSlot:
         self._build_error: str | None = None
         self.last_error: str | None = None  # the latest search's failure, if it failed
         self._local_installed: bool | None = None
+        self._searching = 0  # searches between `searching()`'s enter and exit
+
+    @contextmanager
+    def searching(self) -> Iterator[None]:
+        """Count a search in flight for as long as it runs (the local model
+        is spent only on a search that has the daemon to itself)."""
+        self._searching += 1
+        try:
+            yield
+        finally:
+            self._searching -= 1
 
     def enabled(self, settings: RerankSettings) -> bool:
         """Whether searches go through the rerank stage at all (`auto`: only
@@ -79,8 +98,15 @@ class RerankSlot:
             note = RerankNote(settings.provider, settings.model, 0, weight, error=error)
             self.last_error = error
             return list(candidates), note
+        held_back = None
+        others = self._searching - 1
+        if others > 0 and isinstance(reranker, LocalReranker):
+            # The model takes both cores for a fraction of a second: spent on
+            # one search while others run, it slows them all (docs/benchmarks.md,
+            # "The cross-encoder under load").
+            held_back = f"{others} other search{'es' if others > 1 else ''} running"
         reordered, note = await rerank_candidates(
-            reranker, query, candidates, settings, calibrated=calibrated
+            reranker, query, candidates, settings, calibrated=calibrated, held_back=held_back
         )
         if not note.skipped:  # a question the model does not read is no failure
             self.last_error = note.error

@@ -119,6 +119,13 @@ async def _answer(engine: SearchHost, query: SearchQuery, *, fresh: bool) -> Sea
     )
     if answered is not None:  # "my preferences": read from the section itself
         return answered
+    with engine.rerank.searching():  # from the query's embedding on: it is queued too
+        return await _ranked_answer(engine, query, stale)
+
+
+async def _ranked_answer(engine: SearchHost, query: SearchQuery, stale: bool) -> SearchResult:
+    """Both legs, fusion and the reranker (`_answer` past its shortcut)."""
+    embedder = engine.vectors.embedder if engine.vectors is not None else None
     settings, now = engine.config.search, time.time()
     vector, degraded_reason, early, nearest = await _vector_and_keywords(
         engine, query, settings, now

@@ -32,12 +32,21 @@ Invariants:
   its documents over `threads` threads (one session, each run on one core:
   separate documents scale across cores better than one document's small
   matrices do), and two scorings at once would only slow each other.
+* No search waits for the model: one that arrives while another is being
+  scored keeps its fused order (`RerankSkipped`, "scoring another search").
+  The model only refines an order that is already a good one, and queueing
+  for it is what made searches slow under load: with 32 clients at once on
+  two cores, waiting made a search's p99 5.4 s (the timeout) and cut
+  throughput to a third of the same daemon's without the model
+  (docs/benchmarks.md, "The cross-encoder under load"). So a single agent's
+  searches are reranked as measured on LoCoMo, and many agents at once get
+  the fused order for the searches that overlap.
 * The session is built on first use, in a worker thread, so a daemon that
   never reranks never pays for loading 33 MB; numpy and ONNX Runtime are
   imported then too (a keyword-only daemon never loads numpy).
-* A search waits at most ``timeout_s`` (queueing for the model included);
-  past it the scoring thread is abandoned and finishes on its own, and
-  `close` waits for it.
+* A search waits at most ``timeout_s`` for its scores; past it the scoring
+  thread is abandoned and finishes on its own (the model counts as busy
+  until then), and `close` waits for it.
 """
 
 from __future__ import annotations
@@ -171,6 +180,11 @@ class LocalReranker:
                 f"the local reranker ({LOCAL_MODEL}) reads English,"
                 " and a candidate is written in another script",
                 retryable=False,
+            )
+        if _LIMITER.borrowed_tokens:
+            raise RerankSkipped(
+                f"the local reranker ({LOCAL_MODEL}) is scoring another search",
+                retryable=True,
             )
         with trio.move_on_after(self._timeout_s):
             return await trio.to_thread.run_sync(

@@ -17,7 +17,9 @@ before decay, MMR and the limit (`pipeline`). So:
   asked) is at least ``confident_at``. On LoCoMo the estimate is high
   where the fused first hit is right: at ``confident_at = 0.45`` (the local
   model's default) 44 % of searches are reranked and the first hit holds
-  evidence more often than when all are (docs/recall.md, "Reranking").
+  evidence more often than when all are (docs/recall.md, "Reranking");
+* nor when the caller holds the search back (``held_back``: the engine
+  does for the local model while other searches run, `RerankSlot`).
 
 `top_n`, `weight` and `confident_at` left unset take the provider's
 defaults (`RerankSettings.plan`).
@@ -89,12 +91,15 @@ async def rerank_candidates(
     settings: RerankSettings,
     *,
     calibrated: bool = False,
+    held_back: str | None = None,
 ) -> tuple[list[Candidate], RerankNote]:
     """*candidates* (in fused order) re-ordered by the blended score, and a note.
 
     *calibrated*: their scores are calibrated fusion's estimates, which
-    ``confident_at`` is compared with. On any failure the candidates come
-    back unchanged, with the reason in the note and a warning in the log.
+    ``confident_at`` is compared with. *held_back*: why the caller would not
+    have this search scored now (the local model while other searches run),
+    if it would have been sent. On any failure the candidates come back
+    unchanged, with the reason in the note and a warning in the log.
     """
     plan = settings.plan()
     window = list(candidates[: plan.top_n])
@@ -117,6 +122,9 @@ async def rerank_candidates(
         why = f"the first candidate's estimate {first:.3f} is at least {plan.confident_at}"
         logger.debug("not reranked: %s", why)
         return list(candidates), note(why, skipped=True)
+    if held_back is not None:
+        logger.debug("not reranked: %s", held_back)
+        return list(candidates), note(held_back, skipped=True)
     try:
         scores = await reranker.rerank(query, [c.text for c in window])
         if len(scores) != len(window):
