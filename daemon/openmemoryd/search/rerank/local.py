@@ -38,9 +38,10 @@ Invariants:
   for it is what made searches slow under load: with 32 clients at once on
   two cores, waiting made a search's p99 5.4 s (the timeout) and cut
   throughput to a third of the same daemon's without the model
-  (docs/benchmarks.md, "The cross-encoder under load"). So a single agent's
-  searches are reranked as measured on LoCoMo, and many agents at once get
-  the fused order for the searches that overlap.
+  (docs/benchmarks.md, "The cross-encoder under load"). The engine goes
+  further and spends the model only on a search no other search overlaps
+  (`RerankSlot`); this check covers what it cannot see, such as a scoring
+  abandoned at its timeout and still running.
 * The session is built on first use, in a worker thread, so a daemon that
   never reranks never pays for loading 33 MB; numpy and ONNX Runtime are
   imported then too (a keyword-only daemon never loads numpy).
