@@ -126,6 +126,7 @@ async def test_the_default_without_the_model_is_no_reranker_and_no_failure(
     await slot.aclose()
 
 
+@needs_model  # `local` is built only where its weights are installed
 async def test_the_local_model_is_spent_only_on_a_search_with_the_daemon_to_itself(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
