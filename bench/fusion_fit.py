@@ -37,10 +37,10 @@ from typing import Any, Final
 
 import numpy as np
 
-from bench.locomo_data import Conversation, load_locomo
+from bench.locomo_data import DEFAULT_DATA, Conversation, load_locomo
 from bench.locomo_offline import indexed, vector_query
 from bench.locomo_scoring import snippet_ids
-from bench.report import invocation, publish
+from bench.report import invocation, progress, publish
 from bench.search_latency import machine_info
 from openmemoryd.config import SearchSettings
 from openmemoryd.embed.local.provider import LocalEmbedder
@@ -57,8 +57,8 @@ FEATURES: Final = (
     "neighbour",
     "day_best",
 )
-DEFAULT_DATA: Final = Path("../shared/data/locomo10.json")
 F64 = np.ndarray[Any, np.dtype[np.float64]]
+_progress = progress("fusion_fit")
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,11 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     asked: list[Asked] = []
     for conversation in load_locomo(args.data):
         asked += collect(conversation)
-        print(
-            f"[fusion_fit] conversation {conversation.index}: {len(asked)} questions",
-            file=sys.stderr,
-            flush=True,
-        )
+        _progress(f"conversation {conversation.index}: {len(asked)} questions")
     results = evaluate(asked)
     publish(
         "fusion_fit",

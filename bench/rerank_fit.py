@@ -38,7 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from bench.locomo_data import Conversation, load_locomo
+from bench.args import number_list
+from bench.locomo_data import DEFAULT_DATA, Conversation, load_locomo
 from bench.locomo_offline import indexed, vector_query
 from bench.locomo_scoring import Scores, budget_ranks, rank_evidence, snippet_ids
 from bench.report import invocation, progress, publish
@@ -50,7 +51,6 @@ from openmemoryd.search.hits import to_hits
 from openmemoryd.search.pipeline import rank_candidates
 from openmemoryd.search.rerank.local import LocalReranker
 
-DEFAULT_DATA: Final = Path("../shared/data/locomo10.json")
 WINDOW: Final = 20  # the most candidates any variant sends
 DEFAULT_GATE: Final = 0.45  # the local model's `confident_at`
 MULTI_HOP, OPEN_DOMAIN = 1, 3
@@ -217,14 +217,15 @@ def render(rows: Sequence[dict[str, Any]], command: str, machine: dict[str, Any]
     return "\n".join(lines)
 
 
-def _conversations(text: str) -> set[int]:
-    return {int(part) for part in text.split(",") if part.strip()}
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.rerank_fit", description=__doc__)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo's JSON")
-    parser.add_argument("--conversations", type=_conversations, default=None)
+    parser.add_argument(
+        "--conversations",
+        type=number_list(int, at_least=0, what="conversation indices"),
+        default=None,
+        help="0-based indices; default all",
+    )
     parser.add_argument("--json", type=Path, help="also write the results here")
     args_list, command = invocation("bench.rerank_fit", argv)
     args = parser.parse_args(args_list)

@@ -19,6 +19,7 @@ import trio
 
 from omem_protocol import RerankExplain, SearchResult
 from openmemoryd.config import Config, SearchSettings
+from openmemoryd.embed.provider import Embedder
 from openmemoryd.engine.access import AccessCounts
 from openmemoryd.engine.indexing import FileSync
 from openmemoryd.engine.keyword_parts import keyword_leg
@@ -120,12 +121,13 @@ async def _answer(engine: SearchHost, query: SearchQuery, *, fresh: bool) -> Sea
     if answered is not None:  # "my preferences": read from the section itself
         return answered
     with engine.rerank.searching():  # from the query's embedding on: it is queued too
-        return await _ranked_answer(engine, query, stale)
+        return await _ranked_answer(engine, query, stale, embedder)
 
 
-async def _ranked_answer(engine: SearchHost, query: SearchQuery, stale: bool) -> SearchResult:
+async def _ranked_answer(
+    engine: SearchHost, query: SearchQuery, stale: bool, embedder: Embedder | None
+) -> SearchResult:
     """Both legs, fusion and the reranker (`_answer` past its shortcut)."""
-    embedder = engine.vectors.embedder if engine.vectors is not None else None
     settings, now = engine.config.search, time.time()
     vector, degraded_reason, early, nearest = await _vector_and_keywords(
         engine, query, settings, now
