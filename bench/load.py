@@ -137,6 +137,9 @@ class LoadRun:
     daemon_rss_after_mb: float | None
     load_average_before: tuple[float, ...]
     load_average_after: tuple[float, ...]
+    # what became of the burst's searches at the rerank stage (`status`), by
+    # outcome; None where no reranker runs
+    rerank: dict[str, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +191,9 @@ def run_load(
     daemon_cpu_before = cpu_seconds(pid)
     loop_cpu_before = main_thread_cpu_seconds(pid)
     worker_cpu_before = _children_cpu(pid)
+    reranks_before = _rerank_counts(daemon)
     outcomes, released = run_clients(workers, str(daemon.socket), plans, append_path)
+    reranks_after = _rerank_counts(daemon)
     daemon_cpu_after = cpu_seconds(pid)
     loop_cpu_after = main_thread_cpu_seconds(pid)
     worker_cpu_after = _children_cpu(pid)
@@ -247,7 +252,24 @@ def run_load(
         daemon_rss_after_mb=None if rss is None else round(rss / 1024, 1),
         load_average_before=load_before,
         load_average_after=load_after,
+        rerank=(
+            None
+            if reranks_before is None or reranks_after is None
+            else {k: reranks_after[k] - reranks_before[k] for k in RERANK_OUTCOMES}
+        ),
     )
+
+
+RERANK_OUTCOMES = ("reranked", "confident", "held_back", "not_applicable", "failed")
+
+
+def _rerank_counts(daemon: BenchDaemon) -> dict[str, int] | None:
+    """The daemon's rerank outcomes so far (`status`), or None with no reranker."""
+    with daemon.client() as client:
+        rerank = client.status().rerank
+    if rerank is None or rerank.model is None:
+        return None
+    return {outcome: getattr(rerank, outcome) for outcome in RERANK_OUTCOMES}
 
 
 def measure(
@@ -353,8 +375,9 @@ def render_rows(results: Sequence[LoadResult]) -> list[str]:
     lines = [
         "| search | chunks | clients | ops (appends) | searches/s | appends/s "
         "| search p50 / p99 ms | append p50 / p99 ms | errors | appends found "
-        "| CPU cores: daemon (its event loop) / clients | daemon peak RSS MB |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| CPU cores: daemon (its event loop) / clients | daemon peak RSS MB "
+        "| searches reranked / held back |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for result in results:
         for run in result.runs:
@@ -369,9 +392,15 @@ def render_rows(results: Sequence[LoadResult]) -> list[str]:
                 f"| {run.appends.p50:.1f} / {run.appends.p99:.1f} | {run.errors} "
                 f"| {run.appends_found}/{run.appends_checked} "
                 f"| {_cores(run.daemon_cores)} ({_cores(run.daemon_loop_cores)}) "
-                f"/ {_cores(run.clients_cores)} | {rss} |"
+                f"/ {_cores(run.clients_cores)} | {rss} | {_reranked(run.rerank)} |"
             )
     return lines
+
+
+def _reranked(counts: dict[str, int] | None) -> str:
+    if counts is None:
+        return "-"
+    return f"{counts['reranked']:,} / {counts['held_back']:,}"
 
 
 def render_table(results: Sequence[LoadResult], machine: dict[str, Any], command: str) -> str:

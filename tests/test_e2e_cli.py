@@ -12,6 +12,7 @@ from datetime import date
 import pytest
 
 from conftest import KEYWORD_ONLY, Daemon, Env
+from openmemoryd.search.rerank.local import LOCAL_MODEL, local_model_installed
 
 pytestmark = pytest.mark.e2e
 
@@ -140,8 +141,15 @@ def test_status_shows_workspace_index_counts_and_version(daemon: Daemon) -> None
     assert str(daemon.env.state_dir / "index" / "default.sqlite") in text
     assert "Files:      3 indexed / 3 on disk" in text
     assert re.search(r"^openmemoryd \d+\.\d+\.\d+ ", text, re.M)
+    installed = local_model_installed()
+    if installed:
+        assert f"Rerank:     {LOCAL_MODEL} · no search has reached it yet" in text
+    else:
+        assert "Rerank:     off (no local reranker is installed)" in text
     payload = json.loads(daemon.cli("status", "--json").stdout)
     assert payload["files_on_disk"] == payload["files_indexed"] == 3
+    assert payload["rerank"]["provider"] == "auto"
+    assert payload["rerank"]["model"] == (LOCAL_MODEL if installed else None)
     assert payload["chunks"] == 0  # untouched templates are not memory
     daemon.cli("append", "first real note")
     payload = json.loads(daemon.cli("status", "--json").stdout)

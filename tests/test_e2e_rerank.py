@@ -156,6 +156,18 @@ def test_a_reranker_reorders_hits_and_a_failing_one_changes_nothing(
         assert request.body["top_n"] == len(request.body["documents"]) == len(fused)
         assert any(NOTES[target] in doc for doc in request.body["documents"])
 
+        # status counts what became of each search that reached the stage
+        counted = client.status().rerank
+        assert counted is not None
+        assert (counted.provider, counted.model, counted.off) == ("cohere", "rerank-test", None)
+        assert (counted.reranked, counted.confident, counted.failed) == (3, 1, 1)
+        assert (counted.held_back, counted.not_applicable) == (0, 0)  # a service runs beside others
+        shown = daemon_with_reranker.cli("status").stdout
+        assert (
+            "Rerank:     cohere rerank-test · 5 searches: 3 reranked,"
+            " 1 the fusion was sure of, 1 failed" in shown
+        )
+
         # off again without a restart: the fused order, no more requests
         daemon_with_reranker.env.write_config(config(embedder, None))
         assert daemon_with_reranker.proc is not None
@@ -164,3 +176,9 @@ def test_a_reranker_reorders_hits_and_a_failing_one_changes_nothing(
         served = len(reranker.requests)
         assert paths(client, "tea") == fused
         assert len(reranker.requests) == served
+        off = client.status().rerank
+        assert off is not None
+        assert (off.model, off.off, off.reranked) == (None, "search.rerank.provider is none", 3)
+        assert "Rerank:     off (search.rerank.provider is none)" in (
+            daemon_with_reranker.cli("status").stdout
+        )

@@ -123,6 +123,9 @@ async def test_the_default_without_the_model_is_no_reranker_and_no_failure(
     assert note.error == "no local reranker is installed"
     assert slot.issue(RerankSettings()) is None
     assert caplog.records == []
+    off = slot.status(RerankSettings())
+    assert (off.provider, off.model, off.off) == ("auto", None, "no local reranker is installed")
+    assert slot.status(RerankSettings(provider="none")).off == "search.rerank.provider is none"
     await slot.aclose()
 
 
@@ -154,6 +157,9 @@ async def test_the_local_model_is_spent_only_on_a_search_with_the_daemon_to_itse
     assert [c.id for c in out] == [2, 1]
     assert scored == ["tea"]
     assert slot.issue(settings) is None
+    counted = slot.status(settings)
+    assert (counted.provider, counted.model) == ("local", LOCAL_MODEL)
+    assert (counted.held_back, counted.reranked, counted.failed) == (2, 1, 0)
     await slot.aclose()
 
 
@@ -392,8 +398,18 @@ def test_searches_at_once_keep_their_fused_order_and_one_alone_is_reranked(
         assert alone.explain.rerank is not None
         assert alone.explain.rerank.error is None
         assert alone.results[0].path == "memory/c.md"
-        assert not [i for i in client.status().issues if "rerank" in i]
+        status = client.status()
+        assert not [i for i in status.issues if "rerank" in i]
         assert "reranking" not in daemon.log()
+        counted = status.rerank
+        assert counted is not None
+        assert (counted.provider, counted.model) == ("auto", LOCAL_MODEL)
+        assert counted.held_back == len(held)
+        assert counted.reranked == len(errors) - len(held) + 1
+        assert (counted.confident, counted.not_applicable, counted.failed) == (0, 0, 0)
+        assert f"Rerank:     {LOCAL_MODEL} · {len(errors) + 1} searches: " in (
+            daemon.cli("status").stdout
+        )
 
 
 @needs_model

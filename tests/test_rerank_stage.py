@@ -20,7 +20,14 @@ from openmemoryd.config.model import FileConfig
 from openmemoryd.config.search import RerankPlan
 from openmemoryd.engine import Engine, workspace_status
 from openmemoryd.search import Candidate, SearchQuery
-from openmemoryd.search.rerank import RerankError, blend, normalise, rerank_candidates
+from openmemoryd.search.rerank import (
+    RerankBusy,
+    RerankError,
+    RerankSkipped,
+    blend,
+    normalise,
+    rerank_candidates,
+)
 
 
 def candidate(i: int, score: float, text: str = "") -> Candidate:
@@ -219,6 +226,49 @@ async def test_a_search_held_back_by_the_caller_is_not_sent_and_says_why() -> No
         stub, "q", sure, settings, calibrated=True, held_back="1 other search running"
     )
     assert "estimate 0.610 is at least 0.6" in (note.error or "")
+
+
+UNSURE = [candidate(1, 0.3), candidate(2, 0.2)]
+BUSY = RerankBusy("scoring another search", retryable=True)
+NOT_READ = RerankSkipped("reads English", retryable=False)
+
+
+@pytest.mark.parametrize(
+    ("stub", "fused", "held_back", "outcome", "sent"),
+    [
+        (Stub([0.1, 0.9]), UNSURE, None, "reranked", 2),
+        (Stub([0.1, 0.9]), [candidate(1, 0.9), candidate(2, 0.2)], None, "confident", 0),
+        (Stub([0.1, 0.9]), UNSURE, "1 other search running", "held_back", 0),
+        (Stub(error=BUSY), UNSURE, None, "held_back", 0),
+        (Stub(error=NOT_READ), UNSURE, None, "not_applicable", 0),
+        (Stub([0.9]), UNSURE[:1], None, "not_applicable", 0),
+        (Stub(error=RerankError("HTTP 500", retryable=True)), UNSURE, None, "failed", 2),
+        (Stub(error=ValueError("a bug")), UNSURE, None, "failed", 2),
+        (Stub([0.9]), UNSURE, None, "failed", 2),  # one score for two documents
+    ],
+    ids=[
+        "reranked",
+        "sure",
+        "held-back",
+        "busy",
+        "not-read",
+        "one-candidate",
+        "error",
+        "bug",
+        "short-answer",
+    ],
+)
+async def test_each_way_out_of_the_stage_names_its_outcome(
+    stub: Stub, fused: list[Candidate], held_back: str | None, outcome: str, sent: int
+) -> None:
+    """What `status` counts: only a failure is one, and a busy model is a
+    search held back, not one out of the model's reach."""
+    _, note = await rerank_candidates(
+        stub, "q", fused, RerankSettings(), calibrated=True, held_back=held_back
+    )
+    assert (note.outcome, note.sent) == (outcome, sent)
+    assert note.skipped == (outcome not in ("reranked", "failed"))
+    assert note.applied == (outcome == "reranked")
 
 
 async def test_only_calibrated_estimates_are_taken_for_confidence() -> None:

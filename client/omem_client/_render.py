@@ -17,6 +17,7 @@ from omem_protocol import (
     KeywordIndexStatus,
     LogResult,
     Progress,
+    RerankStatus,
     RestoreResult,
     SearchHit,
     SearchResult,
@@ -185,6 +186,8 @@ def status_lines(status: StatusResult) -> list[str]:
     )
     if status.keyword_index is not None:
         lines.append(f"Keywords:   {_keyword_line(status.keyword_index)}")
+    if status.rerank is not None:
+        lines.append(f"Rerank:     {_rerank_line(status.rerank)}")
     lines.append(f"Sync:       {'running' if status.syncing else 'idle'}{_last_sync(status)}")
     if status.rebuild:
         lines.append(f"Rebuild:    {status.rebuild} (searches use the previous index meanwhile)")
@@ -207,6 +210,25 @@ def _keyword_line(keywords: KeywordIndexStatus) -> str:
         "waiting": "will merge once indexing settles",
     }.get(keywords.state, keywords.state)
     return f"{keywords.segments} {noun} ({doing})"
+
+
+def _rerank_line(rerank: RerankStatus) -> str:
+    """Which reranker runs and what became of the searches that reached it."""
+    if rerank.model is None:
+        return f"off ({rerank.off})" if rerank.off else "off"
+    who = f"{rerank.provider} {rerank.model}" if rerank.provider != "auto" else rerank.model
+    counts = [
+        (rerank.reranked, "reranked"),
+        (rerank.confident, "the fusion was sure of"),
+        (rerank.held_back, "held back while others searched"),
+        (rerank.not_applicable, "it does not apply to"),
+        (rerank.failed, "failed"),
+    ]
+    said = [f"{n} {what}" for n, what in counts if n]
+    if not said:
+        return f"{who} · no search has reached it yet"
+    total = sum(n for n, _ in counts)
+    return f"{who} · {total} search{'es' if total != 1 else ''}: {', '.join(said)}"
 
 
 def _sync_lines(status: StatusResult) -> list[str]:

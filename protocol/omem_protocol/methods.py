@@ -56,9 +56,11 @@ from omem_protocol._results import (
     SearchResult,
     SessionEndResult,
     SessionStartResult,
-    StatusResult,
     SyncResult,
     TasksResult,
+)
+from omem_protocol._status import (
+    StatusResult,
 )
 
 P = TypeVar("P", bound=Msg)

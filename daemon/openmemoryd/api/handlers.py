@@ -208,6 +208,7 @@ async def _status(ctx: Context, _: StatusParams) -> StatusResult:
         ),
         http=info.http,
         keyword_index=ws.keyword_index,
+        rerank=ws.rerank,
     )
 
 

@@ -18,17 +18,23 @@ search that no other search overlaps (`searching` counts them): agents
 searching at once get the fused order at once instead of queueing for the
 model and slowing each other (docs/benchmarks.md, "The cross-encoder under
 load"). A service is asked whatever runs beside it.
+
+What became of each search at the stage is counted (`status`): how many
+the model re-ordered, how many the fusion was sure of, how many were held
+back for others, how many it does not apply to, how many failed.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 import trio
 
+from omem_protocol import RerankStatus
 from openmemoryd.config import RerankSettings
 from openmemoryd.errors import ConfigError
 from openmemoryd.search.candidate import Candidate
@@ -36,9 +42,11 @@ from openmemoryd.search.rerank import (
     LocalReranker,
     Reranker,
     RerankNote,
+    RerankOutcome,
     build_reranker,
     local_model_installed,
     rerank_candidates,
+    reranker_model,
 )
 
 logger = logging.getLogger("openmemoryd.rerank")
@@ -55,6 +63,7 @@ class RerankSlot:
         self.last_error: str | None = None  # the latest search's failure, if it failed
         self._local_installed: bool | None = None
         self._searching = 0  # searches between `searching()`'s enter and exit
+        self._outcomes: Counter[RerankOutcome] = Counter()  # since the daemon started
 
     @contextmanager
     def searching(self) -> Iterator[None]:
@@ -85,17 +94,53 @@ class RerankSlot:
     ) -> tuple[list[Candidate], RerankNote]:
         """*candidates* re-ordered by the configured reranker (unchanged if it fails);
         *calibrated*: their scores are calibrated fusion's estimates."""
+        reordered, note = await self._rerank(settings, query, candidates, calibrated)
+        self._outcomes[note.outcome] += 1
+        return reordered, note
+
+    def status(self, settings: RerankSettings) -> RerankStatus:
+        """The stage as `status` shows it: what runs, and what became of the searches."""
+        if not self.enabled(settings):
+            off = (
+                "no local reranker is installed"
+                if settings.provider == "auto"
+                else "search.rerank.provider is none"
+            )
+            model = None
+        else:
+            model, off = reranker_model(settings), None
+        counts = self._outcomes
+        return RerankStatus(
+            provider=settings.provider,
+            model=model,
+            off=off,
+            reranked=counts["reranked"],
+            confident=counts["confident"],
+            held_back=counts["held_back"],
+            not_applicable=counts["not_applicable"],
+            failed=counts["failed"],
+        )
+
+    async def _rerank(
+        self,
+        settings: RerankSettings,
+        query: str,
+        candidates: Sequence[Candidate],
+        calibrated: bool,
+    ) -> tuple[list[Candidate], RerankNote]:
         reranker = await self._current(settings)
         weight = settings.plan().weight
         if reranker is None and self._build_error is None:  # `auto` without the local model
             why = "no local reranker is installed"
             return list(candidates), RerankNote(
-                settings.provider, "", 0, weight, error=why, skipped=True
+                settings.provider, "", 0, weight, error=why, outcome="not_applicable"
             )
         if reranker is None:
             error = self._build_error or "reranking is off"
             logger.warning("reranking skipped: %s", error)
-            note = RerankNote(settings.provider, settings.model, 0, weight, error=error)
+            note = RerankNote(
+                settings.provider, settings.model, 0, weight, error=error, outcome="failed"
+            )
             self.last_error = error
             return list(candidates), note
         held_back = None

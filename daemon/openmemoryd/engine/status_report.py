@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from omem_protocol import EmbeddingStatus, KeywordIndexStatus, LastSync, SourceCounts
+from omem_protocol import (
+    EmbeddingStatus,
+    KeywordIndexStatus,
+    LastSync,
+    RerankStatus,
+    SourceCounts,
+)
 from openmemoryd.engine.counts import count_sources
 from openmemoryd.engine.journal_keeper import missing_report
 from openmemoryd.engine.recovery import IndexDamaged
@@ -48,6 +54,7 @@ class EngineStatus:
     sync: SyncerStatistics
     sessions_waiting: dict[str, int]
     keyword_index: KeywordIndexStatus
+    rerank: RerankStatus
 
 
 async def workspace_status(engine: Engine) -> EngineStatus:
@@ -119,6 +126,7 @@ async def workspace_status(engine: Engine) -> EngineStatus:
         sync=sync,
         sessions_waiting=dict(engine.files.waiting),
         keyword_index=engine.keyword_merger.status(),
+        rerank=engine.rerank.status(engine.config.search.rerank),
     )
 
 

@@ -9,8 +9,14 @@ itself (`rerank_candidates`) is in `stage`, the services' wire formats in
 
 from __future__ import annotations
 
-from openmemoryd.search.rerank.base import HttpReranker, Reranker, RerankError, RerankSkipped
-from openmemoryd.search.rerank.build import build_reranker
+from openmemoryd.search.rerank.base import (
+    HttpReranker,
+    RerankBusy,
+    Reranker,
+    RerankError,
+    RerankSkipped,
+)
+from openmemoryd.search.rerank.build import build_reranker, reranker_model
 from openmemoryd.search.rerank.local import LocalReranker, local_model_installed
 from openmemoryd.search.rerank.providers import (
     PROVIDERS,
@@ -20,7 +26,13 @@ from openmemoryd.search.rerank.providers import (
     TeiReranker,
     VoyageReranker,
 )
-from openmemoryd.search.rerank.stage import RerankNote, blend, normalise, rerank_candidates
+from openmemoryd.search.rerank.stage import (
+    RerankNote,
+    RerankOutcome,
+    blend,
+    normalise,
+    rerank_candidates,
+)
 
 __all__ = [
     "PROVIDERS",
@@ -29,8 +41,10 @@ __all__ = [
     "JinaReranker",
     "LlamaCppReranker",
     "LocalReranker",
+    "RerankBusy",
     "RerankError",
     "RerankNote",
+    "RerankOutcome",
     "RerankSkipped",
     "Reranker",
     "TeiReranker",
@@ -40,4 +54,5 @@ __all__ = [
     "local_model_installed",
     "normalise",
     "rerank_candidates",
+    "reranker_model",
 ]

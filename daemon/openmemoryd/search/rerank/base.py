@@ -47,6 +47,14 @@ class RerankSkipped(RerankError):
     """
 
 
+class RerankBusy(RerankSkipped):
+    """The reranker is scoring another search and this one will not wait for it.
+
+    Counted with the searches held back for others running (`status`): it
+    says agents overlap, not that the query was out of the model's reach.
+    """
+
+
 class Reranker(Protocol):
     """Scores documents against a query; higher means more relevant."""
 

@@ -82,6 +82,17 @@ def build_reranker(
     return cls(config)
 
 
+def reranker_model(settings: RerankSettings) -> str | None:
+    """The model *settings* rerank with, named without building anything
+    (`status` must not load a client); None when they turn reranking off."""
+    if settings.provider == "auto" and not local_model_installed():
+        return None
+    if settings.provider in ("local", "auto"):
+        return LOCAL_MODEL
+    cls = PROVIDERS.get(settings.provider)
+    return None if cls is None else settings.model.strip() or cls.default_model
+
+
 def _local(settings: RerankSettings) -> LocalReranker:
     """The in-daemon cross-encoder; its files are found now, loaded at the first search."""
     if settings.model.strip() not in ("", LOCAL_MODEL):

@@ -33,7 +33,7 @@ Invariants:
   separate documents scale across cores better than one document's small
   matrices do), and two scorings at once would only slow each other.
 * No search waits for the model: one that arrives while another is being
-  scored keeps its fused order (`RerankSkipped`, "scoring another search").
+  scored keeps its fused order (`RerankBusy`, "scoring another search").
   The model only refines an order that is already a good one, and queueing
   for it is what made searches slow under load: with 32 clients at once on
   two cores, waiting made a search's p99 5.4 s (the timeout) and cut
@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING, Any, Final
 import trio
 
 from openmemoryd.embed.packaged import model_dir, verify_pinned
-from openmemoryd.search.rerank.base import RerankError, RerankSkipped
+from openmemoryd.search.rerank.base import RerankBusy, RerankError, RerankSkipped
 
 if TYPE_CHECKING:
     from openmemoryd.embed.minilm.tokenizer import WordPieceTokenizer
@@ -183,7 +183,7 @@ class LocalReranker:
                 retryable=False,
             )
         if _LIMITER.borrowed_tokens:
-            raise RerankSkipped(
+            raise RerankBusy(
                 f"the local reranker ({LOCAL_MODEL}) is scoring another search",
                 retryable=True,
             )

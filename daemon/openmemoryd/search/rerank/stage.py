@@ -54,10 +54,20 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from openmemoryd.config import RerankSettings
 from openmemoryd.search.candidate import Candidate
-from openmemoryd.search.rerank.base import Reranker, RerankError, RerankSkipped, logger
+from openmemoryd.search.rerank.base import (
+    RerankBusy,
+    Reranker,
+    RerankError,
+    RerankSkipped,
+    logger,
+)
+
+# What became of one search at the stage, counted for `status`.
+RerankOutcome = Literal["reranked", "confident", "held_back", "not_applicable", "failed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,12 +79,17 @@ class RerankNote:
     sent: int
     weight: float
     took_ms: float = 0.0
-    error: str | None = None
-    skipped: bool = False  # `error` says why the reranker did not apply; not a failure
+    error: str | None = None  # why the candidates kept their fused order
+    outcome: RerankOutcome = "reranked"
 
     @property
     def applied(self) -> bool:
         return self.error is None
+
+    @property
+    def skipped(self) -> bool:
+        """The reranker did not apply (`error` says why); not a failure."""
+        return self.outcome not in ("reranked", "failed")
 
     def __str__(self) -> str:
         who = f"{self.provider} {self.model}".strip()
@@ -105,40 +120,40 @@ async def rerank_candidates(
     window = list(candidates[: plan.top_n])
     started = time.perf_counter()
 
-    def note(error: str | None = None, skipped: bool = False) -> RerankNote:
+    def note(outcome: RerankOutcome, error: str | None = None) -> RerankNote:
         took = round((time.perf_counter() - started) * 1000, 3)
-        sent = 0 if skipped else len(window)
-        return RerankNote(reranker.name, reranker.model, sent, plan.weight, took, error, skipped)
+        sent = len(window) if outcome in ("reranked", "failed") else 0
+        return RerankNote(reranker.name, reranker.model, sent, plan.weight, took, error, outcome)
 
-    if not window:
-        return list(candidates), note()
-    if len(window) == 1:
-        return list(candidates), note("one candidate: nothing to re-order", skipped=True)
+    if len(window) < 2:
+        why = "one candidate: nothing to re-order" if window else "no candidates"
+        return list(candidates), note("not_applicable", why)
     if settings.provider == "auto" and not calibrated:
         why = "no calibrated estimate to tell whether the fusion is unsure (auto)"
-        return list(candidates), note(why, skipped=True)
+        return list(candidates), note("not_applicable", why)
     first = window[0].score
     if calibrated and plan.confident_at < 1.0 and first >= plan.confident_at:
         why = f"the first candidate's estimate {first:.3f} is at least {plan.confident_at}"
         logger.debug("not reranked: %s", why)
-        return list(candidates), note(why, skipped=True)
+        return list(candidates), note("confident", why)
     if held_back is not None:
         logger.debug("not reranked: %s", held_back)
-        return list(candidates), note(held_back, skipped=True)
+        return list(candidates), note("held_back", held_back)
     try:
         scores = await reranker.rerank(query, [c.text for c in window])
         if len(scores) != len(window):
             raise RerankError(f"{len(scores)} scores for {len(window)} documents", retryable=False)
     except RerankSkipped as exc:
         logger.debug("%s; keeping the fused order", exc)
-        return list(candidates), note(str(exc), skipped=True)
+        outcome: RerankOutcome = "held_back" if isinstance(exc, RerankBusy) else "not_applicable"
+        return list(candidates), note(outcome, str(exc))
     except RerankError as exc:
         logger.warning("%s; keeping the fused order", exc)
-        return list(candidates), note(str(exc))
+        return list(candidates), note("failed", str(exc))
     except Exception as exc:  # a bug here must not fail the search either
         logger.warning("reranking failed; keeping the fused order", exc_info=True)
-        return list(candidates), note(f"{type(exc).__name__}: {exc}")
-    done = note()
+        return list(candidates), note("failed", f"{type(exc).__name__}: {exc}")
+    done = note("reranked")
     logger.debug("%s", done)
     return blend(candidates, scores, plan.weight), done
 
