@@ -47,6 +47,9 @@ EVERYDAY: Final = (
     "что было на прошлой неделе",
     "2023年夏天去了哪里",
     "最近三天做了什么",
+    "What did we eat over Christmas?",
+    "что делали на майских",
+    "国庆去哪了",
     "How do I rotate the TLS certificate?",
 )
 # A date word or phrase, repeated to the protocol's limit.
@@ -59,6 +62,8 @@ REPEATED: Final = (
     "с 3 по 5 марта ",
     "on the Monday ",
     "in the summer ",
+    "over Christmas ",
+    "国庆",
 )
 
 

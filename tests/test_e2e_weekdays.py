@@ -1,7 +1,7 @@
 """End to end with the real default embedder: a day of the week, the weekend,
 "a few days ago", the last N days, a span between two dates, "since" a
-date and seasons in a query, in three languages, read against the
-daemon's today.
+date, seasons and holidays in a query, in three languages, read against
+the daemon's today.
 
 The daily notes are dated relative to the day the test runs, so the day
 each query names is known: every note records one decision of Wei's, and
@@ -96,6 +96,17 @@ SEASONS = {
 }
 
 
+# notes of past holidays, one a language or two, none of them naming it
+HOLIDAYS = {
+    "memory/2024-12-25.md": "- Opened presents with the kids, roast goose for dinner",
+    "memory/2024-11-29.md": "- Cooked a turkey with Ola's parents",
+    "memory/2024-12-31.md": "- Встречали у Лены, салют в полночь",
+    "memory/2024-05-03.md": "- Ездили на дачу, посадили картошку",
+    "memory/2024-10-03.md": "- 和家人去杭州西湖玩了三天",
+    "memory/2024-02-11.md": "- 回老家给爷爷奶奶拜年",
+}
+
+
 # notes with a date in their text, not in their name or heading, and without
 UNDATED = {
     "memory/notes/deadlines.md": "# Deadlines\n\n"
@@ -113,7 +124,7 @@ def dated(module_env: Env) -> Iterator[Daemon]:
     env = module_env
     env.write_config("")  # the defaults, with the bundled local model
     (env.workspace / "memory").mkdir(parents=True)
-    for path, text in (NOTES | SEASONS).items():
+    for path, text in (NOTES | SEASONS | HOLIDAYS).items():
         (env.workspace / path).write_text(text + "\n")
     (env.workspace / "memory" / "notes").mkdir()
     for path, text in UNDATED.items():
@@ -281,3 +292,39 @@ def test_explain_says_which_days_the_query_names(dated: Daemon) -> None:
     assert reply["explain"]["dates"] == [
         {"type": "query_days", "start": "2025-06-01", "end": "2025-08-31"}
     ], reply["explain"]
+
+
+def test_a_holiday_lists_the_notes_of_its_days(dated: Daemon) -> None:
+    """Without a year, a fixed holiday is any year's and a moving one each of
+    the last years'; with one, that year's."""
+    for queries, expected in (
+        (("what did we do over Christmas?", "圣诞节做了什么"), "memory/2024-12-25.md"),
+        (("what happened at Thanksgiving 2024?",), "memory/2024-11-29.md"),
+        (("что было на Новый год?",), "memory/2024-12-31.md"),
+        (
+            ("что делали на майских?", "что было в майские праздники 2024 года"),
+            "memory/2024-05-03.md",
+        ),
+        (("国庆做了什么", "2024年国庆"), "memory/2024-10-03.md"),
+        (("春节做了什么", "what happened over Chinese New Year 2024"), "memory/2024-02-11.md"),
+    ):
+        _assert_timeline(dated, queries, [expected])
+
+
+def test_a_question_naming_a_holiday_finds_its_note_first(dated: Daemon) -> None:
+    """No word of the question is in the note: its date is what finds it."""
+    for query, expected in (
+        ("What did we eat for Christmas?", "memory/2024-12-25.md"),
+        ("Где были на Новый год?", "memory/2024-12-31.md"),
+        ("Что сажали на майских?", "memory/2024-05-03.md"),
+        ("国庆假期怎么过的？", "memory/2024-10-03.md"),
+        ("春节去看谁了？", "memory/2024-02-11.md"),
+    ):
+        reply = _search(dated, query)
+        assert reply["mode"] == "hybrid", (query, reply)
+        first = reply["results"][0]  # type: ignore[index]
+        assert first["path"] == expected, (query, reply)
+    header = _explained(dated, "What did we eat for Christmas?")
+    assert "# dates: --12-24 to --12-26 (notes of those days ranked higher)" in header, header
+    # a holiday as a thing is not its day
+    assert not [h for h in _explained(dated, "Christmas tree ideas") if h.startswith("# dates")]

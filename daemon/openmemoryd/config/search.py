@@ -206,8 +206,8 @@ class SearchSettings(Section, frozen=True):
         bool,
         doc(
             "Read dates in the query (25 May 2022, last week, on Monday, 3 days ago, since 3"
-            " March, the last 3 days, last summer, 昨天, 上周五, 最近三天, вчера, на выходных, с 3"
-            " по 5 марта)"
+            " March, the last 3 days, last summer, over Christmas, 昨天, 上周五, 最近三天, 国庆,"
+            " вчера, на выходных, с 3 по 5 марта, на майских)"
             " and prefer notes of those days instead of matching the date's words (calibrated"
             " fusion)."
         ),

@@ -32,7 +32,7 @@ from typing import Final
 from openmemoryd.search.day_ranges import DateRange, months_back, week_start
 from openmemoryd.search.relative_dates import EN_COUNT, RU_COUNT, ZH_COUNT, count_of, unit_of
 
-__all__ = ["Mention", "joined_and_since", "rolling_mentions"]
+__all__ = ["Mention", "joined_and_since", "rolling_mentions", "since_cue"]
 
 # A date mention: its span in the query and the days it means.
 Mention = tuple[int, int, DateRange]
@@ -253,6 +253,14 @@ def _last_before(days: DateRange, today: date) -> DateRange:
     """A yearless *days* in the last year it began by *today*."""
     this_year = _in_year(days, today.year)
     return this_year if this_year.start <= today else _in_year(days, today.year - 1)
+
+
+def since_cue(query: str, start: int, end: int) -> bool:
+    """Whether "since" (since, after, с, после, 自从 before it; 以来, 起 after)
+    goes with the mention at *start*:*end*: a holiday named without a year
+    is then its last one, not every year's."""
+    before = _before(_SINCE_BEFORE, query, start)
+    return before is not None or _SINCE_AFTER.match(query, end) is not None
 
 
 def _since(query: str, mention: Mention, ends: set[int], today: date) -> Mention:

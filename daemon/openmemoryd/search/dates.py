@@ -11,7 +11,8 @@ to another of a month ("3-5 March", с 3 по 5 марта, 3月3日到5日) and
 in English, Chinese and Russian; relative ones ("yesterday", "last week",
 "on Monday", "3 days ago", 昨天, 上周五, 去年, вчера, на прошлой неделе, на
 выходных: `relative_dates`) resolved against the current day; seasons
-("last summer", летом 2023 года, 去年冬天: `seasons`); and spans
+("last summer", летом 2023 года, 去年冬天: `seasons`); holidays ("over
+Christmas", на майских, 国庆: `holidays`); and spans
 ("in the last 3 days", "since 3 March", "from 3 March to 5 April", 最近三天,
 за последнюю неделю: `date_spans`) — and returns the date ranges they mean
 together with the query text left once they are removed, so the keyword leg
@@ -39,6 +40,7 @@ from typing import Final
 
 from openmemoryd.search.date_spans import Mention, joined_and_since, rolling_mentions
 from openmemoryd.search.day_ranges import SLACK_DAYS, DateRange, month_range
+from openmemoryd.search.holidays import holiday_mentions
 from openmemoryd.search.relative_dates import (
     EN_COUNT,
     RU_COUNT,
@@ -373,9 +375,12 @@ def parse_query_dates(query: str, today: date) -> QueryDates:
             claimed[start:end] = b"\x01" * (end - start)
             found.extend((start, end, span) for span in days)
 
-    # seasons first: 2023年 is a year, 2023年夏天 its summer
+    # seasons and holidays first: 2023年 is a year, 2023年夏天 its summer,
+    # 2023年春节 its Spring Festival ("the Fourth of July" is not all July)
     for start, end, seasons in season_mentions(query, today):
         add(start, end, *seasons)
+    for start, end, holidays in holiday_mentions(query, today):
+        add(start, end, *holidays)
     for pattern in _ABSOLUTE:
         for match in pattern.finditer(query):
             days = _absolute(match)

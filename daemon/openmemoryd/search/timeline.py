@@ -35,7 +35,8 @@ _FILLER_WORDS: Final = frozenset(
     """
     what what's whats which did do does done doing i we you me us my our the a an any
     anything everything all is are was were be been has have had happen happened
-    happening going on in at from of for during about so far up to new latest show
+    happening going on in at from of for during over around about so far up to new
+    latest show
     list give tell summarize summarise summary recap notes note memory memories log
     logs journal entries entry events event work worked working stuff things please can
     could would remind change changed changes
@@ -44,7 +45,7 @@ _FILLER_WORDS: Final = frozenset(
     память журнал покажи покажите расскажи расскажите список за в на о об про все всё
     новое нового новенького занимался занималась занимались итоги события работа
     работе работу работал работала работали пожалуйста напомни напомните можешь
-    можете можно рассказать показать сводка сводку обзор резюме дела изменилось
+    можете можно рассказать показать сводка сводку обзор резюме дела изменилось под
     изменения поменялось
     """.split()
 )
