@@ -273,7 +273,8 @@ def test_edges_past_a_month_or_before_it(query: str, expected: list[tuple[str, s
         ("on 14/3/2026", [("2026-03-14", "2026-03-14", False)]),
         ("on 3/14/2026", [("2026-03-14", "2026-03-14", False)]),
         ("on 3/3/2026", [("2026-03-03", "2026-03-03", False)]),
-        ("on 3/4/2026", []),  # the 3rd of April or March the 4th: left as words
+        # the 3rd of April or March the 4th: both
+        ("on 3/4/2026", [("2026-03-04", "2026-03-04", False), ("2026-04-03", "2026-04-03", False)]),
         ("ip 10.0.0.1", []),
     ],
 )

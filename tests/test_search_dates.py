@@ -388,6 +388,26 @@ def test_a_query_of_only_a_date_keeps_its_text_for_the_keyword_leg() -> None:
     assert parsed.rest == "2022-05-25"
 
 
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        # neither number above 12: 4 March (American) and 3 April (elsewhere)
+        ("the invoice of 3/4/2022", ["2022-03-04", "2022-04-03"]),
+        ("счёт от 3/4/2022", ["2022-03-04", "2022-04-03"]),
+        ("3/4/2022的发票", ["2022-03-04", "2022-04-03"]),
+        ("the invoice of 31/2/2022", []),
+        ("the invoice of 13/13/2022", []),
+        ("the invoice of 0/4/2022", []),
+    ],
+)
+def test_a_date_in_figures_either_way_is_both_days(query: str, expected: list[str]) -> None:
+    found = ranges(query)
+    assert [start for start, _, _ in found] == expected
+    assert all(start == end and not any_year for start, end, any_year in found)
+    if expected:
+        assert "2022" not in parse_query_dates(query, TODAY).remainder
+
+
 def test_impossible_dates_are_not_dates() -> None:
     assert ranges("2023-13-01") == []
     assert ranges("2023年13月") == [("2023-01-01", "2023-12-31", False)]  # the year stands

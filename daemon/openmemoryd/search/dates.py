@@ -295,6 +295,22 @@ def _month_and_day(groups: dict[str, str | None]) -> tuple[int | None, int | Non
     return (int(month) if month else None), day
 
 
+def _either_way(match: re.Match[str]) -> tuple[DateRange, ...]:
+    """Both days a date in figures may be when neither number is above 12
+    (3/4/2026: 4 March as America writes it, 3 April as most of the world
+    does); nothing for any other match `_absolute` did not read."""
+    groups = match.groupdict()
+    raw_a, raw_b, raw_year = groups.get("sa"), groups.get("sb"), groups.get("year")
+    if not (raw_a and raw_b and raw_year):
+        return ()
+    first, second, year = int(raw_a), int(raw_b), int(raw_year)
+    try:
+        days = (date(year, first, second), date(year, second, first))
+    except ValueError:  # 0/4/2026
+        return ()
+    return tuple(DateRange(day, day) for day in days)
+
+
 def _edge(month: DateRange, groups: dict[str, str | None]) -> DateRange:
     """The first or last days or weeks of *month* an edge form names ("the
     last two weeks of", "первую неделю", 第二周 the second week)."""
@@ -384,8 +400,9 @@ def parse_query_dates(query: str, today: date) -> QueryDates:
     for pattern in _ABSOLUTE:
         for match in pattern.finditer(query):
             days = _absolute(match)
-            if days is not None:
-                add(match.start(), match.end(), days)
+            both = _either_way(match) if days is None else ()
+            if days is not None or both:
+                add(match.start(), match.end(), *((days,) if days is not None else both))
     single_days = [mention for mention in found if mention[2].start == mention[2].end]
     for start, end, days in (
         *rolling_mentions(query, today),
