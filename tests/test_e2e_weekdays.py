@@ -104,6 +104,8 @@ HOLIDAYS = {
     "memory/2024-05-03.md": "- Ездили на дачу, посадили картошку",
     "memory/2024-10-03.md": "- 和家人去杭州西湖玩了三天",
     "memory/2024-02-11.md": "- 回老家给爷爷奶奶拜年",
+    # 3/4/2025 read the way most of the world writes it
+    "memory/2025-04-03.md": "- Signed the lease for the new office",
 }
 
 
@@ -328,3 +330,15 @@ def test_a_question_naming_a_holiday_finds_its_note_first(dated: Daemon) -> None
     assert "# dates: --12-24 to --12-26 (notes of those days ranked higher)" in header, header
     # a holiday as a thing is not its day
     assert not [h for h in _explained(dated, "Christmas tree ideas") if h.startswith("# dates")]
+
+
+def test_a_date_in_figures_that_reads_either_way_lists_both_days(dated: Daemon) -> None:
+    """3/4/2025 is 4 March in America and 3 April elsewhere: only the second
+    has a note here, and both are the days asked about."""
+    _assert_timeline(
+        dated,
+        ("what happened on 3/4/2025", "что было 3/4/2025", "3/4/2025做了什么"),
+        ["memory/2025-04-03.md"],
+    )
+    header = _explained(dated, "what happened on 3/4/2025")
+    assert "# dates: 2025-03-04, 2025-04-03 (their notes listed)" in header, header
