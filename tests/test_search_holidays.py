@@ -59,6 +59,7 @@ def ranges(query: str, today: date = TODAY) -> list[tuple[str, str, bool]]:
         ("майские праздники", [("2000-05-01", "2000-05-10", True)], ""),
         ("парад в День Победы", [("2000-05-09", "2000-05-09", True)], "парад в"),
         ("国庆去哪了", [("2000-10-01", "2000-10-07", True)], "去哪了"),
+        ("这个国庆去哪", [("2000-10-01", "2000-10-07", True)], "这个 去哪"),
         ("十一假期去哪了", [("2000-10-01", "2000-10-07", True)], "假期去哪了"),
         ("五一假期去哪了", [("2000-05-01", "2000-05-05", True)], "假期去哪了"),
         ("元旦做了什么", [("2000-01-01", "2000-01-01", True)], "做了什么"),
@@ -137,6 +138,12 @@ def test_a_moving_holiday_without_a_year_is_each_of_the_last_years() -> None:
 
 def test_since_a_holiday_is_since_its_last_one() -> None:
     assert ranges("since Chinese New Year") == [("2026-02-16", "2026-11-27", False)]
+    assert ranges("what happened since Christmas") == [("2025-12-24", "2026-11-27", False)]
+    assert ranges("after Thanksgiving") == [("2025-11-27", "2026-11-27", False)]
+    assert ranges("что было после майских") == [("2026-05-01", "2026-11-27", False)]
+    assert ranges("с Рождества") == [("2026-01-07", "2026-11-27", False)]
+    # "the day after" counts from the holiday: its own days
+    assert ranges("the day after Christmas") == [("2000-12-24", "2000-12-26", True)]
     assert ranges("国庆以来") == [("2026-10-01", "2026-11-27", False)]
     assert ranges("since Christmas Day") == [("2025-12-25", "2026-11-27", False)]
 
@@ -149,13 +156,18 @@ def test_since_a_holiday_is_since_its_last_one() -> None:
         "Thanksgiving dinner recipes",
         "Easter eggs",
         "Halloween costumes",
-        "с Новым годом",
+        "с Новым годом",  # "с" and the instrumental wish it
+        "с Пасхой",
+        "с Рождеством",
+        "поздравить с Днём Победы",
         "Пасха",  # a name alone: about the holiday, not its day
         "новый год начался",
         "清明上河图",
         "五一班的同学",
         "十一个人",
         "二十五一",
+        "王国庆的电话是多少",  # a given name
+        "张国庆",
     ],
 )
 def test_a_holiday_as_a_thing_is_not_a_date(query: str) -> None:

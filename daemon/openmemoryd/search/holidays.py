@@ -27,16 +27,19 @@ its days in every year, a moving one on each of the last ten years' (or,
 after "since" or before 以来, the last one only: "since Chinese New Year").
 
 A holiday as a thing is not a date. In English a bare name needs a word
-that makes it one: "on", "at", "over", "during", "around" or "for" before
-it, a year after it, "last" or "this" before it, or "Day", "Eve",
+that makes it one: "on", "at", "over", "during", "around", "for", "since"
+or "after" before it, a year after it, "last" or "this" before it, or "Day", "Eve",
 "holidays", "break" after it ("Christmas Eve dinner" is a date,
 "Christmas tree" and "New Year's resolutions" are not). Russian names need
-"на", "в" or "под" ("на Новый год", "в Пасху"), or the words that say the
+"на", "в", "под", "с" or "после" ("на Новый год", "в Пасху", "после
+майских"), or the words that say the
 holidays themselves ("майские праздники", "новогодние каникулы"); "с Новым
 годом" is a greeting. Chinese names are dates as they stand (国庆去哪了),
 except the few that are ordinary words too: 十一 ("eleven") only as
 十一假期 and the like, 清明 only as 清明节 or before 假期, 期间 and the like,
-五一 not inside a longer number.
+五一 not inside a longer number, and 国庆, a given name too (王国庆), after
+another Han character only where that one leads to a time (过国庆, 这个国庆,
+今年国庆).
 """
 
 from __future__ import annotations
@@ -73,6 +76,8 @@ class _Holiday:
 def _on(
     month: int, day: int, last_month: int | None = None, last_day: int | None = None
 ) -> _Holiday:
+    """From *month* *day* to *last_month* *last_day* (that day alone if unset), every year."""
+
     def days(year: int) -> DateRange:
         end = date(year, last_month or month, last_day or day)
         return DateRange(date(year, month, day), end)
@@ -130,7 +135,7 @@ _HOLIDAYS: Final[dict[str, _Holiday]] = {
     "ru_may_holidays": _on(5, 1, 5, 10),
     "victory_day": _on(5, 9),
     "spring_festival": _lunar(1, 1, before=1, after=6),
-    "lunar_eve": _lunar(1, 1, before=1, after=-1),
+    "lunar_eve": _lunar(1, 1, before=1, after=-1),  # 除夕: the day before 初一 alone
     "lunar_new_year_day": _lunar(1, 1),
     "lantern": _lunar(1, 15),
     "dragon_boat": _lunar(5, 5),
@@ -176,25 +181,24 @@ _RU_NAMES: Final = (
     (r"х[эе]ллоуин\w*", "halloween", False),
     (r"д(?:ень|ня|ню|нём|нем)\s+святого\s+валентина|валентинов\w*\s+д\w+", "valentine", True),
 )
-_NUMERALS: Final = (
-    "一二三四五六七八九十百零〇两"  # 五一 and 十一 inside a longer number are not holidays
-)
+# 五一 and 十一 inside a longer number (二十五一, 五一班, 十一个) are not holidays
+_NUMERALS: Final = r"\d一二三四五六七八九十百零〇两"
+# 国庆 is a given name too (王国庆, 张国庆): after another Han character it is
+# the holiday only after one that leads to a time (过, 在, 这个, 今年, 这次, 从 …)
+_NOT_A_NAME: Final = r"(?:(?<![\u4e00-\u9fff])|(?<=[过在个的年次从到和等前后]))"
 _ZH_NAMES: Final = (
     (r"大年初一|正月初一", "lunar_new_year_day"),
     (r"除夕|大年三十|年三十", "lunar_eve"),
     (r"春节|过年|农历新年", "spring_festival"),
     (r"元宵节", "lantern"),
     (r"清明节|清明(?=假期|小长假|期间|那天|的时候|时)", "qingming"),
-    (
-        r"(?<![\d一二三四五六七八九十百零〇两第])五一(?![\d一二三四五六七八九十百零〇班级路号届])",
-        "labour_day_cn",
-    ),
+    (rf"(?<![{_NUMERALS}第])五一(?![{_NUMERALS}班级路号届])", "labour_day_cn"),
     (r"劳动节", "labour_day_cn"),
     (r"端午节?", "dragon_boat"),
     (r"七夕节?", "qixi"),
     (r"中秋节?", "mid_autumn"),
     (
-        r"国庆节?|(?<![\d一二三四五六七八九十百零〇两第双])十一(?=假期|长假|黄金周|期间)",
+        rf"{_NOT_A_NAME}国庆节?|(?<![{_NUMERALS}第双])十一(?=假期|长假|黄金周|期间)",
         "national_day_cn",
     ),
     (r"元旦", "new_years_day"),
@@ -209,9 +213,10 @@ _ZH_NAMES: Final = (
 )
 
 _YEAR: Final = r"(?P<year>(?:19|20)\d\d)"
-_EN_LEAD: Final = r"(?P<lead>\b(?:on|at|over|during|around|for)\s+(?:the\s+)?)?"
+# "since" and "after" read as from the holiday to today (`date_spans`)
+_EN_LEAD: Final = r"(?P<lead>\b(?:on|at|over|during|around|for|since|after)\s+(?:the\s+)?)?"
 _EN_MOD: Final = r"(?:(?P<mod>last|this\s+past|this)\s+)?"
-_RU_LEAD: Final = r"(?P<lead>(?<!\w)(?:на|в|во|под)\s+)?"
+_RU_LEAD: Final = r"(?P<lead>(?<!\w)(?:на|в|во|под|с|со|после)\s+)?"
 _RU_MOD: Final = r"(?:(?P<mod>прошл\w*|эт(?:от|и|ой|у|их|ом))\s+)?"
 _ZH_BEFORE: Final = rf"(?:{_YEAR}\s*年\s*的?\s*|(?P<back>今年|去年|前年)\s*的?\s*)?"
 _YEARS_BACK: Final = {"今年": 0, "去年": 1, "前年": 2}
@@ -258,7 +263,7 @@ def _compile() -> tuple[tuple[re.Pattern[str], str, bool], ...]:
         patterns.append((text, re.IGNORECASE, key, alone))
     for name, key, alone in _RU_NAMES:
         text = (
-            rf"{_RU_LEAD}(?P<m>{_RU_MOD}(?<!\w)(?:{name})(?!\w)"
+            rf"{_RU_LEAD}(?P<m>{_RU_MOD}(?<!\w)(?P<ru>{name})(?!\w)"
             rf"(?:\s+{_YEAR}(?:\s*(?:г\.|года|год))?(?!\w))?)"
         )
         patterns.append((text, re.IGNORECASE, key, alone))
@@ -286,6 +291,8 @@ def holiday_mentions(query: str, today: date) -> Iterator[tuple[int, int, tuple[
             mod = (groups.get("mod") or "").lower()
             if not (alone or groups.get("lead") or mod or year):
                 continue
+            if _greeting(groups):
+                continue
             start, end = match.span("m")
             # a fixed holiday's "since" is read with the other dates' (`date_spans`)
             since = not (holiday.fixed or year or back or mod) and since_cue(query, start, end)
@@ -295,6 +302,17 @@ def holiday_mentions(query: str, today: date) -> Iterator[tuple[int, int, tuple[
                 continue
             if found:
                 yield start, end, found
+
+
+def _greeting(groups: dict[str, str | None]) -> bool:
+    """ "С Новым годом", "с Пасхой", "с Рождеством": "с" and the holiday in
+    the instrumental wish it, where "с Нового года" (the genitive) is since."""
+    lead = (groups.get("lead") or "").strip().lower()
+    name = (groups.get("ru") or "").lower()
+    return lead in ("с", "со") and _INSTRUMENTAL.search(name) is not None
+
+
+_INSTRUMENTAL: Final = re.compile(r"(?:ом|ой|ым|ем|ём|ами|ими|ями)\b")
 
 
 # The same holiday named over and over costs one reading.
