@@ -90,7 +90,7 @@ from typing import Any, Final
 
 import tomlkit
 
-from bench.args import name_list
+from bench.args import name_list, number_list
 from bench.daemon import BenchDaemon, BenchDaemonError
 from bench.locomo_data import (
     CATEGORIES,
@@ -419,16 +419,6 @@ def _data_summary(
 # ---------------------------------------------------------------- command line
 
 
-def _indices(text: str) -> list[int]:
-    try:
-        values = [int(p) for p in text.split(",") if p.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a list of integers: {text!r}") from None
-    if not values or any(v < 0 for v in values):
-        raise argparse.ArgumentTypeError("give conversation indices (0-based), e.g. 0,1")
-    return list(dict.fromkeys(values))
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m bench.locomo``; returns the exit code (0 ok, 1 failed, 2 usage or data)."""
     args_list, command = invocation("bench.locomo", argv)
@@ -450,7 +440,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="dated,undated; default: both for bm25 and hybrid-0.5, dated for the rest",
     )
     parser.add_argument(
-        "--conversations", type=_indices, default=None, help="0-based indices; default all"
+        "--conversations",
+        type=number_list(int, at_least=0, what="conversation indices"),
+        default=None,
+        help="0-based indices; default all",
     )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="locomo10.json")
     parser.add_argument(
@@ -496,7 +489,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DataError as exc:
         print(f"locomo: {exc}", file=sys.stderr)
         return 2
-    wanted = args.conversations if args.conversations is not None else range(len(every))
+    wanted = (
+        list(dict.fromkeys(args.conversations))  # each once, in the order given
+        if args.conversations is not None
+        else range(len(every))
+    )
     missing = [i for i in wanted if i >= len(every)]
     if missing:
         print(f"locomo: the data has {len(every)} conversations; no {missing}", file=sys.stderr)
