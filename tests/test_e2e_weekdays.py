@@ -106,6 +106,8 @@ HOLIDAYS = {
     "memory/2024-02-11.md": "- 回老家给爷爷奶奶拜年",
     # 3/4/2025 read the way most of the world writes it
     "memory/2025-04-03.md": "- Signed the lease for the new office",
+    # a note of the year before last, whatever year the tests run in
+    f"memory/{TODAY.year - 2}-03-20.md": "- Moved into the flat on Rua Augusta",
 }
 
 
@@ -342,3 +344,19 @@ def test_a_date_in_figures_that_reads_either_way_lists_both_days(dated: Daemon) 
     )
     header = _explained(dated, "what happened on 3/4/2025")
     assert "# dates: 2025-03-04, 2025-04-03 (their notes listed)" in header, header
+
+
+def test_the_year_before_last_lists_its_notes(dated: Daemon) -> None:
+    """前年 is two years back (上上周, 上上个月 likewise), not 上周 or 去年."""
+    year = TODAY.year - 2
+    every = NOTES | SEASONS | HOLIDAYS
+    expected = sorted((path for path in every if path.startswith(f"memory/{year}-")), reverse=True)
+    assert f"memory/{year}-03-20.md" in expected
+    queries = (
+        "what happened the year before last",
+        "what happened two years ago",
+        "что было в позапрошлом году",
+        "前年做了什么",
+        "两年前做了什么",
+    )
+    _assert_timeline(dated, queries, expected[:6])  # the newest six: the default limit

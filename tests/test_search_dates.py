@@ -149,6 +149,27 @@ def test_russian_absolute_dates(query: str, expected: list[tuple[str, str, bool]
         ("месяц назад", "2026-10-01", "2026-10-31"),
         ("пару месяцев назад", "2026-09-01", "2026-09-30"),
         ("пять месяцев назад", "2026-06-01", "2026-06-30"),
+        # the one before last: 上上周 is not 上周
+        ("what happened the week before last", "2026-11-09", "2026-11-15"),
+        ("что было на позапрошлой неделе", "2026-11-09", "2026-11-15"),
+        ("上上周的会议", "2026-11-09", "2026-11-15"),
+        ("上上周五", "2026-11-09", "2026-11-15"),  # its week: not last week's Friday
+        ("上上个星期", "2026-11-09", "2026-11-15"),
+        ("the month before last", "2026-09-01", "2026-09-30"),
+        ("в позапрошлом месяце", "2026-09-01", "2026-09-30"),
+        ("上上个月的账单", "2026-09-01", "2026-09-30"),
+        ("the year before last", "2024-01-01", "2024-12-31"),
+        ("в позапрошлом году", "2024-01-01", "2024-12-31"),
+        ("前年的体检结果", "2024-01-01", "2024-12-31"),
+        ("大前年", "2023-01-01", "2023-12-31"),
+        # years ago: the calendar year of it, as "last year" is
+        ("where did I live two years ago", "2024-01-01", "2024-12-31"),
+        ("a year ago", "2025-01-01", "2025-12-31"),
+        ("два года назад", "2024-01-01", "2024-12-31"),
+        ("год назад", "2025-01-01", "2025-12-31"),
+        ("5 лет назад", "2021-01-01", "2021-12-31"),
+        ("两年前的照片", "2024-01-01", "2024-12-31"),
+        ("十年前", "2016-01-01", "2016-12-31"),
         # parts of a day are the day
         ("what did I eat last night", "2026-11-24", "2026-11-24"),
         ("昨晚的讨论", "2026-11-24", "2026-11-24"),
@@ -178,6 +199,9 @@ def test_relative_dates_resolve_against_today(query: str, start: str, end: str) 
         "3日前提交报告",  # "before the 3rd", not "3 days ago"
         "三月前完成",  # "before March": months are counted with 个
         "месяцев назад",  # not how many
+        "много лет назад",  # "many years ago"
+        "年前回家",  # "before the (lunar) new year", no count
+        "上上下下",
     ],
 )
 def test_words_that_only_look_like_dates_are_left_alone(query: str) -> None:

@@ -33,6 +33,13 @@ _RELATIVE: Final = tuple(
             r"|今天|今日|今早|今晚",
             "today",
         ),
+        # the one before last first: 上上周 holds 上周
+        (
+            r"\bthe\s+week\s+before\s+last\b"
+            r"|(?<!\w)(?:на\s+|за\s+)?позапрошл(?:ой|ую)\s+недел[еиюя](?!\w)"
+            r"|上上个?(?:周|星期|礼拜)",
+            "week_before_last",
+        ),
         (
             r"\blast week\b|\bprevious week\b"
             r"|(?<!\w)(?:на\s+|за\s+)?прошл(?:ой|ую)\s+недел[еиюя](?!\w)|上周|上星期|上个星期",
@@ -44,6 +51,11 @@ _RELATIVE: Final = tuple(
             "this_week",
         ),
         (
+            r"\bthe\s+month\s+before\s+last\b"
+            r"|(?<!\w)(?:в\s+|за\s+)?позапрошл(?:ом|ый|ого)\s+месяц[еа]?(?!\w)|上上个?月",
+            "month_before_last",
+        ),
+        (
             r"\blast month\b|\bprevious month\b"
             r"|(?<!\w)(?:в\s+|за\s+)?прошл(?:ом|ый|ого)\s+месяц[еа]?(?!\w)|上个月|上月",
             "last_month",
@@ -51,6 +63,12 @@ _RELATIVE: Final = tuple(
         (
             r"\bthis month\b|(?<!\w)(?:в\s+|за\s+)?эт(?:ом|от|ого)\s+месяц[еа]?(?!\w)|这个月|本月",
             "this_month",
+        ),
+        (r"大前年", "three_years_back"),
+        (
+            r"\bthe\s+year\s+before\s+last\b"
+            r"|(?<!\w)(?:в\s+|за\s+)?позапрошл(?:ом|ый|ого)\s+год[уа]?(?!\w)|前年",
+            "year_before_last",
         ),
         (
             r"\blast year\b|\bprevious year\b"
@@ -137,7 +155,7 @@ _WEEKDAYS: Final = tuple(
             r"(?!\w)(?!\s+по\s)",
             "since",
         ),
-        (rf"上个?{_ZH_WEEK}(?P<wd>{_ZH_WEEKDAY_RE})以来", "since_week_before"),
+        (rf"(?<!上)上个?{_ZH_WEEK}(?P<wd>{_ZH_WEEKDAY_RE})以来", "since_week_before"),
         (rf"{_ZH_NOT_AFTER}{_ZH_WEEK}(?P<wd>{_ZH_WEEKDAY_RE})以来", "since"),
         (rf"\b(?:last|past|this\s+past)\s+(?P<wd>{_EN_WEEKDAY_RE})\b", "last"),
         (rf"\bthis\s+(?P<wd>{_EN_WEEKDAY_RE})\b", "this"),
@@ -150,7 +168,7 @@ _WEEKDAYS: Final = tuple(
         (rf"(?<!\w)(?:в|на)\s+эт(?:и|их)\s+(?P<wd>{_RU_WEEKEND_RE})(?!\w)", "this"),
         (rf"(?<!\w)во?\s+(?P<wd>{_RU_WEEKDAY_RE})(?!\w)", "before"),
         (rf"(?<!\w)(?:в|на)\s+(?P<wd>{_RU_WEEKEND_RE})(?!\w)", "before"),
-        (rf"上个?{_ZH_WEEK}(?P<wd>{_ZH_WEEKDAY_RE})", "week_before"),
+        (rf"(?<!上)上个?{_ZH_WEEK}(?P<wd>{_ZH_WEEKDAY_RE})", "week_before"),
         (rf"(?:这个?|本){_ZH_WEEK}(?P<wd>{_ZH_WEEKDAY_RE})", "this"),
         (rf"{_ZH_NOT_AFTER}{_ZH_WEEK}(?P<wd>{_ZH_WEEKDAY_RE})", "before"),
     )
@@ -231,17 +249,18 @@ ZH_COUNT: Final = (
 _AGO: Final = tuple(
     re.compile(pattern, re.IGNORECASE)
     for pattern in (
-        rf"\b{EN_COUNT}\s+(?P<unit>days?|weeks?|months?)\s+ago\b",
-        rf"(?<!\w)(?:{RU_COUNT}\s+)?(?P<unit>дн(?:я|ей)|день|недел[июь]|месяц(?:а|ев)?)"
+        rf"\b{EN_COUNT}\s+(?P<unit>days?|weeks?|months?|years?)\s+ago\b",
+        rf"(?<!\w)(?:{RU_COUNT}\s+)?(?P<unit>дн(?:я|ей)|день|недел[июь]|месяц(?:а|ев)?|год(?:а)?|лет)"
         r"\s+назад(?!\w)",
         rf"{ZH_COUNT}\s*(?:个\s*)?(?P<unit>天|周|星期|礼拜)以?前",
+        rf"{ZH_COUNT}\s*(?P<unit>年)以?前",
         # 三月前 is "before March": months are counted with 个 (三个月前)
         rf"{ZH_COUNT}\s*个\s*(?P<unit>月)以?前",
     )
 )
 # Without a number only the singular is one: "неделю назад" is a week ago,
 # "дней назад" ("days ago") says not how many.
-_ONE_UNIT: Final = ("день", "неделю", "месяц")
+_ONE_UNIT: Final = ("день", "неделю", "месяц", "год")
 
 
 def _ago_range(match: re.Match[str], today: date) -> DateRange | None:
@@ -252,6 +271,9 @@ def _ago_range(match: re.Match[str], today: date) -> DateRange | None:
         return None
     count = count_of(match.group("n") or "1")
     try:
+        if unit_of(unit) == "year":  # the calendar year, as "last year" is
+            year = today.year - count
+            return DateRange(date(year, 1, 1), date(year, 12, 31))
         if unit_of(unit) == "month":
             return month_range(*months_back(today, count))
         if unit_of(unit) == "week":
@@ -294,6 +316,7 @@ def _chinese_count(numeral: str) -> int:
 
 
 _DAYS_BACK: Final = {"today": 0, "yesterday": 1, "before_yesterday": 2, "three_days_ago": 3}
+_YEARS_BACK: Final = {"last_year": 1, "year_before_last": 2, "three_years_back": 3}
 
 
 def _relative_range(meaning: str, today: date) -> DateRange:
@@ -311,8 +334,13 @@ def _relative_range(meaning: str, today: date) -> DateRange:
         return DateRange(last_month_end.replace(day=1), last_month_end)
     if meaning == "this_month":
         return DateRange(month_start, today)
-    if meaning == "last_year":
-        return DateRange(date(today.year - 1, 1, 1), date(today.year - 1, 12, 31))
+    if meaning == "week_before_last":
+        return DateRange(week - timedelta(days=14), week - timedelta(days=8))
+    if meaning == "month_before_last":
+        return month_range(*months_back(today, 2))
+    if meaning in _YEARS_BACK:
+        year = today.year - _YEARS_BACK[meaning]
+        return DateRange(date(year, 1, 1), date(year, 12, 31))
     if meaning == "this_year":
         return DateRange(date(today.year, 1, 1), today)
     if meaning == "few_days_ago":
