@@ -360,3 +360,15 @@ def test_the_year_before_last_lists_its_notes(dated: Daemon) -> None:
         "两年前做了什么",
     )
     _assert_timeline(dated, queries, expected[:6])  # the newest six: the default limit
+
+
+def test_a_part_of_a_year_lists_its_notes(dated: Daemon) -> None:
+    """The end of 2024 is its last four months, not all of it."""
+    expected = [
+        "memory/2024-12-31.md",
+        "memory/2024-12-25.md",
+        "memory/2024-11-29.md",
+        "memory/2024-10-03.md",
+    ]
+    queries = ("what happened at the end of 2024", "что было в конце 2024 года", "2024年底做了什么")
+    _assert_timeline(dated, queries, expected)

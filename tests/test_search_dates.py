@@ -76,6 +76,46 @@ def test_the_days_a_query_names_are_days_weeks_and_thirds_not_months() -> None:
     assert not parse_query_dates("what did I buy?", TODAY).names(date(2026, 3, 23))
 
 
+@pytest.mark.parametrize(
+    ("query", "start", "end"),
+    [
+        # a third of a month, as 8月初 is; a week's three days; a year's four months
+        ("what did we ship at the end of last month", "2026-10-21", "2026-10-31"),
+        ("mid last month", "2026-10-11", "2026-10-20"),
+        ("в середине прошлого месяца", "2026-10-11", "2026-10-20"),
+        ("上个月底的账单", "2026-10-21", "2026-10-31"),
+        ("本月初", "2026-11-01", "2026-11-10"),
+        ("上上个月初", "2026-09-01", "2026-09-10"),
+        ("at the beginning of this week", "2026-11-23", "2026-11-25"),
+        ("в начале этой недели", "2026-11-23", "2026-11-25"),
+        ("в конце прошлой недели", "2026-11-20", "2026-11-22"),
+        ("early this year", "2026-01-01", "2026-04-30"),
+        ("late last year", "2025-09-01", "2025-12-31"),
+        ("в конце прошлого года", "2025-09-01", "2025-12-31"),
+        ("去年年底的体检", "2025-09-01", "2025-12-31"),
+        ("今年年初", "2026-01-01", "2026-04-30"),
+        ("the end of 2023", "2023-09-01", "2023-12-31"),
+        ("в начале 2024 года", "2024-01-01", "2024-04-30"),
+        ("2023年底", "2023-09-01", "2023-12-31"),
+    ],
+)
+def test_a_part_of_a_span_counted_from_today(query: str, start: str, end: str) -> None:
+    """Not the whole span: "the end of last month" is its last ten days."""
+    assert ranges(query) == [(start, end, False)]
+
+
+def test_a_part_of_a_span_not_named_is_a_habit() -> None:
+    """ "At the end of the month" with no "this" or "last" is every month's."""
+    for query in (
+        "pay rent at the end of the month",
+        "в начале месяца платим аренду",
+        "年底发奖金",
+    ):
+        assert ranges(query) == [], query
+    # 这周末 is the weekend, not the end of the week
+    assert ranges("这周末") == [("2026-11-28", "2026-11-29", False)]
+
+
 def test_words_for_a_part_of_something_else_are_not_dates() -> None:
     assert ranges("at the end of the sprint") == []
     assert ranges("в начале проекта") == []

@@ -12,7 +12,9 @@ in English, Chinese and Russian; relative ones ("yesterday", "last week",
 "on Monday", "3 days ago", 昨天, 上周五, 去年, вчера, на прошлой неделе, на
 выходных: `relative_dates`) resolved against the current day; seasons
 ("last summer", летом 2023 года, 去年冬天: `seasons`); holidays ("over
-Christmas", на майских, 国庆: `holidays`); and spans
+Christmas", на майских, 国庆: `holidays`); parts of a week, month or year
+counted from today ("at the end of last month", в начале года, 年底:
+`relative_parts`); and spans
 ("in the last 3 days", "since 3 March", "from 3 March to 5 April", 最近三天,
 за последнюю неделю: `date_spans`) — and returns the date ranges they mean
 together with the query text left once they are removed, so the keyword leg
@@ -39,7 +41,13 @@ from functools import lru_cache
 from typing import Final
 
 from openmemoryd.search.date_spans import Mention, joined_and_since, rolling_mentions
-from openmemoryd.search.day_ranges import SLACK_DAYS, DateRange, month_range
+from openmemoryd.search.day_ranges import (
+    SLACK_DAYS,
+    DateRange,
+    month_range,
+    month_third,
+    which_third,
+)
 from openmemoryd.search.holidays import holiday_mentions
 from openmemoryd.search.relative_dates import (
     EN_COUNT,
@@ -49,6 +57,7 @@ from openmemoryd.search.relative_dates import (
     relative_mentions,
     unit_of,
 )
+from openmemoryd.search.relative_parts import part_mentions
 from openmemoryd.search.seasons import season_mentions
 
 __all__ = [
@@ -136,11 +145,6 @@ _RU_YEAR: Final = rf"{_YEAR}(?:\s*(?:г\.|года|год))?"
 _EDGE_UNIT_EN: Final = r"(?P<unit>days?|weeks?)"
 _EDGE_UNIT_RU: Final = r"(?P<unit>дн(?:я|ей|и)|день|недел[июьи]|недель)"
 _ZH_MONTH_START: Final = rf"(?:{_YEAR}\s*年\s*|(?<![\d年]))(?P<month>[01]?\d)\s*月"
-_THIRDS: Final = (
-    (("early", "beginning", "start", "начал", "初", "上旬"), 1),
-    (("mid", "middle", "середин", "中旬"), 2),
-    (("late", "end", "кон", "下旬", "底", "末"), 3),
-)
 
 # Order matters: the most specific form of each script first, so "25 May,
 # 2022" is read as one day, not as "May 2022" plus a stray 25, and "early
@@ -232,24 +236,6 @@ class QueryDates:
 
 def _days_named(span: DateRange) -> bool:
     return (span.end - span.start).days < NAMED_DAYS
-
-
-def _which_third(part: str) -> int:
-    lowered = part.lower()
-    return next(
-        third
-        for words, third in _THIRDS
-        if any(word in lowered for word in words)  # "the end of", "в конце"
-    )
-
-
-def _third(month: DateRange, third: int) -> DateRange:
-    """Days 1-10, 11-20 or 21-end of *month*."""
-    if third == 1:
-        return DateRange(month.start, month.start.replace(day=10))
-    if third == 2:
-        return DateRange(month.start.replace(day=11), month.start.replace(day=20))
-    return DateRange(month.start.replace(day=21), month.end)
 
 
 def _ru_month(name: str) -> int:
@@ -347,7 +333,7 @@ def _absolute(match: re.Match[str]) -> DateRange | None:
             # 2000 when no year is named: a leap year, so February has its 29th
             whole = month_range(year if year is not None else 2000, month)
             if groups.get("part"):
-                whole = _third(whole, _which_third(groups["part"]))
+                whole = month_third(whole, which_third(groups["part"]))
             elif groups.get("edge"):
                 whole = _edge(whole, groups)
             return DateRange(whole.start, whole.end, any_year=year is None)
@@ -397,6 +383,9 @@ def parse_query_dates(query: str, today: date) -> QueryDates:
         add(start, end, *seasons)
     for start, end, holidays in holiday_mentions(query, today):
         add(start, end, *holidays)
+    # a part of a span before the span: "the end of last month", 2023年底
+    for start, end, part in part_mentions(query, today):
+        add(start, end, part)
     for pattern in _ABSOLUTE:
         for match in pattern.finditer(query):
             days = _absolute(match)

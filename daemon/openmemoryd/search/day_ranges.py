@@ -11,7 +11,15 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Final
 
-__all__ = ["SLACK_DAYS", "DateRange", "month_range", "months_back", "week_start"]
+__all__ = [
+    "SLACK_DAYS",
+    "DateRange",
+    "month_range",
+    "month_third",
+    "months_back",
+    "week_start",
+    "which_third",
+]
 
 SLACK_DAYS: Final = 3
 
@@ -52,3 +60,31 @@ def months_back(day: date, count: int) -> tuple[int, int]:
 def week_start(day: date) -> date:
     """The Monday of *day*'s week (weeks start on Monday, as `date.weekday` counts)."""
     return day - timedelta(days=day.weekday())
+
+
+# A part of a month (or week, or year): its first, middle or last third, by
+# the words for each in the three languages.
+THIRDS: Final = (
+    (("early", "beginning", "start", "начал", "初", "上旬"), 1),
+    (("mid", "middle", "середин", "中"), 2),  # 中旬, 年中
+    (("late", "end", "кон", "下旬", "底", "末"), 3),
+)
+
+
+def which_third(part: str) -> int:
+    """1, 2 or 3: the third of a span a part word names ("early", "в конце", 下旬)."""
+    lowered = part.lower()
+    return next(
+        third
+        for words, third in THIRDS
+        if any(word in lowered for word in words)  # "the end of", "в конце"
+    )
+
+
+def month_third(month: DateRange, third: int) -> DateRange:
+    """Days 1-10, 11-20 or 21-end of *month*."""
+    if third == 1:
+        return DateRange(month.start, month.start.replace(day=10))
+    if third == 2:
+        return DateRange(month.start.replace(day=11), month.start.replace(day=20))
+    return DateRange(month.start.replace(day=21), month.end)
