@@ -372,3 +372,20 @@ def test_a_part_of_a_year_lists_its_notes(dated: Daemon) -> None:
     ]
     queries = ("what happened at the end of 2024", "что было в конце 2024 года", "2024年底做了什么")
     _assert_timeline(dated, queries, expected)
+
+
+def test_this_time_last_year_is_the_weeks_around_todays_date_then(dated: Daemon) -> None:
+    try:
+        then = TODAY.replace(year=TODAY.year - 1)
+    except ValueError:  # 29 February
+        then = TODAY.replace(year=TODAY.year - 1, day=28)
+    weeks = f"{then - timedelta(days=14)} to {then + timedelta(days=14)}"
+    for query in (
+        "What was Wei deciding this time last year?",
+        "Что Вэй (Wei) решал в это же время в прошлом году?",
+        "Wei去年这个时候在决定什么？",
+    ):
+        header = _explained(dated, query)
+        assert any(line.startswith(f"# dates: {weeks} (") for line in header), (query, header)
+    header = _explained(dated, "What did Wei decide a year ago today?")
+    assert any(line.startswith(f"# dates: {then} (") for line in header), header

@@ -202,6 +202,16 @@ def test_russian_absolute_dates(query: str, expected: list[tuple[str, str, bool]
         ("в позапрошлом году", "2024-01-01", "2024-12-31"),
         ("前年的体检结果", "2024-01-01", "2024-12-31"),
         ("大前年", "2023-01-01", "2023-12-31"),
+        # the same time last year: the weeks around today's date then, or that day
+        ("what was I doing this time last year", "2025-11-11", "2025-12-09"),
+        ("around the same time last year", "2025-11-11", "2025-12-09"),
+        ("в это же время в прошлом году", "2025-11-11", "2025-12-09"),
+        ("год назад в это же время", "2025-11-11", "2025-12-09"),
+        ("去年这个时候", "2025-11-11", "2025-12-09"),
+        ("去年同期的数据", "2025-11-11", "2025-12-09"),
+        ("a year ago today", "2025-11-25", "2025-11-25"),
+        ("ровно год назад", "2025-11-25", "2025-11-25"),
+        ("去年的今天", "2025-11-25", "2025-11-25"),
         # years ago: the calendar year of it, as "last year" is
         ("where did I live two years ago", "2024-01-01", "2024-12-31"),
         ("a year ago", "2025-01-01", "2025-12-31"),

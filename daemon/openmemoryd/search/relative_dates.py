@@ -258,6 +258,41 @@ _AGO: Final = tuple(
         rf"{ZH_COUNT}\s*个\s*(?P<unit>月)以?前",
     )
 )
+# The same time a year back: the weeks around today's date last year ("this
+# time last year", в это же время в прошлом году, 去年这个时候), or that very
+# day (去年的今天, "a year ago today", ровно год назад). Read before "last
+# year" and "a year ago", which would take all of last year.
+_SAME_TIME: Final = tuple(
+    (re.compile(pattern, re.IGNORECASE), days)
+    for pattern, days in (
+        (
+            r"\b(?:a\s+year\s+ago\s+today|(?:on\s+)?this\s+day\s+last\s+year)\b"
+            r"|(?<!\w)ровно\s+год\s+назад(?!\w)|去年的?今天|去年的?今日",
+            0,
+        ),
+        (
+            r"\b(?:(?:around|at|about)\s+)?(?:this|the\s+same)\s+time\s+(?:last\s+year|a\s+year\s+ago)\b"
+            r"|(?<!\w)(?:в\s+)?(?:это\s+же|то\s+же|это)\s+время\s+(?:в\s+)?прошло(?:м|го)\s+год[ау]?(?!\w)"
+            r"|(?<!\w)год\s+назад\s+в\s+это\s+(?:же\s+)?время(?!\w)"
+            r"|去年(?:的)?(?:这个时候|这时候|此时|同期|这会儿)",
+            14,
+        ),
+    )
+)
+
+
+def _same_time_last_year(today: date, around: int) -> DateRange | None:
+    """*today*'s date a year back, give or take *around* days."""
+    try:
+        day = today.replace(year=today.year - 1)
+    except ValueError:  # 29 February
+        day = today.replace(year=today.year - 1, day=28)
+    try:
+        return DateRange(day - timedelta(days=around), day + timedelta(days=around))
+    except OverflowError:
+        return None
+
+
 # Without a number only the singular is one: "неделю назад" is a week ago,
 # "дней назад" ("days ago") says not how many.
 _ONE_UNIT: Final = ("день", "неделю", "месяц", "год")
@@ -407,6 +442,14 @@ def relative_mentions(
     *today*, the most specific forms first (they may overlap: the caller
     keeps the first of overlapping spans). *days* are the single days the
     query names, with their spans, for a weekday next to one."""
+    for pattern, around in _SAME_TIME:
+        for match in pattern.finditer(query):
+            try:
+                same = _same_time_last_year(today, around)
+            except ValueError:  # year 1
+                continue
+            if same is not None:
+                yield match.start(), match.end(), same
     for pattern in _AGO:
         for match in pattern.finditer(query):
             ago = _ago_range(match, today)
