@@ -323,6 +323,11 @@ _WORDS = (
     "недели", "за", "最近", "过去", "三天", "3月", "3日", "到", "5日", "以来", "起", "第", "周",
     "最后", "-", "–", "3.03.2026", "3/14/2026", "14/3/2026", "summer", "winter", "this",
     "летом", "зимой", "прошлой", "夏天", "冬天", "去年", "在", "2023年",
+    "on", "over", "Christmas", "Eve", "New", "Year's", "Thanksgiving", "Easter", "Chinese",
+    "на", "Новый", "год", "майских", "Пасху", "Рождества", "春节", "国庆", "中秋", "除夕",
+    "before", "year", "years", "ago", "time", "end", "early", "назад", "года", "позапрошлой",
+    "неделе", "конце", "прошлого", "месяца", "上上周", "上上个月", "前年", "两年前", "年底",
+    "本月", "初", "同期", "今天", "3/4/2026",
 )  # fmt: skip
 
 
@@ -332,6 +337,7 @@ _WORDS = (
     today=st.dates(min_value=date(1, 1, 1), max_value=date(9999, 12, 31)),
 )
 def test_any_mix_of_date_words_parses_on_any_day(words: list[str], today: date) -> None:
-    """Never raises, even at the calendar's ends, and every range runs forward."""
+    """Never raises, even at the calendar's ends (and the Chinese calendar's,
+    1900-2099), and every range runs forward."""
     parsed = parse_query_dates(" ".join(words), today)
     assert all(r.start <= r.end for r in parsed.ranges)
