@@ -148,6 +148,18 @@ def test_since_a_holiday_is_since_its_last_one() -> None:
     assert ranges("since Christmas Day") == [("2025-12-25", "2026-11-27", False)]
 
 
+def test_from_one_holiday_to_another_is_the_days_between() -> None:
+    assert ranges("what did we do between Christmas and New Year") == [
+        ("2000-12-24", "2000-12-31", True),
+        ("2000-01-01", "2000-01-01", True),
+    ]
+    assert ranges("from Halloween to Christmas") == [("2000-10-31", "2000-12-26", True)]
+    assert ranges("from Christmas until New Year 2025") == [("2024-12-24", "2025-01-01", False)]
+    # "and" or "to" before a bare name makes a date only after another holiday
+    assert ranges("salt and Easter eggs") == []
+    assert ranges("go to Easter mass") == []
+
+
 @pytest.mark.parametrize(
     "query",
     [

@@ -27,12 +27,14 @@ its days in every year, a moving one on each of the last ten years' (or,
 after "since" or before 以来, the last one only: "since Chinese New Year").
 
 A holiday as a thing is not a date. In English a bare name needs a word
-that makes it one: "on", "at", "over", "during", "around", "for", "since"
-or "after" before it, a year after it, "last" or "this" before it, or "Day", "Eve",
-"holidays", "break" after it ("Christmas Eve dinner" is a date,
-"Christmas tree" and "New Year's resolutions" are not). Russian names need
-"на", "в", "под", "с" or "после" ("на Новый год", "в Пасху", "после
-майских"), or the words that say the
+that makes it one: "on", "at", "over", "during", "around", "for",
+"since", "after", "from" or "between" before it, a year after it, "last"
+or "this" before it, "Day", "Eve", "holidays", "break" after it, or "to",
+"and", "until" between it and another holiday read so ("between Christmas
+and New Year" is the days from one to the other; "Christmas Eve dinner"
+is a date, "Christmas tree", "New Year's resolutions" and "salt and Easter
+eggs" are not). Russian names need "на", "в", "под", "с" or "после" ("на
+Новый год", "в Пасху", "после майских"), or the words that say the
 holidays themselves ("майские праздники", "новогодние каникулы"); "с Новым
 годом" is a greeting. Chinese names are dates as they stand (国庆去哪了),
 except the few that are ordinary words too: 十一 ("eleven") only as
@@ -213,10 +215,16 @@ _ZH_NAMES: Final = (
 )
 
 _YEAR: Final = r"(?P<year>(?:19|20)\d\d)"
-# "since" and "after" read as from the holiday to today (`date_spans`)
-_EN_LEAD: Final = r"(?P<lead>\b(?:on|at|over|during|around|for|since|after)\s+(?:the\s+)?)?"
+# "since" and "after" read as from the holiday to today, "from … to" and
+# "between … and" as the days from one to the other (`date_spans`)
+_EN_LEAD: Final = (
+    r"(?P<lead>\b(?:on|at|over|during|around|for|since|after|from|between"
+    r"|to|and|until|till|through)\s+(?:the\s+)?)?"
+)
 _EN_MOD: Final = r"(?:(?P<mod>last|this\s+past|this)\s+)?"
 _RU_LEAD: Final = r"(?P<lead>(?<!\w)(?:на|в|во|под|с|со|после)\s+)?"
+# Words that make a bare name a date only as the second end of a span
+_SECOND_LEADS: Final = frozenset(("to", "and", "until", "till", "through"))
 _RU_MOD: Final = r"(?:(?P<mod>прошл\w*|эт(?:от|и|ой|у|их|ом))\s+)?"
 _ZH_BEFORE: Final = rf"(?:{_YEAR}\s*年\s*的?\s*|(?P<back>今年|去年|前年)\s*的?\s*)?"
 _YEARS_BACK: Final = {"今年": 0, "去年": 1, "前年": 2}
@@ -281,6 +289,8 @@ def holiday_mentions(query: str, today: date) -> Iterator[tuple[int, int, tuple[
     named = {key for key, stems in _STEMS.items() if any(stem in lowered for stem in stems)}
     if not named:
         return
+    found: list[tuple[int, int, tuple[DateRange, ...]]] = []
+    second: list[tuple[int, int, int, tuple[DateRange, ...]]] = []  # lead start, span, days
     for pattern, key, alone in _PATTERNS:
         if key not in named:
             continue
@@ -289,25 +299,33 @@ def holiday_mentions(query: str, today: date) -> Iterator[tuple[int, int, tuple[
             groups = match.groupdict()
             year, back = groups.get("year") or groups.get("inner"), groups.get("back")
             mod = (groups.get("mod") or "").lower()
-            if not (alone or groups.get("lead") or mod or year):
-                continue
-            if _greeting(groups):
+            lead = (groups.get("lead") or "").strip().lower()
+            if not (alone or lead or mod or year) or _greeting(lead, groups):
                 continue
             start, end = match.span("m")
             # a fixed holiday's "since" is read with the other dates' (`date_spans`)
             since = not (holiday.fixed or year or back or mod) and since_cue(query, start, end)
             try:
-                found = _days(key, year, back, mod, since, today)
+                days = _days(key, year, back, mod, since, today)
             except (OverflowError, ValueError):  # past the calendars' ends
                 continue
-            if found:
-                yield start, end, found
+            if not days:
+                continue
+            if lead in _SECOND_LEADS and not (alone or mod or year):
+                second.append((match.start("lead"), start, end, days))
+            else:
+                found.append((start, end, days))
+    # "to New Year", "and New Year": a date only as the end of a span from one
+    ends = {end for _, end, _ in found}
+    for lead_start, start, end, days in second:
+        if any(query[e:lead_start].isspace() or e == lead_start for e in ends):
+            found.append((start, end, days))
+    yield from found
 
 
-def _greeting(groups: dict[str, str | None]) -> bool:
+def _greeting(lead: str, groups: dict[str, str | None]) -> bool:
     """ "С Новым годом", "с Пасхой", "с Рождеством": "с" and the holiday in
     the instrumental wish it, where "с Нового года" (the genitive) is since."""
-    lead = (groups.get("lead") or "").strip().lower()
     name = (groups.get("ru") or "").lower()
     return lead in ("с", "со") and _INSTRUMENTAL.search(name) is not None
 
