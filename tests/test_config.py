@@ -73,6 +73,7 @@ def test_config_flag_beats_the_config_env(tmp_path: Path) -> None:
         ("[search]\nmin_score = 3\n", r"<= 1.0 - at `\$.search.min_score`"),
         ("[index]\nchunk_tokens = 1\n", r"chunk_tokens"),
         ("log_level = 'loud'\n", "log_level"),
+        ("[search]\nseasons = 'east'\n", r"Invalid enum value 'east' - at `\$.search.seasons`"),
         ("this is = not toml [", "invalid config file"),
     ],
 )

@@ -132,3 +132,29 @@ def test_since_a_season() -> None:
 def test_seasons_at_the_calendars_ends(today: date) -> None:
     for query in ("last winter", "this winter", "去年冬天", "winter 2023", "in the summer"):
         parse_query_dates(query, today)  # no error
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("last summer", [("2025-12-01", "2026-02-28", False)]),
+        ("last winter", [("2026-06-01", "2026-08-31", False)]),
+        ("winter 2023", [("2023-06-01", "2023-08-31", False)]),
+        ("summer 2023", [("2023-01-01", "2023-02-28", False), ("2023-12-01", "2024-02-29", False)]),
+        ("прошлым летом", [("2025-12-01", "2026-02-28", False)]),
+        ("去年冬天", [("2025-06-01", "2025-08-31", False)]),
+        ("this summer", [("2026-12-01", "2027-02-28", False)]),  # the coming one, in November
+        (
+            "during the summer",
+            [("2000-01-01", "2000-02-29", True), ("2000-12-01", "2000-12-31", True)],
+        ),
+        ("весной 2024 года", [("2024-09-01", "2024-11-30", False)]),
+    ],
+)
+def test_the_southern_hemispheres_seasons(
+    query: str, expected: list[tuple[str, str, bool]]
+) -> None:
+    """`search.seasons = "south"`: summer is December to February, and it is
+    the season read both ways across the new year."""
+    found = parse_query_dates(query, TODAY, south=True).ranges
+    assert [(r.start.isoformat(), r.end.isoformat(), r.any_year) for r in found] == expected

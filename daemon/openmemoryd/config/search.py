@@ -212,6 +212,14 @@ class SearchSettings(Section, frozen=True):
             " fusion)."
         ),
     ] = True
+    seasons: Annotated[
+        Literal["north", "south"],
+        doc(
+            'Whose seasons "last summer", "зимой" and 去年夏天 mean: the northern'
+            " hemisphere's (summer June to August) or the southern one's (summer December"
+            " to February)."
+        ),
+    ] = "north"
     neighbours: Annotated[
         bool,
         doc(

@@ -358,11 +358,12 @@ def _strip(text: str, spans: Iterable[tuple[int, int]]) -> str:
     return " ".join("".join(out).split())
 
 
-def parse_query_dates(query: str, today: date) -> QueryDates:
+def parse_query_dates(query: str, today: date, *, south: bool = False) -> QueryDates:
     """The date ranges *query* mentions, and the query with those mentions removed.
 
-    Relative words resolve against *today* (the caller's local day). A query
-    with no date mention comes back with no ranges and its text unchanged.
+    Relative words resolve against *today* (the caller's local day); *south*
+    reads seasons as the southern hemisphere's. A query with no date
+    mention comes back with no ranges and its text unchanged.
     """
     found: list[Mention] = []
     # the characters a mention holds: the first of overlapping mentions wins
@@ -379,7 +380,7 @@ def parse_query_dates(query: str, today: date) -> QueryDates:
 
     # seasons and holidays first: 2023年 is a year, 2023年夏天 its summer,
     # 2023年春节 its Spring Festival ("the Fourth of July" is not all July)
-    for start, end, seasons in season_mentions(query, today):
+    for start, end, seasons in season_mentions(query, today, south=south):
         add(start, end, *seasons)
     for start, end, holidays in holiday_mentions(query, today):
         add(start, end, *holidays)

@@ -466,7 +466,7 @@ def _query_dates(text: str, settings: SearchSettings, now: float) -> QueryDates:
     if not settings.date_aware:
         return QueryDates((), text, text)
     today = date.fromtimestamp(now) if now > 0 else date.today()
-    return parse_query_dates(text, today)
+    return parse_query_dates(text, today, south=settings.seasons == "south")
 
 
 def _timeline(

@@ -5,10 +5,12 @@ summer"; "прошлым летом", "летом 2023 года", "зимой"; 
 The seasons are the meteorological ones of the northern hemisphere, where
 most people writing the three languages live: spring is March to May,
 summer June to August, autumn September to November, winter December to
-February. A season with a year is that year's ("summer 2023" is June to
-August 2023); winter, which crosses the new year, is read both ways people
-mean it ("winter 2023" is January and February 2023, and December 2023 to
-February 2024). "Last summer" is the last one over before today, "this
+February; with ``search.seasons = "south"`` those of the southern one
+(summer December to February, winter June to August). A season with a year
+is that year's ("summer 2023" is June to August 2023); the one that crosses
+the new year (winter in the north, summer in the south) is read both ways
+people mean it ("winter 2023" is January and February 2023, and December
+2023 to February 2024). "Last summer" is the last one over before today, "this
 winter" the one under way or coming; a season without a year or a word
 before it is any year's, and only after "in", "during", "over" (летом,
 зимой; 在夏天, 夏天的时候): "summer clothes", "winter tyres", "autumn
@@ -65,24 +67,31 @@ _MENTIONS: Final = tuple(
 _YEARS_BACK: Final = {"今年": 0, "去年": 1, "前年": 2}
 
 
-def season_mentions(query: str, today: date) -> Iterator[tuple[int, int, tuple[DateRange, ...]]]:
+def season_mentions(
+    query: str, today: date, *, south: bool = False
+) -> Iterator[tuple[int, int, tuple[DateRange, ...]]]:
     """Each season *query* names: its span and the days it means on *today*
-    (winter with a year is two spans of months)."""
+    (the one crossing the new year, with a year, is two spans of months);
+    *south*: the southern hemisphere's seasons."""
     for pattern, which in _MENTIONS:
         for match in pattern.finditer(query):
             try:
-                found = _season_days(match, which, today)
+                found = _season_days(match, which, today, south)
             except (OverflowError, ValueError):  # past the calendar's ends
                 continue
             yield match.start(), match.end(), found
 
 
-def _season_days(match: re.Match[str], which: str, today: date) -> tuple[DateRange, ...]:
+def _season_days(
+    match: re.Match[str], which: str, today: date, south: bool
+) -> tuple[DateRange, ...]:
     groups = match.groupdict()
     name = (groups.get("season") or groups.get("noun") or "").lower()
     first = next(month for stems, month in _FIRST_MONTH if any(s in name for s in stems))
+    if south:  # six months on: summer from December, winter from June
+        first = (first + 5) % 12 + 1
     if which == "any":
-        if first == 12:  # any December, January or February
+        if first == 12:  # any December, January or February (crossing the new year)
             return (
                 DateRange(date(2000, 1, 1), date(2000, 2, 29), any_year=True),
                 DateRange(date(2000, 12, 1), date(2000, 12, 31), any_year=True),
