@@ -29,7 +29,7 @@ from pathlib import Path
 import apsw
 import pytest
 
-from conftest import Env
+from conftest import Daemon, Env
 from omem_client import Client
 from omem_protocol import (
     DEFAULT_MAX_FRAME,
@@ -115,6 +115,31 @@ def wait_for_vectors(client: Client, within: float = 20.0) -> float:
         )
 
     return wait_until(complete, "the vectors are complete", within)
+
+
+@contextlib.contextmanager
+def fake_vectors_daemon(
+    env: Env, notes: dict[str, str], config: Callable[[str], str]
+) -> Iterator[Daemon]:
+    """A daemon over *notes* (path -> one line each) whose vectors come from
+    the OpenAI-style fake embedder, every chunk embedded (searches are then
+    hybrid, with calibrated estimates); *config* makes the config file's
+    text from the fake's base URL. Stopped on the way out."""
+    from fake_embedding_servers import FakeEmbeddingServer
+
+    with FakeEmbeddingServer() as embedder:
+        env.write_config(config(f"{embedder.url}/v1"))
+        (env.workspace / "memory").mkdir(parents=True)
+        for path, text in notes.items():
+            (env.workspace / path).write_text(text + "\n")
+        daemon = Daemon(env).start()
+        try:
+            with daemon.client() as client:
+                client.sync()
+                wait_for_vectors(client)
+            yield daemon
+        finally:
+            daemon.stop()
 
 
 def rss_kib(pid: int) -> int:

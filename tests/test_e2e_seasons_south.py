@@ -15,8 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from conftest import Daemon, Env
-from fake_embedding_servers import FakeEmbeddingServer
-from reliability_support import wait_for_vectors
+from reliability_support import fake_vectors_daemon
 from test_reload import wait_for_log
 
 pytestmark = pytest.mark.e2e
@@ -27,28 +26,17 @@ NOTES = {
 }
 
 
-def config(embedder: FakeEmbeddingServer, seasons: str) -> str:
+def southern_config(base_url: str) -> str:
     return (
-        f'[embedding]\nprovider = "openai"\n[embedding.openai]\nbase_url = "{embedder.url}/v1"\n'
-        f'[search]\nseasons = "{seasons}"\n'
+        f'[embedding]\nprovider = "openai"\n[embedding.openai]\nbase_url = "{base_url}"\n'
+        '[search]\nseasons = "south"\n'
     )
 
 
 @pytest.fixture
-def southern(env: Env) -> Iterator[tuple[Daemon, FakeEmbeddingServer]]:
-    with FakeEmbeddingServer() as embedder:
-        env.write_config(config(embedder, "south"))
-        (env.workspace / "memory").mkdir(parents=True)
-        for path, text in NOTES.items():
-            (env.workspace / path).write_text(text + "\n")
-        daemon = Daemon(env).start()
-        try:
-            with daemon.client() as client:
-                client.sync()
-                wait_for_vectors(client)
-            yield daemon, embedder
-        finally:
-            daemon.stop()
+def southern(env: Env) -> Iterator[Daemon]:
+    with fake_vectors_daemon(env, NOTES, southern_config) as daemon:
+        yield daemon
 
 
 def _timeline(daemon: Daemon, query: str) -> list[str]:
@@ -59,10 +47,8 @@ def _timeline(daemon: Daemon, query: str) -> list[str]:
     return [hit["path"] for hit in reply["results"]]
 
 
-def test_summer_is_december_to_february_in_the_south(
-    southern: tuple[Daemon, FakeEmbeddingServer],
-) -> None:
-    daemon, embedder = southern
+def test_summer_is_december_to_february_in_the_south(southern: Daemon) -> None:
+    daemon = southern
     for query in (
         "what did we do in summer 2024",
         "что было летом 2024 года",
@@ -72,7 +58,7 @@ def test_summer_is_december_to_february_in_the_south(
     assert _timeline(daemon, "what did we do in the winter of 2024") == ["memory/2024-07-15.md"]
 
     # back to the north without a restart
-    daemon.env.write_config(config(embedder, "north"))
+    daemon.env.write_config(daemon.env.config_file.read_text().replace('"south"', '"north"'))
     assert daemon.proc is not None
     daemon.proc.send_signal(signal.SIGHUP)
     wait_for_log(daemon, "search.seasons 'south' -> 'north'")

