@@ -47,6 +47,7 @@ from openmemoryd.search.day_ranges import (
     month_range,
     month_third,
     which_third,
+    year_range,
 )
 from openmemoryd.search.holidays import holiday_mentions
 from openmemoryd.search.relative_dates import (
@@ -328,7 +329,7 @@ def _absolute(match: re.Match[str]) -> DateRange | None:
         if month is None:
             if year is None:
                 return None
-            return DateRange(date(year, 1, 1), date(year, 12, 31))
+            return year_range(year)
         if day is None:
             # 2000 when no year is named: a leap year, so February has its 29th
             whole = month_range(year if year is not None else 2000, month)

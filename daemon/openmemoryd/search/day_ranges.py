@@ -13,6 +13,7 @@ from typing import Final
 
 __all__ = [
     "SLACK_DAYS",
+    "ZH_YEARS_BACK",
     "DateRange",
     "month_range",
     "month_third",
@@ -22,6 +23,9 @@ __all__ = [
 ]
 
 SLACK_DAYS: Final = 3
+# 今年, 去年, 前年 before a season, a holiday or a part of a year: how many
+# years back from today's
+ZH_YEARS_BACK: Final = {"今年": 0, "去年": 1, "前年": 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +53,11 @@ def month_range(year: int, month: int) -> DateRange:
     first = date(year, month, 1)
     following = date(year + (month == 12), month % 12 + 1, 1)
     return DateRange(first, following - timedelta(days=1))
+
+
+def year_range(year: int) -> DateRange:
+    """The whole of *year*; ValueError when it is not on the calendar."""
+    return DateRange(date(year, 1, 1), date(year, 12, 31))
 
 
 def months_back(day: date, count: int) -> tuple[int, int]:

@@ -57,7 +57,7 @@ from dateutil.easter import EASTER_ORTHODOX, EASTER_WESTERN, easter
 from lunardate import LunarDate
 
 from openmemoryd.search.date_spans import since_cue
-from openmemoryd.search.day_ranges import DateRange
+from openmemoryd.search.day_ranges import ZH_YEARS_BACK, DateRange
 
 __all__ = ["holiday_mentions"]
 
@@ -227,7 +227,6 @@ _RU_LEAD: Final = r"(?P<lead>(?<!\w)(?:на|в|во|под|с|со|после)\s
 _SECOND_LEADS: Final = frozenset(("to", "and", "until", "till", "through"))
 _RU_MOD: Final = r"(?:(?P<mod>прошл\w*|эт(?:от|и|ой|у|их|ом))\s+)?"
 _ZH_BEFORE: Final = rf"(?:{_YEAR}\s*年\s*的?\s*|(?P<back>今年|去年|前年)\s*的?\s*)?"
-_YEARS_BACK: Final = {"今年": 0, "去年": 1, "前年": 2}
 
 
 # Words (lower case) one of which each holiday's names hold: a query holding
@@ -342,7 +341,7 @@ def _days(
     if year is not None:
         return (holiday.days(int(year)),)
     if back is not None:
-        return (holiday.days(today.year - _YEARS_BACK[back]),)
+        return (holiday.days(today.year - ZH_YEARS_BACK[back]),)
     if mod in ("this", "этот", "эти", "этой", "эту", "этих", "этом"):
         return (holiday.days(today.year),)
     if mod or since:  # "last", "this past", "прошлый", and "since": the last one over

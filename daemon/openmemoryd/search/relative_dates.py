@@ -16,7 +16,13 @@ from collections.abc import Iterator, Sequence
 from datetime import date, timedelta
 from typing import Final
 
-from openmemoryd.search.day_ranges import DateRange, month_range, months_back, week_start
+from openmemoryd.search.day_ranges import (
+    DateRange,
+    month_range,
+    months_back,
+    week_start,
+    year_range,
+)
 
 __all__ = ["EN_COUNT", "RU_COUNT", "ZH_COUNT", "count_of", "relative_mentions", "unit_of"]
 
@@ -309,7 +315,7 @@ def _ago_range(match: re.Match[str], today: date) -> DateRange | None:
     try:
         if unit_of(unit) == "year":  # the calendar year, as "last year" is
             year = today.year - count
-            return DateRange(date(year, 1, 1), date(year, 12, 31))
+            return year_range(year)
         if unit_of(unit) == "month":
             return month_range(*months_back(today, count))
         if unit_of(unit) == "week":
@@ -376,7 +382,7 @@ def _relative_range(meaning: str, today: date) -> DateRange:
         return month_range(*months_back(today, 2))
     if meaning in _YEARS_BACK:
         year = today.year - _YEARS_BACK[meaning]
-        return DateRange(date(year, 1, 1), date(year, 12, 31))
+        return year_range(year)
     if meaning == "this_year":
         return DateRange(date(today.year, 1, 1), today)
     if meaning == "few_days_ago":

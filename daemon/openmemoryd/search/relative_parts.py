@@ -22,12 +22,14 @@ from datetime import date, timedelta
 from typing import Final
 
 from openmemoryd.search.day_ranges import (
+    ZH_YEARS_BACK,
     DateRange,
     month_range,
     month_third,
     months_back,
     week_start,
     which_third,
+    year_range,
 )
 
 __all__ = ["part_mentions"]
@@ -53,7 +55,6 @@ _ZH: Final = re.compile(
     r"(?P<part>初(?![一二三四五六七八九十])|中(?![\u4e00-\u9fff])|中(?=的)|底|末)"
 )
 _BACK: Final = {"last": 1, "previous": 1, "прошл": 1, "позапрошл": 2, "上": 1, "上上": 2}
-_YEARS_BACK: Final = {"今年": 0, "去年": 1, "前年": 2}
 
 
 def part_mentions(query: str, today: date) -> Iterator[tuple[int, int, DateRange]]:
@@ -77,7 +78,7 @@ def _unit_and_back(groups: dict[str, str | None], today: date) -> tuple[str, int
     which = (groups.get("which") or "").lower()
     back = _BACK.get(which.rstrip("个"), 0)
     if groups.get("year"):
-        return "year", _YEARS_BACK[groups["year"] or ""]
+        return "year", ZH_YEARS_BACK[groups["year"] or ""]
     raw = (groups.get("unit") or "").lower()
     unit = {"недел": "week", "месяц": "month", "год": "year", "月": "month", "年": "year"}.get(
         raw, "week" if raw in ("周", "星期") else raw
@@ -92,7 +93,7 @@ def _span(unit: str, back: int, today: date) -> DateRange:
     if unit == "month":
         return month_range(*months_back(today, back))
     year = today.year - back
-    return DateRange(date(year, 1, 1), date(year, 12, 31))
+    return year_range(year)
 
 
 def _part(span: DateRange, unit: str, third: int) -> DateRange:

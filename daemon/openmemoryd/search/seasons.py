@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from datetime import date
 from typing import Final
 
-from openmemoryd.search.day_ranges import DateRange, month_range
+from openmemoryd.search.day_ranges import ZH_YEARS_BACK, DateRange, month_range
 
 __all__ = ["season_mentions"]
 
@@ -64,7 +64,6 @@ _MENTIONS: Final = tuple(
         (rf"{_ZH}(?=的时候|期间|里)", "any"),
     )
 )
-_YEARS_BACK: Final = {"今年": 0, "去年": 1, "前年": 2}
 
 
 def season_mentions(
@@ -99,7 +98,7 @@ def _season_days(
         return (_season(2000, first, any_year=True),)
     if which == "year":
         if groups.get("years_back"):
-            year = today.year - _YEARS_BACK[groups["years_back"]]
+            year = today.year - ZH_YEARS_BACK[groups["years_back"]]
         else:
             year = int(groups["year"])
         if first == 12:  # its January and February, and the winter it begins
