@@ -83,10 +83,10 @@ def build_reranker(
 
 
 def reranker_model(settings: RerankSettings) -> str | None:
-    """The model *settings* rerank with, named without building anything
-    (`status` must not load a client); None when they turn reranking off."""
-    if settings.provider == "auto" and not local_model_installed():
-        return None
+    """The model *settings* rerank with where reranking is on (``auto`` where
+    the local model is installed: the caller knows, `RerankSlot.enabled`),
+    named without building anything (`status` must not load a client); None
+    for ``none``."""
     if settings.provider in ("local", "auto"):
         return LOCAL_MODEL
     cls = PROVIDERS.get(settings.provider)
