@@ -31,6 +31,7 @@ from openmemoryd.search.day_ranges import (
     which_third,
     year_range,
 )
+from openmemoryd.search.relative_dates import unit_of
 
 __all__ = ["part_mentions"]
 
@@ -79,11 +80,7 @@ def _unit_and_back(groups: dict[str, str | None], today: date) -> tuple[str, int
     back = _BACK.get(which.rstrip("个"), 0)
     if groups.get("year"):
         return "year", ZH_YEARS_BACK[groups["year"] or ""]
-    raw = (groups.get("unit") or "").lower()
-    unit = {"недел": "week", "месяц": "month", "год": "year", "月": "month", "年": "year"}.get(
-        raw, "week" if raw in ("周", "星期") else raw
-    )
-    return unit, back
+    return unit_of(groups.get("unit") or ""), back
 
 
 def _span(unit: str, back: int, today: date) -> DateRange:
@@ -92,8 +89,7 @@ def _span(unit: str, back: int, today: date) -> DateRange:
         return DateRange(start, start + timedelta(days=6))
     if unit == "month":
         return month_range(*months_back(today, back))
-    year = today.year - back
-    return year_range(year)
+    return year_range(today.year - back)
 
 
 def _part(span: DateRange, unit: str, third: int) -> DateRange:
