@@ -315,6 +315,25 @@ def test_a_holiday_lists_the_notes_of_its_days(dated: Daemon) -> None:
         _assert_timeline(dated, queries, [expected])
 
 
+def test_from_one_holiday_to_another_is_each_years_days_between(dated: Daemon) -> None:
+    """A moving holiday without a year is each of the last years': from each
+    year's Thanksgiving to that year's Christmas."""
+
+    def thanksgiving(year: int) -> date:
+        first = date(year, 11, 1)
+        return first + timedelta(days=(3 - first.weekday()) % 7 + 21)
+
+    spans = [(thanksgiving(y), date(y, 12, 26)) for y in range(TODAY.year - 9, TODAY.year + 1)]
+    written = sorted(NOTES | SEASONS | HOLIDAYS, reverse=True)
+    expected = [
+        path
+        for path in written
+        if any(start <= date.fromisoformat(path[7:17]) <= end for start, end in spans)
+    ]
+    assert {"memory/2024-12-25.md", "memory/2024-11-29.md"} <= set(expected)
+    _assert_timeline(dated, ("what did we do from Thanksgiving to Christmas?",), expected)
+
+
 def test_a_question_naming_a_holiday_finds_its_note_first(dated: Daemon) -> None:
     """No word of the question is in the note: its date is what finds it."""
     for query, expected in (

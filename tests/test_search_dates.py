@@ -489,6 +489,18 @@ def test_a_date_in_figures_either_way_is_both_days(query: str, expected: list[st
         assert "2022" not in parse_query_dates(query, TODAY).remainder
 
 
+@pytest.mark.parametrize(
+    "query", ["from 3/4/2022 to 5/6/2022", "с 3/4/2022 по 5/6/2022", "3/4/2022到5/6/2022"]
+)
+def test_a_span_between_dates_read_either_way_reads_both_ends_alike(query: str) -> None:
+    # the American 4 March to 6 May, and elsewhere's 3 April to 5 June: not
+    # one reading's start with the other's end
+    assert ranges(query) == [
+        ("2022-03-04", "2022-05-06", False),
+        ("2022-04-03", "2022-06-05", False),
+    ]
+
+
 def test_impossible_dates_are_not_dates() -> None:
     assert ranges("2023-13-01") == []
     assert ranges("2023年13月") == [("2023-01-01", "2023-12-31", False)]  # the year stands

@@ -155,6 +155,21 @@ def test_from_one_holiday_to_another_is_the_days_between() -> None:
     ]
     assert ranges("from Halloween to Christmas") == [("2000-10-31", "2000-12-26", True)]
     assert ranges("from Christmas until New Year 2025") == [("2024-12-24", "2025-01-01", False)]
+    # a moving holiday without a year is each year's: to that year's other end
+    thanksgivings = [("2022-11-24", "2022-12-26"), ("2023-11-23", "2023-12-26")]
+    thanksgivings += [("2024-11-28", "2024-12-26"), ("2025-11-27", "2025-12-26")]
+    found = ranges("what did we do from Thanksgiving to Christmas")
+    assert len(found) == 10
+    assert [(start, end) for start, end, _ in found[-5:-1]] == thanksgivings
+    assert ranges("between Easter and Thanksgiving 2024") == [("2024-03-29", "2024-12-01", False)]
+    easter_to_thanksgiving = ranges("between Easter and Thanksgiving")
+    assert easter_to_thanksgiving[-2:] == [
+        ("2025-04-18", "2025-11-30", False),
+        ("2026-04-03", "2026-11-29", False),
+    ]
+    assert ranges("from last Thanksgiving to Christmas") == [("2025-11-27", "2025-12-26", False)]
+    # a year named at one end only: what is left of the other end is not kept
+    assert ranges("from Thanksgiving 2024 to Easter") == [("2024-11-28", "2025-04-21", False)]
     # "and" or "to" before a bare name makes a date only after another holiday
     assert ranges("salt and Easter eggs") == []
     assert ranges("go to Easter mass") == []

@@ -150,18 +150,37 @@ def _before(pattern: re.Pattern[str], query: str, end: int) -> re.Match[str] | N
 
 def joined_and_since(query: str, mentions: Sequence[Mention], today: date) -> list[Mention]:
     """*mentions* with two joined by "to", "по", 到 (…) read as one span, and
-    those after "since", "с", 以来 (…) read as from that day to *today*."""
-    out = list(mentions)
-    order = sorted(range(len(out)), key=lambda i: out[i][0])
+    those after "since", "с", 以来 (…) read as from that day to *today*.
+
+    A mention that means several ranges (a moving holiday named without a
+    year is each of the last years' days; "3/4/2026" is two days) is one end
+    as a whole: "from Thanksgiving to Christmas" is each year's Thanksgiving
+    to that year's Christmas, not the last year's alone beside the others'
+    single holidays."""
+    ends_of: dict[tuple[int, int], list[DateRange]] = {}
+    for start, end, days in mentions:
+        ends_of.setdefault((start, end), []).append(days)
+    groups = [(start, end, ranges) for (start, end), ranges in ends_of.items()]
+    order = sorted(range(len(groups)), key=lambda i: groups[i][0])
     drop: set[int] = set()
     for first, second in itertools.pairwise(order):
         if first in drop:
             continue
-        joined = _join(query, out[first], out[second], today)
-        if joined is not None:
-            out[first] = joined
+        joined = _join(query, groups[first], groups[second], today)
+        if joined is None:
+            continue
+        groups[first], unused = joined
+        start, end, _ = groups[second]
+        if unused:  # "New Year" is its night's two days: "between Christmas and" ends at one
+            groups[second] = start, end, unused
+        else:
             drop.add(second)
-    kept = [_week_of(query, mention) for i, mention in enumerate(out) if i not in drop]
+    kept = [
+        _week_of(query, (start, end, days))
+        for i, (start, end, ranges) in enumerate(groups)
+        if i not in drop
+        for days in ranges
+    ]
     ends = {end for _, end, _ in kept}
     return [_since(query, mention, ends, today) for mention in kept]
 
@@ -197,7 +216,13 @@ def _week_of(query: str, mention: Mention) -> Mention:
     )
 
 
-def _join(query: str, a: Mention, b: Mention, today: date) -> Mention | None:
+# A mention and every range it means, as `joined_and_since` joins them.
+_Group = tuple[int, int, list[DateRange]]
+
+
+def _join(query: str, a: _Group, b: _Group, today: date) -> tuple[_Group, list[DateRange]] | None:
+    """*a* and *b* as one span when a connector joins them, and what of *b*
+    no span ended at."""
     gap = query[a[1] : b[0]]
     connector = _CONNECTOR.fullmatch(gap)
     if connector is None and not (gap.isspace() and _OWN_CONNECTOR.match(query, b[0])):
@@ -209,10 +234,38 @@ def _join(query: str, a: Mention, b: Mention, today: date) -> Mention | None:
         and (opener is None or not (opener.group("between") or opener.group("mezhdu")))
     ):
         return None  # "yesterday and today" are two days, not a span
-    span = _span(a[2], b[2], today)
-    if span is None:
+    if len(a[2]) == len(b[2]) > 1:  # each year's Easter to its Thanksgiving; 3/4 to 5/6 read alike
+        pairs = [
+            (span, end)
+            for days, end in zip(a[2], b[2], strict=True)
+            if (span := _span(days, end, today))
+        ]
+    else:
+        pairs = [pair for days in a[2] if (pair := _shortest(days, b[2], today)) is not None]
+        if len(pairs) > 1 and not any(end.any_year for _, end in pairs):
+            # "between Easter and Thanksgiving 2024": the year named once is both ends'
+            in_year = [pair for pair in pairs if pair[0].start.year == pair[1].end.year]
+            pairs = in_year or [min(pairs, key=_length)]
+    if not pairs:
         return None
-    return (opener.start() if opener is not None else a[0]), b[1], span
+    spans = list(dict.fromkeys(span for span, _ in pairs))
+    used = {end for _, end in pairs}
+    start = opener.start() if opener is not None else a[0]
+    # what is left of a yearless end ("New Year" is two days of two years) stays
+    return (start, b[1], spans), [days for days in b[2] if days not in used and days.any_year]
+
+
+def _shortest(
+    a: DateRange, ends: Sequence[DateRange], today: date
+) -> tuple[DateRange, DateRange] | None:
+    """The shortest span from *a* to one of *ends*, and that end (each
+    year's Thanksgiving to the Christmas after it, not to a later one)."""
+    spans = [(span, end) for end in ends if (span := _span(a, end, today)) is not None]
+    return min(spans, key=_length, default=None)
+
+
+def _length(pair: tuple[DateRange, DateRange]) -> timedelta:
+    return pair[0].end - pair[0].start
 
 
 def _span(a: DateRange, b: DateRange, today: date) -> DateRange | None:
