@@ -46,6 +46,23 @@ def test_append_then_search_then_get(daemon: Daemon) -> None:
     got = daemon.cli("get", today, "--from", "2", "--lines", "3")
     assert got.returncode == 0
     assert got.stdout == "\nWei prefers oolong tea\n"
+    # a hit's citation reads back the lines it cites
+    cited = json.loads(daemon.cli("search", "oolong", "--json").stdout)["results"][0]["citation"]
+    assert cited == (f"{today}#L{start}-L{end}" if start != end else f"{today}#L{start}")
+    got = daemon.cli("get", cited)
+    assert got.returncode == 0, got.stderr
+    assert "Wei prefers oolong tea" in got.stdout.splitlines()
+    got = daemon.cli("get", f"{today}#L3", "--json")
+    assert json.loads(got.stdout)["text"] == "Wei prefers oolong tea"
+    got = daemon.cli("get", today, "--from", "2", "--to", "3")
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == "\nWei prefers oolong tea\n"
+    refused = daemon.cli("get", f"{today}#L3", "--from", "1")
+    assert refused.returncode != 0
+    assert "names its lines" in refused.stderr
+    refused = daemon.cli("get", f"{today}#L3-L2")
+    assert refused.returncode != 0
+    assert "ends before it starts" in refused.stderr
     assert (daemon.env.workspace / today).read_text() == "# " + date.today().isoformat() + (
         "\n\nWei prefers oolong tea\n"
     )

@@ -78,6 +78,15 @@ def test_every_route_through_the_real_daemon(http_daemon: tuple[Daemon, str]) ->
         path = appended.json()["path"]
         got = web.get("/get", params={"path": path, "from": appended.json()["start_line"]})
         assert "blue binder" in got.json()["text"]
+        line = appended.json()["start_line"]
+        got = web.get("/get", params={"path": path, "from": line, "to": line}).json()
+        assert (got["from_line"], got["to_line"]) == (line, line)
+        assert "blue binder" in got["text"]
+        cited = web.get("/get", params={"path": appended.json()["citation"]}).json()
+        assert cited["text"] == got["text"]
+        refused = web.get("/get", params={"path": path, "from": line, "to": line - 1})
+        assert refused.status_code == 400
+        assert "is before from_line" in refused.json()["error"]["message"]
         assert (
             "blue binder"
             in web.post("/recall", json={"query": "where are the tide tables"}).json()["block"]

@@ -9,7 +9,7 @@ import trio
 import trio.lowlevel
 
 from openmemoryd.engine import Engine, workspace_status
-from openmemoryd.errors import Forbidden, NotFound
+from openmemoryd.errors import BadRequest, Forbidden, NotFound
 from openmemoryd.search import SearchQuery
 from openmemoryd.store import source_totals
 
@@ -111,10 +111,52 @@ async def test_get_reads_line_ranges(engine: Engine) -> None:
     assert tail.text == "two\nthree"
     past = await engine.get("memory/g.md", 10, 5)
     assert (past.text, past.to_line) == ("", 0)
+    # to a last line instead of a count; from the first when no start is given
+    to = await engine.get("memory/g.md", 2, None, 3)
+    assert (to.text, to.from_line, to.to_line) == ("two\nthree", 2, 3)
+    assert (await engine.get("memory/g.md", None, None, 2)).text == "one\ntwo"
+    assert (await engine.get("memory/g.md", 3, None, 3)).text == "three"
+    with pytest.raises(BadRequest, match="is before from_line 3"):
+        await engine.get("memory/g.md", 3, None, 2)
+    with pytest.raises(BadRequest, match="lines or to_line, not both"):
+        await engine.get("memory/g.md", 1, 2, 2)
     with pytest.raises(NotFound):
         await engine.get("memory/none.md", None, None)
     with pytest.raises(Forbidden):
         await engine.get("../x.md", None, None)
+
+
+async def test_get_reads_the_lines_a_citation_names(engine: Engine) -> None:
+    (engine.config.workspace / "memory" / "g.md").write_text("one\ntwo\nthree\n")
+    cited = await engine.get("memory/g.md#L2-L3", None, None)
+    assert (cited.path, cited.text, cited.from_line, cited.to_line) == (
+        "memory/g.md",
+        "two\nthree",
+        2,
+        3,
+    )
+    assert (await engine.get("memory/g.md#L2", None, None)).text == "two"
+    assert (await engine.get("memory/g.md:1-2", None, None)).text == "one\ntwo"
+    assert (await engine.get(" memory/g.md#L3-4 ", None, None)).text == "three"
+    past = await engine.get("memory/g.md#L3-L9", None, None)  # what there is, as with lines
+    assert (past.text, past.to_line) == ("three", 3)
+    for bad, said in (
+        ("memory/g.md#L3-L2", "ends before it starts"),
+        ("memory/g.md#L0", "numbered from 1"),
+    ):
+        with pytest.raises(BadRequest, match=said):
+            await engine.get(bad, None, None)
+    with pytest.raises(BadRequest, match="names its lines: give from_line with"):
+        await engine.get("memory/g.md#L2", 1, None)
+    with pytest.raises(BadRequest, match="give lines and to_line with"):
+        await engine.get("memory/g.md#L2", None, 1, 3)
+    with pytest.raises(NotFound):
+        await engine.get("memory/none.md#L1", None, None)
+    with pytest.raises(Forbidden):
+        await engine.get("../x.md#L1-L2", None, None)
+    # a name that only looks like one is read as a path
+    (engine.config.workspace / "memory" / "notes#L2.md").write_text("hash\n")
+    assert (await engine.get("memory/notes#L2.md", None, None)).text == "hash\n"
 
 
 async def test_searches_run_while_a_sync_holds_the_writer(engine: Engine) -> None:

@@ -147,6 +147,13 @@ async def test_append_then_search_and_get(daemon: Daemon) -> None:
         assert got["text"].strip() == "The heron colony nests on the west island."
         assert text.splitlines()[0].startswith(f"{path} lines {appended['start_line']}-")
         assert "The heron colony nests on the west island." in text
+        # the citation the append answered with reads back the same line
+        text, got = await ok(session, "memory_get", path=appended["citation"])
+        assert got["text"] == "The heron colony nests on the west island."
+        assert text.splitlines()[0] == (
+            f"{path} lines {appended['start_line']}-{appended['start_line']} "
+            f"of {got['total_lines']}:"
+        )
 
         text, none = await ok(session, "memory_search", query="zeppelin", min_score=0.9)
         assert none["results"] == []

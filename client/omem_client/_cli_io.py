@@ -200,9 +200,12 @@ def get_command(
     *,
     from_line: int | None = None,
     lines: int | None = None,
+    to_line: int | None = None,
     as_json: bool = False,
 ) -> None:
-    result = run_call(options, lambda c: c.get(path, from_line=from_line, lines=lines))
+    result = run_call(
+        options, lambda c: c.get(path, from_line=from_line, lines=lines, to_line=to_line)
+    )
     if as_json:
         print_json(result)
         return

@@ -103,6 +103,7 @@ _COMMANDS: dict[str, _Spec] = {
     "get": {
         "--from": ("from_line", _int(1, 2**63 - 1), False),
         "--lines": ("lines", _int(1, 2**63 - 1), False),
+        "--to": ("to_line", _int(1, 2**63 - 1), False),
         **_JSON,
     },
     "append": {"--path": ("path", _text, False), **_JSON},

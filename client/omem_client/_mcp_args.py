@@ -109,7 +109,8 @@ class GetArgs(_Args, frozen=True):
         Meta(
             min_length=1,
             description="Memory file relative to the workspace, e.g. MEMORY.md or "
-            "memory/2026-11-23.md (the part of a citation before '#').",
+            "memory/2026-11-23.md; or a hit's place, memory/2026-11-23.md:5-7 or "
+            "memory/2026-11-23.md#L5-L7, for those lines alone (then no from_line or lines).",
         ),
     ]
     from_line: (
@@ -118,6 +119,9 @@ class GetArgs(_Args, frozen=True):
     ) = UNSET
     lines: (
         Annotated[int, Meta(ge=1, description="How many lines (default: to the end).")] | UnsetType
+    ) = UNSET
+    to_line: (
+        Annotated[int, Meta(ge=1, description="Last line to return, instead of lines.")] | UnsetType
     ) = UNSET
 
 

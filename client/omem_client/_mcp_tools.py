@@ -75,7 +75,10 @@ async def _search(client: AsyncClient, a: SearchArgs) -> Answer:
 
 
 async def _get(client: AsyncClient, a: GetArgs) -> Answer:
-    return get_answer(await client.get(a.path, from_line=given(a.from_line), lines=given(a.lines)))
+    result = await client.get(
+        a.path, from_line=given(a.from_line), lines=given(a.lines), to_line=given(a.to_line)
+    )
+    return get_answer(result)
 
 
 def search_answer(result: SearchResult) -> Answer:
@@ -246,9 +249,11 @@ TOOLS: tuple[Tool[Any], ...] = (
     Tool(
         "memory_get",
         "Read a memory file",
-        "Read a memory file, or a range of its lines (1-based): after memory_search or "
-        "memory_recall to see the context of a hit, or to read MEMORY.md, USER.md or "
-        "PROJECT.md whole. Only the workspace's .md memory files can be read.",
+        "Read a memory file, or a range of its lines (1-based: from_line to to_line, or "
+        "from_line and a count of lines): after memory_search or "
+        "memory_recall to see the context of a hit (a hit's path:start-end or citation "
+        "reads its lines), or to read MEMORY.md, USER.md or PROJECT.md whole. Only the "
+        "workspace's .md memory files can be read.",
         GetArgs,
         _get,
         m.GET,

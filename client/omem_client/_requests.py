@@ -111,9 +111,16 @@ def search(
     return Call(m.SEARCH, params)
 
 
-def get(path: str, *, from_line: int | None = None, lines: int | None = None) -> Call[GetResult]:
-    """Read a memory file, or `lines` lines of it starting at `from_line` (1-based)."""
-    return Call(m.GET, GetParams(path=path, from_line=from_line, lines=lines))
+def get(
+    path: str,
+    *,
+    from_line: int | None = None,
+    lines: int | None = None,
+    to_line: int | None = None,
+) -> Call[GetResult]:
+    """Read a memory file, or its lines from `from_line` (1-based) to
+    `to_line` or `lines` of them; *path* may be a citation (``x.md#L5-L7``)."""
+    return Call(m.GET, GetParams(path=path, from_line=from_line, lines=lines, to_line=to_line))
 
 
 def append(text: str, *, path: str | None = None) -> Call[AppendResult]:

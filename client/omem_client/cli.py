@@ -123,16 +123,23 @@ def search(
 def get(
     ctx: typer.Context,
     path: Annotated[
-        str, typer.Argument(help="Memory file, e.g. MEMORY.md or memory/2026-11-22.md.")
+        str,
+        typer.Argument(
+            help="Memory file, e.g. MEMORY.md or memory/2026-11-22.md; or a hit's place, "
+            "memory/2026-11-22.md:5-7 or #L5-L7, for those lines."
+        ),
     ],
     from_line: Annotated[
         int | None, typer.Option("--from", min=1, help="First line (1-based).")
     ] = None,
     lines: Annotated[int | None, typer.Option("--lines", min=1, help="How many lines.")] = None,
+    to_line: Annotated[
+        int | None, typer.Option("--to", min=1, help="Last line (instead of --lines).")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Print a memory file, or some of its lines."""
-    get_command(ctx.obj, path, from_line=from_line, lines=lines, as_json=as_json)
+    get_command(ctx.obj, path, from_line=from_line, lines=lines, to_line=to_line, as_json=as_json)
 
 
 @app.command()

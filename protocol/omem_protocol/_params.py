@@ -72,11 +72,14 @@ class SearchParams(Msg, tag="search", frozen=True):
 
 
 class GetParams(Msg, tag="get", frozen=True):
-    """Read a memory file, or `lines` lines of it starting at `from_line`."""
+    """Read a memory file, or its lines from `from_line` (default 1) to
+    `to_line`, or `lines` of them (one or the other); `path` may be a
+    citation (``memory/x.md#L5-L7``, ``memory/x.md:5-7``) naming the lines."""
 
     path: WirePath
     from_line: LineNo | None = None
     lines: LineNo | None = None
+    to_line: LineNo | None = None
 
 
 class AppendParams(Msg, tag="append", frozen=True):

@@ -244,7 +244,7 @@ async def _search(ctx: Context, params: SearchParams) -> SearchResult:
 
 @handles(m.GET)
 async def _get(ctx: Context, params: GetParams) -> GetResult:
-    return await ctx.engine.get(params.path, params.from_line, params.lines)
+    return await ctx.engine.get(params.path, params.from_line, params.lines, params.to_line)
 
 
 @handles(m.APPEND)

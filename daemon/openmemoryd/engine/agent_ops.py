@@ -51,6 +51,7 @@ from openmemoryd.engine.similar import (
 from openmemoryd.errors import BadRequest, NotFound
 from openmemoryd.index.indexer import index_file
 from openmemoryd.memory.capture_rules import screen
+from openmemoryd.memory.get import split_citation
 from openmemoryd.memory.remove import LineRange, remove_lines
 from openmemoryd.search import SearchQuery
 from openmemoryd.search.hits import citation
@@ -72,9 +73,6 @@ FORGET_LISTED: Final = 0.5  # lines at least this close are listed as candidates
 FORGET_RIVAL: Final = 0.7  # ... and a second one this close makes the match unclear
 
 _HEADING: Final = re.compile(r"^#{1,6}\s")
-_CITATION: Final = re.compile(
-    r"^(?P<path>.+?)(?:#L(?P<a>\d+)(?:-L?(?P<b>\d+))?|:(?P<c>\d+)(?:-(?P<d>\d+))?)$"
-)
 
 
 # ---------------------------------------------------------------- recall
@@ -266,14 +264,11 @@ async def forget(
 
 
 async def _by_citation(engine: Engine, raw: str) -> _Target:
-    match = _CITATION.match(raw.strip())
-    if match is None:
+    cited = split_citation(raw)
+    if cited is None:
         raise BadRequest(f"not a citation: {raw!r} (expected path#L5 or path#L5-L7)")
-    start = int(match.group("a") or match.group("c"))
-    end = int(match.group("b") or match.group("d") or start)
-    if end < start:
-        raise BadRequest(f"citation {raw!r} ends before it starts")
-    mp = engine.policy.resolve(match.group("path"))
+    path, start, end = cited
+    mp = engine.policy.resolve(path)
     got = await engine.get(mp.key, start, end - start + 1)
     if got.to_line != end:
         raise NotFound(f"{mp.key} has {got.total_lines} lines; {raw} is not there")

@@ -26,6 +26,7 @@ Concurrency model:
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections import OrderedDict
@@ -306,9 +307,14 @@ class Engine:
             f"no answer within {timeout:g} s (search.query_timeout_s)", retryable=True
         )
 
-    async def get(self, path: str, from_line: int | None, lines: int | None) -> GetResult:
+    async def get(
+        self, path: str, from_line: int | None, lines: int | None, to_line: int | None = None
+    ) -> GetResult:
+        max_bytes = self.config.index.max_file_bytes
         return await trio.to_thread.run_sync(
-            read_lines, self.policy, path, from_line, lines, self.config.index.max_file_bytes
+            functools.partial(
+                read_lines, self.policy, path, from_line, lines, max_bytes, to_line=to_line
+            )
         )
 
     async def append(self, text: str, path: str | None) -> AppendResult:

@@ -76,7 +76,10 @@ def method_path(method: Method[Any, Any]) -> str:
 
 # Where a method's route differs from the rule in `_method_route`.
 _SHAPES: Final[Mapping[str, Mapping[str, Any]]] = {
-    "get": {"verb": "GET", "query": {"path": "path", "from": "from_line", "lines": "lines"}},
+    "get": {
+        "verb": "GET",
+        "query": {"path": "path", "from": "from_line", "lines": "lines", "to": "to_line"},
+    },
     "append": {
         "summary": "Append text to a memory file (`content` is accepted for `text`)",
         "aliases": {"content": "text"},

@@ -4,19 +4,71 @@ Lines are 1-based. No range returns the whole file verbatim; a range past
 the end returns empty text (``to_line`` 0), not an error, so an agent paging
 through a file can stop when the text runs out. A missing file is
 ``not_found``: silently answering "" (as OpenClaw does) hides typos.
+
+The path may be a hit's citation as `search` gives it (``memory/x.md#L5-L7``,
+or ``memory/x.md:5-7``): those lines, so an agent reads back exactly what it
+was cited without working out a count.
 """
 
 from __future__ import annotations
 
+import re
+from typing import Final
+
 from omem_protocol import GetResult
-from openmemoryd.errors import Forbidden
+from openmemoryd.errors import BadRequest, Forbidden
 from openmemoryd.workspace import PathPolicy, read_memory_file
+
+__all__ = ["read_lines", "split_citation"]
+
+# ``path#L5``, ``path#L5-L7`` (OpenClaw's form, and ours) or ``path:5-7``;
+# a memory file's own name ends in ``.md``, so no real path looks like one
+_CITATION: Final = re.compile(
+    r"^(?P<path>.+?)(?:#L(?P<a>\d+)(?:-L?(?P<b>\d+))?|:(?P<c>\d+)(?:-(?P<d>\d+))?)$"
+)
+
+
+def split_citation(raw: str) -> tuple[str, int, int] | None:
+    """A citation's path and its first and last line; None for anything
+    else (a plain path). A citation that cannot name lines is `BadRequest`."""
+    match = _CITATION.match(raw.strip())
+    if match is None:
+        return None
+    start = int(match.group("a") or match.group("c"))
+    end = int(match.group("b") or match.group("d") or start)
+    if start < 1:
+        raise BadRequest(f"citation {raw!r}: lines are numbered from 1")
+    if end < start:
+        raise BadRequest(f"citation {raw!r} ends before it starts")
+    return match.group("path"), start, end
 
 
 def read_lines(
-    policy: PathPolicy, raw_path: str, from_line: int | None, lines: int | None, max_bytes: int
+    policy: PathPolicy,
+    raw_path: str,
+    from_line: int | None,
+    lines: int | None,
+    max_bytes: int,
+    *,
+    to_line: int | None = None,
 ) -> GetResult:
-    """Return lines ``from_line .. from_line + lines - 1`` of a memory file."""
+    """Return lines ``from_line .. from_line + lines - 1`` (or ``.. to_line``)
+    of a memory file, or the lines *raw_path* cites."""
+    cited = split_citation(raw_path)
+    if cited is not None:
+        range_args = (("from_line", from_line), ("lines", lines), ("to_line", to_line))
+        given = [name for name, value in range_args if value is not None]
+        if given:
+            raise BadRequest(
+                f"{raw_path!r} names its lines: give {' and '.join(given)} with a plain path only"
+            )
+        raw_path, from_line, to_line = cited
+    if to_line is not None:
+        if lines is not None:
+            raise BadRequest("give lines or to_line, not both")
+        if to_line < (from_line or 1):
+            raise BadRequest(f"to_line {to_line} is before from_line {from_line or 1}")
+        from_line, lines = from_line or 1, to_line - (from_line or 1) + 1
     mp = policy.resolve(raw_path)
     data, _ = read_memory_file(mp, max_bytes)
     if b"\x00" in data:
