@@ -102,6 +102,7 @@ def test_the_default_is_the_local_model_where_it_is_installed_and_none_elsewhere
     if HAVE_MODEL:
         built = build_reranker(RerankSettings(), {})
         assert isinstance(built, LocalReranker)
+        assert built.in_process  # held back while other searches run
         built.close()
     monkeypatch.setattr(local_module, "model_dir", lambda *parts, files: None)
     assert build_reranker(RerankSettings(), {}) is None  # quietly: no ConfigError
@@ -180,6 +181,7 @@ class Skipping:
 
     name = "local"
     model = LOCAL_MODEL
+    in_process = True
 
     async def rerank(self, query: str, documents: object) -> list[float]:
         raise RerankSkipped("reads English, and the query is not", retryable=False)

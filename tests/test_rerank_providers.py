@@ -126,6 +126,10 @@ async def test_each_provider_sends_its_own_request_and_reads_its_own_reply(
     assert scores.index(max(scores)) == 1
 
 
+def test_a_service_is_not_held_back_for_other_searches(make: Make) -> None:
+    assert not make().in_process  # its cores are not the daemon's
+
+
 async def test_the_configured_model_is_sent(make: Make, server: FakeRerankServer) -> None:
     await make(model="my-reranker").rerank(QUERY, DOCS)
     body = server.requests[0].body

@@ -61,6 +61,10 @@ class Stub:
     def model(self) -> str:
         return "stub-1"
 
+    @property
+    def in_process(self) -> bool:
+        return False
+
     async def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
         self.calls.append((query, list(documents)))
         if self.error is not None:

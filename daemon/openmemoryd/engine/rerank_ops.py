@@ -39,7 +39,6 @@ from openmemoryd.config import RerankSettings
 from openmemoryd.errors import ConfigError
 from openmemoryd.search.candidate import Candidate
 from openmemoryd.search.rerank import (
-    LocalReranker,
     Reranker,
     RerankNote,
     RerankOutcome,
@@ -145,7 +144,7 @@ class RerankSlot:
             return list(candidates), note
         held_back = None
         others = self._searching - 1
-        if others > 0 and isinstance(reranker, LocalReranker):
+        if others > 0 and reranker.in_process:
             # The model takes both cores for a fraction of a second: spent on
             # one search while others run, it slows them all (docs/benchmarks.md,
             # "The cross-encoder under load").

@@ -68,6 +68,12 @@ class Reranker(Protocol):
         """The model asked for; empty when the server decides (TEI, llama.cpp)."""
         ...
 
+    @property
+    def in_process(self) -> bool:
+        """Whether scoring takes the daemon's own cores (a model run in it),
+        so that it is spent only on a search no other search overlaps."""
+        ...
+
     async def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
         """One score per document, in the documents' order."""
         ...
@@ -117,6 +123,10 @@ class HttpReranker(ABC):
     @property
     def model(self) -> str:
         return self._model
+
+    @property
+    def in_process(self) -> bool:
+        return False  # a service's cores are its own
 
     @property
     def label(self) -> str:

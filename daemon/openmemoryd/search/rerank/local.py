@@ -168,6 +168,10 @@ class LocalReranker:
     def model(self) -> str:
         return LOCAL_MODEL
 
+    @property
+    def in_process(self) -> bool:
+        return True
+
     async def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
         if not documents:
             return []
