@@ -8,7 +8,6 @@ sockets, so they are tested by calling them directly.
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
@@ -18,7 +17,6 @@ import trio
 from omem_protocol import (
     FEATURES,
     METHODS,
-    PROTOCOL_VERSION,
     AppendParams,
     AppendResult,
     CaptureParams,
@@ -43,7 +41,6 @@ from omem_protocol import (
     LogTurnsResult,
     Method,
     Msg,
-    PendingSession,
     PrimerParams,
     PrimerResult,
     RecallParams,
@@ -62,7 +59,6 @@ from omem_protocol import (
     StatusResult,
     SyncParams,
     SyncResult,
-    SyncStatus,
     TasksParams,
     TasksResult,
 )
@@ -164,52 +160,7 @@ class Api:
 
 @handles(m.STATUS)
 async def _status(ctx: Context, _: StatusParams) -> StatusResult:
-    info, engine = ctx.api.info, ctx.engine
-    ws = await workspace_status(engine)
-    return StatusResult(
-        daemon_version=info.version,
-        protocol=PROTOCOL_VERSION,
-        pid=info.pid,
-        uptime_s=round(time.monotonic() - info.started, 3),
-        socket=info.socket,
-        workspace=engine.config.name,
-        workspaces=ctx.api.workspaces,
-        workspace_path=ws.workspace_path,
-        index_path=ws.index_path,
-        index_bytes=ws.index_bytes,
-        files_on_disk=ws.files_on_disk,
-        files_indexed=ws.files_indexed,
-        chunks=ws.chunks,
-        sources=ws.sources,
-        fts=True,
-        vector=ws.vector,
-        provider=ws.provider,
-        model=ws.model,
-        syncing=ws.syncing,
-        last_sync=ws.last_sync,
-        issues=ws.issues,
-        embedding=ws.embedding,
-        rebuild=ws.rebuild,
-        sync=SyncStatus(
-            queue_depth=ws.sync.queue_depth,
-            running=ws.sync.running,
-            last_reason=ws.sync.last_reason,
-            last_finished_at=ws.sync.last_finished_at,
-            last_error=ws.sync.last_error,
-            watcher=ws.sync.watcher,
-            watcher_healthy=ws.sync.watcher_healthy,
-            watcher_last_event_at=ws.sync.watcher_last_event_at,
-            watcher_restarts=ws.sync.watcher_restarts,
-            watcher_error=ws.sync.watcher_error,
-            pending_sessions=tuple(
-                PendingSession(path=path, pending_bytes=pending)
-                for path, pending in sorted(ws.sessions_waiting.items())
-            ),
-        ),
-        http=info.http,
-        keyword_index=ws.keyword_index,
-        rerank=ws.rerank,
-    )
+    return await workspace_status(ctx.engine, ctx.api.info, ctx.api.workspaces)
 
 
 @handles(m.SEARCH)

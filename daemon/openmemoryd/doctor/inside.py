@@ -39,7 +39,7 @@ from openmemoryd.doctor.runtime import (
 )
 from openmemoryd.embed import EmbeddingError
 from openmemoryd.engine.journal_keeper import missing_report
-from openmemoryd.engine.status_report import workspace_status
+from openmemoryd.engine.status_report import embedding_status, workspace_status
 from openmemoryd.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -64,13 +64,14 @@ async def diagnose_engine(engine: Engine, info: DaemonInfo) -> DoctorResult:
         await _index_check(engine),
         *await trio.to_thread.run_sync(sqlite_checks),
     ]
-    status = await workspace_status(engine)
-    checks.append(await _probe_embedder(engine, status.embedding.reason))
-    if status.embedding.fallback_active:
+    status = await workspace_status(engine, info)
+    embedding = await embedding_status(engine)
+    checks.append(await _probe_embedder(engine, embedding.reason))
+    if embedding.fallback_active:
         checks.append(
             warn(
                 "embedding_fallback",
-                f"the primary provider failed for good ({status.embedding.last_error}); "
+                f"the primary provider failed for good ({embedding.last_error}); "
                 "vectors come from the fallback",
                 f"fix [embedding.{config.embedding.provider}] and restart openmemoryd",
             )
@@ -79,7 +80,7 @@ async def diagnose_engine(engine: Engine, info: DaemonInfo) -> DoctorResult:
         checks.append(await _probe_reranker(engine))
     elif (off := default_without_model(config.search.rerank)) is not None:
         checks.append(off)
-    checks.append(watcher_check(status.sync, config))
+    checks.append(watcher_check(engine.syncer.statistics(), config))
     checks.append(files_check(status.sources, syncing=status.syncing, running=True))
     checks.append(appends_check(missing_report(engine)))
     return finish(checks, started, secrets_of(config, os.environ))

@@ -1,30 +1,31 @@
-"""What `status` reports about a workspace, gathered from the engine's parts.
+"""What `status` reports, gathered from the engine's parts.
 
 Kept apart from `Engine` so the engine stays a composition of its parts:
 this module only reads them (scans, index totals, the syncer's and the
-embedder's state) and words the problems it finds.
+embedder's state) and words the problems it finds. It builds the wire
+`StatusResult` itself, so a field of `status` is written once, here.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass
+import time
 from typing import TYPE_CHECKING
 
 import trio
 
 from omem_protocol import (
+    PROTOCOL_VERSION,
     EmbeddingStatus,
-    KeywordIndexStatus,
-    LastSync,
-    RerankStatus,
-    SourceCounts,
+    PendingSession,
+    StatusResult,
+    SyncStatus,
 )
+from openmemoryd.daemon_info import DaemonInfo
 from openmemoryd.engine.counts import count_sources
 from openmemoryd.engine.journal_keeper import missing_report
 from openmemoryd.engine.recovery import IndexDamaged
-from openmemoryd.engine.syncing import SyncerStatistics
 from openmemoryd.store import file_notes, source_totals
 from openmemoryd.workspace import scan_memory_files
 
@@ -32,40 +33,21 @@ if TYPE_CHECKING:
     from openmemoryd.engine.engine import Engine
 
 
-@dataclass(frozen=True, slots=True)
-class EngineStatus:
-    """The workspace part of `status`."""
-
-    workspace_path: str
-    index_path: str
-    index_bytes: int
-    files_on_disk: int
-    files_indexed: int
-    chunks: int
-    sources: tuple[SourceCounts, ...]
-    vector: bool
-    provider: str
-    model: str | None
-    syncing: bool
-    last_sync: LastSync | None
-    issues: tuple[str, ...]
-    embedding: EmbeddingStatus
-    rebuild: str | None
-    sync: SyncerStatistics
-    sessions_waiting: dict[str, int]
-    keyword_index: KeywordIndexStatus
-    rerank: RerankStatus
-
-
-async def workspace_status(engine: Engine) -> EngineStatus:
-    """The workspace part of `status`: files, chunks, sync and embedding state, and
-    every problem worth telling the user, each said once, in words.
+async def workspace_status(
+    engine: Engine, info: DaemonInfo | None = None, workspaces: tuple[str, ...] = ()
+) -> StatusResult:
+    """`status` of *engine*'s workspace: files, chunks, sync and embedding
+    state, and every problem worth telling the user, each said once, in
+    words; with the facts of the daemon serving it (*info*; an engine run
+    without one, as in tools and tests, is this process with its configured
+    socket) and the *workspaces* that daemon serves.
 
     The sync state is read before the counts: a caller that sees no sync
     running and a finished pass (a script waiting for the startup sync) must
     get counts that include that pass. Read after them, a pass finishing
     while the counts were read would be reported beside counts from before it.
     """
+    info = info or DaemonInfo(socket=str(engine.config.socket))
     last_sync = engine.files.last_sync
     syncing = engine.files.syncing or engine.syncer.statistics().running
     scan = await trio.to_thread.run_sync(scan_memory_files, engine.policy)
@@ -102,12 +84,19 @@ async def workspace_status(engine: Engine) -> EngineStatus:
     rerank_issue = engine.rerank.issue(engine.config.search.rerank)
     if rerank_issue:
         issues.append(rerank_issue)
-    embedding = await _embedding_status(engine)
+    embedding = await embedding_status(engine)
     if embedding.state == "off":
         issues.append(f"vector search is off: {embedding.reason}")
     elif embedding.last_error:
         issues.append(f"embedding provider error: {embedding.last_error}")
-    return EngineStatus(
+    return StatusResult(
+        daemon_version=info.version,
+        protocol=PROTOCOL_VERSION,
+        pid=info.pid,
+        uptime_s=round(time.monotonic() - info.started, 3),
+        socket=info.socket,
+        workspace=engine.config.name,
+        workspaces=workspaces,
         workspace_path=str(engine.config.workspace),
         index_path=str(engine.config.index_path),
         index_bytes=_index_bytes(str(engine.config.index_path)),
@@ -115,6 +104,7 @@ async def workspace_status(engine: Engine) -> EngineStatus:
         files_indexed=sum(t.files for t in totals),
         chunks=sum(t.chunks for t in totals),
         sources=sources,
+        fts=True,
         vector=embedding.state in ("idle", "embedding") and embedding.embedded > 0,
         provider=embedding.provider,
         model=embedding.model,
@@ -123,14 +113,30 @@ async def workspace_status(engine: Engine) -> EngineStatus:
         issues=tuple(issues),
         embedding=embedding,
         rebuild=engine.rebuild_progress,
-        sync=sync,
-        sessions_waiting=dict(engine.files.waiting),
+        sync=SyncStatus(
+            queue_depth=sync.queue_depth,
+            running=sync.running,
+            last_reason=sync.last_reason,
+            last_finished_at=sync.last_finished_at,
+            last_error=sync.last_error,
+            watcher=sync.watcher,
+            watcher_healthy=sync.watcher_healthy,
+            watcher_last_event_at=sync.watcher_last_event_at,
+            watcher_restarts=sync.watcher_restarts,
+            watcher_error=sync.watcher_error,
+            pending_sessions=tuple(
+                PendingSession(path=path, pending_bytes=pending)
+                for path, pending in sorted(engine.files.waiting.items())
+            ),
+        ),
+        http=info.http,
         keyword_index=engine.keyword_merger.status(),
         rerank=engine.rerank.status(engine.config.search.rerank),
     )
 
 
-async def _embedding_status(engine: Engine) -> EmbeddingStatus:
+async def embedding_status(engine: Engine) -> EmbeddingStatus:
+    """Where vector indexing stands (`EmbeddingStatus`)."""
     if engine.vectors is None:
         return EmbeddingStatus(
             state="off",
