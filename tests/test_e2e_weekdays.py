@@ -104,6 +104,7 @@ HOLIDAYS = {
     "memory/2024-05-03.md": "- Ездили на дачу, посадили картошку",
     "memory/2024-10-03.md": "- 和家人去杭州西湖玩了三天",
     "memory/2024-02-11.md": "- 回老家给爷爷奶奶拜年",
+    "memory/2024-01-05.md": "- Катались на коньках в Парке Горького",
     # 3/4/2025 read the way most of the world writes it
     "memory/2025-04-03.md": "- Signed the lease for the new office",
     # a note of the year before last, whatever year the tests run in
@@ -332,6 +333,28 @@ def test_from_one_holiday_to_another_is_each_years_days_between(dated: Daemon) -
     ]
     assert {"memory/2024-12-25.md", "memory/2024-11-29.md"} <= set(expected)
     _assert_timeline(dated, ("what did we do from Thanksgiving to Christmas?",), expected)
+
+
+def test_between_two_holidays_in_russian_and_chinese(dated: Daemon) -> None:
+    """между Новым годом и Рождеством is 1-7 January (and the night before);
+    从元旦到春节 each year's 1 January to that year's Spring Festival."""
+
+    def listed(query: str) -> list[str]:
+        reply = _search(dated, query)
+        assert reply["mode"] == "timeline", (query, reply)
+        return [h["path"] for h in reply["results"]]  # type: ignore[attr-defined]
+
+    for query in (
+        "что делали между Новым годом и Рождеством?",
+        "что было с Нового года до Рождества",
+    ):
+        paths = listed(query)
+        assert "memory/2024-01-05.md" in paths, (query, paths)
+        days = [date.fromisoformat(path[7:17]) for path in paths]
+        assert all((d.month, d.day) == (12, 31) or (d.month == 1 and d.day <= 7) for d in days)
+    paths = listed("从元旦到春节做了什么")
+    assert {"memory/2024-01-05.md", "memory/2024-02-11.md", "memory/2025-01-20.md"} <= set(paths)
+    assert all(path[12:14] in ("01", "02") for path in paths), paths
 
 
 def test_a_question_naming_a_holiday_finds_its_note_first(dated: Daemon) -> None:

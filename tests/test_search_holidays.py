@@ -170,6 +170,27 @@ def test_from_one_holiday_to_another_is_the_days_between() -> None:
     assert ranges("from last Thanksgiving to Christmas") == [("2025-11-27", "2025-12-26", False)]
     # a year named at one end only: what is left of the other end is not kept
     assert ranges("from Thanksgiving 2024 to Easter") == [("2024-11-28", "2025-04-21", False)]
+    # Russian: "между … и", "с … до / по"; one yearless day to each year of a moving holiday
+    new_year_to_christmas = [
+        ("2025-12-31", "2026-01-07", False),
+        ("2000-01-01", "2000-01-07", True),
+    ]
+    assert ranges("что делали между Новым годом и Рождеством") == new_year_to_christmas
+    assert ranges("с Нового года до Рождества") == new_year_to_christmas
+    assert ranges("с Рождества по майские") == [("2000-01-07", "2000-05-10", True)]
+    # two holidays named together are two, not a span; "до" alone is "before"
+    assert [start for start, _, _ in ranges("на Новый год и Рождество ездили в Сочи")] == [
+        "2000-12-31",
+        "2000-01-01",
+        "2000-01-07",
+    ]
+    assert ranges("до Рождества") == []
+    spring = ranges("从元旦到春节")
+    assert len(spring) == 10
+    assert spring[-3:-1] == [
+        ("2024-01-01", "2024-02-16", False),
+        ("2025-01-01", "2025-02-04", False),
+    ]
     # "and" or "to" before a bare name makes a date only after another holiday
     assert ranges("salt and Easter eggs") == []
     assert ranges("go to Easter mass") == []

@@ -234,18 +234,7 @@ def _join(query: str, a: _Group, b: _Group, today: date) -> tuple[_Group, list[D
         and (opener is None or not (opener.group("between") or opener.group("mezhdu")))
     ):
         return None  # "yesterday and today" are two days, not a span
-    if len(a[2]) == len(b[2]) > 1:  # each year's Easter to its Thanksgiving; 3/4 to 5/6 read alike
-        pairs = [
-            (span, end)
-            for days, end in zip(a[2], b[2], strict=True)
-            if (span := _span(days, end, today))
-        ]
-    else:
-        pairs = [pair for days in a[2] if (pair := _shortest(days, b[2], today)) is not None]
-        if len(pairs) > 1 and not any(end.any_year for _, end in pairs):
-            # "between Easter and Thanksgiving 2024": the year named once is both ends'
-            in_year = [pair for pair in pairs if pair[0].start.year == pair[1].end.year]
-            pairs = in_year or [min(pairs, key=_length)]
+    pairs = _pairs(a[2], b[2], today)
     if not pairs:
         return None
     spans = list(dict.fromkeys(span for span, _ in pairs))
@@ -253,6 +242,26 @@ def _join(query: str, a: _Group, b: _Group, today: date) -> tuple[_Group, list[D
     start = opener.start() if opener is not None else a[0]
     # what is left of a yearless end ("New Year" is two days of two years) stays
     return (start, b[1], spans), [days for days in b[2] if days not in used and days.any_year]
+
+
+def _pairs(
+    starts: Sequence[DateRange], ends: Sequence[DateRange], today: date
+) -> list[tuple[DateRange, DateRange]]:
+    """The spans from *starts* to *ends*, each with its end: the i-th with
+    the i-th where both are as many (each year's Easter to its Thanksgiving;
+    3/4 to 5/6 read alike), one yearless day with each year of a moving
+    holiday (从元旦到春节), else each start to its nearest end."""
+    if len(starts) == len(ends) > 1:
+        pairs = zip(starts, ends, strict=True)
+        return [(span, end) for start, end in pairs if (span := _span(start, end, today))]
+    if len(starts) == 1 and starts[0].any_year and not any(end.any_year for end in ends):
+        return [(span, end) for end in ends if (span := _span(starts[0], end, today))]
+    nearest = [pair for start in starts if (pair := _shortest(start, ends, today)) is not None]
+    if len(nearest) > 1 and not any(end.any_year for _, end in nearest):
+        # "between Easter and Thanksgiving 2024": the year named once is both ends'
+        in_year = [pair for pair in nearest if pair[0].start.year == pair[1].end.year]
+        return in_year or [min(nearest, key=_length)]
+    return nearest
 
 
 def _shortest(

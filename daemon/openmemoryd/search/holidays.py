@@ -33,10 +33,12 @@ or "this" before it, "Day", "Eve", "holidays", "break" after it, or "to",
 "and", "until" between it and another holiday read so ("between Christmas
 and New Year" is the days from one to the other; "Christmas Eve dinner"
 is a date, "Christmas tree", "New Year's resolutions" and "salt and Easter
-eggs" are not). Russian names need "на", "в", "под", "с" or "после" ("на
-Новый год", "в Пасху", "после майских"), or the words that say the
-holidays themselves ("майские праздники", "новогодние каникулы"); "с Новым
-годом" is a greeting. Chinese names are dates as they stand (国庆去哪了),
+eggs" are not). Russian names need "на", "в", "под", "с", "после" or "между" ("на
+Новый год", "в Пасху", "после майских"), "и", "до" or "по" after another
+holiday read so ("с Нового года до Рождества", "между Новым годом и
+Рождеством"), or the words that say the holidays themselves ("майские
+праздники", "новогодние каникулы"); "с Новым годом" is a greeting.
+Chinese names are dates as they stand (国庆去哪了),
 except the few that are ordinary words too: 十一 ("eleven") only as
 十一假期 and the like, 清明 only as 清明节 or before 假期, 期间 and the like,
 五一 not inside a longer number, and 国庆, a given name too (王国庆), after
@@ -222,9 +224,9 @@ _EN_LEAD: Final = (
     r"|to|and|until|till|through)\s+(?:the\s+)?)?"
 )
 _EN_MOD: Final = r"(?:(?P<mod>last|this\s+past|this)\s+)?"
-_RU_LEAD: Final = r"(?P<lead>(?<!\w)(?:на|в|во|под|с|со|после)\s+)?"
+_RU_LEAD: Final = r"(?P<lead>(?<!\w)(?:на|в|во|под|с|со|после|между|и|до|по)\s+)?"
 # Words that make a bare name a date only as the second end of a span
-_SECOND_LEADS: Final = frozenset(("to", "and", "until", "till", "through"))
+_SECOND_LEADS: Final = frozenset(("to", "and", "until", "till", "through", "и", "до", "по"))
 _RU_MOD: Final = r"(?:(?P<mod>прошл\w*|эт(?:от|и|ой|у|их|ом))\s+)?"
 _ZH_BEFORE: Final = rf"(?:{_YEAR}\s*年\s*的?\s*|(?P<back>今年|去年|前年)\s*的?\s*)?"
 
