@@ -110,7 +110,8 @@ class GetArgs(_Args, frozen=True):
             min_length=1,
             description="Memory file relative to the workspace, e.g. MEMORY.md or "
             "memory/2026-11-23.md; or a hit's place, memory/2026-11-23.md:5-7 or "
-            "memory/2026-11-23.md#L5-L7, for those lines alone (then no from_line or lines).",
+            "memory/2026-11-23.md#L5-L7, for those lines alone (and no from_line, lines "
+            "or to_line).",
         ),
     ]
     from_line: (
