@@ -50,6 +50,9 @@ EVERYDAY: Final = (
     "What did we eat over Christmas?",
     "что делали на майских",
     "国庆去哪了",
+    "what did we do from Thanksgiving to Christmas",
+    "что делали между Новым годом и Рождеством",
+    "从元旦到春节做了什么",
     "How do I rotate the TLS certificate?",
 )
 # A date word or phrase, repeated to the protocol's limit.
@@ -64,6 +67,8 @@ REPEATED: Final = (
     "in the summer ",
     "over Christmas ",
     "国庆",
+    "from Thanksgiving to Christmas ",
+    "从元旦到春节",
 )
 
 

@@ -27,6 +27,7 @@ import math
 import re
 from collections.abc import Iterator, Sequence
 from datetime import date, timedelta
+from functools import lru_cache
 from typing import Final
 
 from openmemoryd.search.day_ranges import DateRange, months_back, week_start
@@ -234,7 +235,7 @@ def _join(query: str, a: _Group, b: _Group, today: date) -> tuple[_Group, list[D
         and (opener is None or not (opener.group("between") or opener.group("mezhdu")))
     ):
         return None  # "yesterday and today" are two days, not a span
-    pairs = _pairs(a[2], b[2], today)
+    pairs = _pairs(tuple(a[2]), tuple(b[2]), today)
     if not pairs:
         return None
     spans = list(dict.fromkeys(span for span, _ in pairs))
@@ -244,24 +245,26 @@ def _join(query: str, a: _Group, b: _Group, today: date) -> tuple[_Group, list[D
     return (start, b[1], spans), [days for days in b[2] if days not in used and days.any_year]
 
 
+# The same two holidays named over and over are paired once.
+@lru_cache(maxsize=256)
 def _pairs(
-    starts: Sequence[DateRange], ends: Sequence[DateRange], today: date
-) -> list[tuple[DateRange, DateRange]]:
+    starts: tuple[DateRange, ...], ends: tuple[DateRange, ...], today: date
+) -> tuple[tuple[DateRange, DateRange], ...]:
     """The spans from *starts* to *ends*, each with its end: the i-th with
     the i-th where both are as many (each year's Easter to its Thanksgiving;
     3/4 to 5/6 read alike), one yearless day with each year of a moving
     holiday (从元旦到春节), else each start to its nearest end."""
     if len(starts) == len(ends) > 1:
         pairs = zip(starts, ends, strict=True)
-        return [(span, end) for start, end in pairs if (span := _span(start, end, today))]
+        return tuple((span, end) for start, end in pairs if (span := _span(start, end, today)))
     if len(starts) == 1 and starts[0].any_year and not any(end.any_year for end in ends):
-        return [(span, end) for end in ends if (span := _span(starts[0], end, today))]
+        return tuple((span, end) for end in ends if (span := _span(starts[0], end, today)))
     nearest = [pair for start in starts if (pair := _shortest(start, ends, today)) is not None]
     if len(nearest) > 1 and not any(end.any_year for _, end in nearest):
         # "between Easter and Thanksgiving 2024": the year named once is both ends'
         in_year = [pair for pair in nearest if pair[0].start.year == pair[1].end.year]
-        return in_year or [min(nearest, key=_length)]
-    return nearest
+        return tuple(in_year or [min(nearest, key=_length)])
+    return tuple(nearest)
 
 
 def _shortest(
