@@ -143,6 +143,8 @@ async def test_get_reads_the_lines_a_citation_names(engine: Engine) -> None:
     for bad, said in (
         ("memory/g.md#L3-L2", "ends before it starts"),
         ("memory/g.md#L0", "numbered from 1"),
+        ("memory/g.md#L1-L" + "9" * 30, "no line past"),
+        ("memory/g.md:" + "9" * 30, "no line past"),
     ):
         with pytest.raises(BadRequest, match=said):
             await engine.get(bad, None, None)

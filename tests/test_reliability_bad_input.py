@@ -141,6 +141,28 @@ def test_get_and_append_refuse_every_path_that_is_not_a_memory_file(
     still_serving(client)
 
 
+def test_line_ranges_that_name_no_lines_are_refused_with_a_reason(
+    served: tuple[Daemon, Client],
+) -> None:
+    """Citations and end lines past any file, backwards, or given twice: a
+    clear bad_request each, the daemon serving on."""
+    _, client = served
+    for call, said in (
+        (lambda: client.get("MEMORY.md#L1-L" + "9" * 30), "no line past"),
+        (lambda: client.get("MEMORY.md:" + "9" * 400), "no line past"),
+        (lambda: client.get("MEMORY.md#L3-L1"), "ends before it starts"),
+        (lambda: client.get("MEMORY.md#L0"), "numbered from 1"),
+        (lambda: client.get("MEMORY.md#L2", from_line=1), "names its lines"),
+        (lambda: client.get("MEMORY.md", from_line=5, to_line=2), "is before from_line"),
+        (lambda: client.get("MEMORY.md", lines=2, to_line=2), "not both"),
+        (lambda: client.get("MEMORY.md", to_line=2**64), "out of range"),
+    ):
+        with pytest.raises(BadRequestError, match=said):
+            call()
+    assert client.get("MEMORY.md#L1").from_line == 1
+    still_serving(client)
+
+
 def test_over_long_queries_are_refused_and_the_longest_allowed_is_fast(
     served: tuple[Daemon, Client],
 ) -> None:

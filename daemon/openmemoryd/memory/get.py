@@ -19,7 +19,9 @@ from omem_protocol import GetResult
 from openmemoryd.errors import BadRequest, Forbidden
 from openmemoryd.workspace import PathPolicy, read_memory_file
 
-__all__ = ["read_lines", "split_citation"]
+__all__ = ["MAX_LINE", "read_lines", "split_citation"]
+
+MAX_LINE: Final = 2**63 - 1  # as the wire's line numbers
 
 # ``path#L5``, ``path#L5-L7`` (OpenClaw's form, and ours) or ``path:5-7``;
 # a memory file's own name ends in ``.md``, so no real path looks like one
@@ -38,6 +40,8 @@ def split_citation(raw: str) -> tuple[str, int, int] | None:
     end = int(match.group("b") or match.group("d") or start)
     if start < 1:
         raise BadRequest(f"citation {raw!r}: lines are numbered from 1")
+    if end > MAX_LINE:  # no file has so many, and no reply could carry the number
+        raise BadRequest(f"citation {raw!r}: no line past {MAX_LINE}")
     if end < start:
         raise BadRequest(f"citation {raw!r} ends before it starts")
     return match.group("path"), start, end
