@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from openmemoryd.engine import Engine
+from openmemoryd.engine import journal_keeper as keeper_module
 from openmemoryd.engine.agent_ops import forget
 from openmemoryd.engine.journal_keeper import check_file, restore_entries
 from openmemoryd.memory.append import append_block, unjournalled
@@ -83,3 +86,54 @@ async def test_a_write_never_journalled_is_waited_for_only_so_long(engine: Engin
     assert unjournalled(str(mp.absolute), 10.0)
     assert not unjournalled(str(mp.absolute), 0.0)  # older than that: forgotten
     assert not unjournalled(str(mp.absolute), 10.0)
+
+
+async def test_an_append_made_while_the_keeper_reads_is_not_judged_on_that_copy(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by replaying appends, stale rewrites and keeper passes in random
+    order (and once in CI: an acknowledged line lost). The keeper judged a
+    copy read before an append against entries taken after it, so the append
+    looked dropped and went on the restore list beside the line a stale
+    rewrite did drop. A second rewrite then dropped it and the append after
+    it; put back as a new entry, it no longer vouched for that later line,
+    which stayed missing."""
+    first = await engine.append("line 1", None)
+    mp = engine.policy.resolve(first.path)
+    limit = engine.config.index.max_file_bytes
+    base = mp.absolute.read_bytes()
+    mp.absolute.write_bytes(base.replace(b"line 1\n", b"") + b"editor 1\n")  # stale: drops 1
+    copy = mp.absolute.read_bytes()
+
+    read = keeper_module._read
+
+    reads = 0
+
+    def read_then_append(path: object) -> bytes:
+        nonlocal reads
+        reads += 1
+        content = read(path)  # type: ignore[arg-type]
+        if reads == 1:  # the keeper's copy; line 2 lands just after it
+            engine.journal.record(append_block(mp, "line 2", limit), time.time())
+        return content
+
+    put_back = keeper_module._put_back
+    calls = 0
+
+    def rewrite_then_put_back(*args: object) -> object:
+        nonlocal calls
+        calls += 1
+        if calls == 1:  # before the first restore: line 3, then a rewrite of the copy
+            engine.journal.record(append_block(mp, "line 3", limit), time.time())
+            mp.absolute.write_bytes(copy + b"editor 2\n")  # stale: drops 2 and 3
+        return put_back(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(keeper_module, "_read", read_then_append)
+    monkeypatch.setattr(keeper_module, "_put_back", rewrite_then_put_back)
+    await check_file(engine, mp.key)
+    monkeypatch.setattr(keeper_module, "_read", read)
+    for _ in range(3):  # the passes after the race
+        await check_file(engine, mp.key)
+    text = mp.absolute.read_text()
+    assert [text.count(f"line {n}\n") for n in (1, 2, 3)] == [1, 1, 1], text
+    assert engine.journal.missing.get(mp.key) == []

@@ -68,15 +68,21 @@ async def check_file(engine: JournalHost, key: str) -> list[Entry]:
 
     Not while a write to the file waits for its journal record (see
     `memory.append.unjournalled`): the next pass judges it with that entry.
-    The file is read before the entries are taken, so each entry's write is
-    either in that copy or came after it (then its block is only reported
-    missing until the next pass, never a reason to restore others).
+    The file is read before the entries are taken, and only the entries
+    written before the read are judged; the others wait for the next pass.
+    Judged against a copy read before it, an append made meanwhile would
+    look dropped: put on the restore list with the lines a stale rewrite
+    did drop, it was appended again if a second rewrite dropped it before
+    its turn, and its new entry no longer vouched for the lines appended
+    after it, which that rewrite had dropped too (they stayed missing).
     """
     mp = engine.policy.resolve(key)
+    mark = engine.journal.mark()
     content = await trio.to_thread.run_sync(_read, mp)
     entries = engine.journal.entries_unless_writing(mp, _UNJOURNALLED_WAIT_S)
     if entries is None:
         return engine.journal.missing.get(key, [])
+    entries = [e for e in entries if e.seq < mark]
     settings = engine.config.sync
     verdict = judge(
         content,

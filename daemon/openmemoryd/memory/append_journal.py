@@ -240,6 +240,11 @@ class AppendJournal:
                 # lock, with the entry: see `entries_unless_writing`.
                 journalled(appended.written)
 
+    def mark(self) -> int:
+        """A sequence number above every entry whose block reached its file
+        before this call (and below every later one's)."""
+        return self._base + next_write()
+
     def entries_unless_writing(self, mp: MemoryPath, wait_s: float) -> list[Entry] | None:
         """*mp*'s entries, or None while a write to it (made in the last
         *wait_s* seconds) waits for its record. Taken under the lock `record`
