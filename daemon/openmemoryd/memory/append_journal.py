@@ -241,8 +241,9 @@ class AppendJournal:
                 journalled(appended.written)
 
     def mark(self) -> int:
-        """A sequence number above every entry whose block reached its file
-        before this call (and below every later one's)."""
+        """A sequence number above every entry whose write was done (and
+        numbered, `next_write`) before this call, and below every later one's;
+        a write still under way now counts as later."""
         return self._base + next_write()
 
     def entries_unless_writing(self, mp: MemoryPath, wait_s: float) -> list[Entry] | None:
