@@ -65,7 +65,7 @@ async def diagnose_engine(engine: Engine, info: DaemonInfo) -> DoctorResult:
         *await trio.to_thread.run_sync(sqlite_checks),
     ]
     status = await workspace_status(engine, info)
-    embedding = await embedding_status(engine)
+    embedding = status.embedding or await embedding_status(engine)  # always there: not read twice
     checks.append(await _probe_embedder(engine, embedding.reason))
     if embedding.fallback_active:
         checks.append(

@@ -70,9 +70,10 @@ def read_lines(
     if to_line is not None:
         if lines is not None:
             raise BadRequest("give lines or to_line, not both")
-        if to_line < (from_line or 1):
-            raise BadRequest(f"to_line {to_line} is before from_line {from_line or 1}")
-        from_line, lines = from_line or 1, to_line - (from_line or 1) + 1
+        first = from_line or 1
+        if to_line < first:
+            raise BadRequest(f"to_line {to_line} is before from_line {first}")
+        from_line, lines = first, to_line - first + 1
     mp = policy.resolve(raw_path)
     data, _ = read_memory_file(mp, max_bytes)
     if b"\x00" in data:

@@ -20,6 +20,7 @@ __all__ = [
     "months_back",
     "week_start",
     "which_third",
+    "year_range",
 ]
 
 SLACK_DAYS: Final = 3
