@@ -31,6 +31,7 @@ def _config(
     snippet_chars: int = 700,
     candidate_multiplier: int = 4,
     trim_overlap: bool = False,
+    item_snippets: bool = False,
     query_threads: int | None = None,
     engine: str | None = None,
     budget_whole_share: float = 0.7,
@@ -55,6 +56,7 @@ def _config(
         f"neighbours = {str(neighbours).lower()}\n"
         f"head_estimate = {str(head_estimate).lower()}\n"
         f"trim_overlap = {str(trim_overlap).lower()}\n"
+        f"item_snippets = {str(item_snippets).lower()}\n"
         f"snippet_chars = {snippet_chars}\ncandidate_multiplier = {candidate_multiplier}\n\n"
         f"[search.mmr]\nenabled = {str(mmr).lower()}\nlambda = 0.7\n\n"
         f"[search.decay]\nenabled = {str(decay).lower()}\nhalf_life_days = 30.0\nfloor = 0.5\n"
@@ -71,6 +73,7 @@ def _default(
     snippet_chars: int = 700,
     candidate_multiplier: int = 8,
     trim_overlap: bool = True,
+    item_snippets: bool = True,
     query_threads: int | None = None,
     engine: str | None = None,
     budget_whole_share: float = 0.7,
@@ -81,7 +84,8 @@ def _default(
     """The default configuration: calibrated fusion with dates, neighbours and
     the second estimate of the first three, the local cross-encoder's order
     of the best ten where the fusion is unsure of an English question, hits
-    trimmed of the lines a better hit shows."""
+    trimmed of the lines a better hit shows, and a list item with its
+    neighbours where the query's words all fall in it."""
     return _config(
         "local",
         mmr=mmr,
@@ -93,6 +97,7 @@ def _default(
         snippet_chars=snippet_chars,
         candidate_multiplier=candidate_multiplier,
         trim_overlap=trim_overlap,
+        item_snippets=item_snippets,
         query_threads=query_threads,
         engine=engine,
         budget_whole_share=budget_whole_share,
@@ -179,6 +184,13 @@ METHODS: Final[Mapping[str, Method]] = {
             "calibrated-repeats",
             "the default, but a hit shows its whole chunk even where a better hit showed its lines",
             _default(trim_overlap=False),
+            vectors=True,
+        ),
+        Method(
+            "calibrated-wholechunks",
+            "the default, but a hit shows its whole chunk even where the query's words all"
+            " fall in one list item (item_snippets = false)",
+            _default(item_snippets=False),
             vectors=True,
         ),
         Method(

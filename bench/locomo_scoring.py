@@ -124,7 +124,7 @@ class Scores:
 
 
 def budget_ranks(
-    hits: Sequence[frozenset[str]], sizes: Sequence[int], evidence: Iterable[str]
+    hits: Sequence[frozenset[Id]], sizes: Sequence[int], evidence: Iterable[Id]
 ) -> tuple[tuple[int | None, int | None], ...]:
     """`rank_evidence` over the hits that fit each of `BUDGETS` (by snippet size)."""
     out = []

@@ -21,7 +21,9 @@ keyword leg alone, the vector leg alone) one `BenchDaemon` indexes the
 workspace and embeds every chunk, then every question is searched twice:
 ``limit=10, min_score=0`` for the ranking (R@k any / all and MRR as in
 `bench.locomo`, a hit holding an evidence line when the line lies in its
-cited range), and with the default ``min_score`` to count the questions that
+cited range; the characters a hit's snippet takes, and recall within
+3,000 and 6,000 characters of snippets taken in rank order, as in
+`bench.locomo`), and with the default ``min_score`` to count the questions that
 get an answer at all (``answered``) and those whose answer holds evidence.
 Sixteen queries about what no note is about, in the set's language, are
 then searched with the default ``min_score``: ``unrelated answered`` counts
@@ -65,7 +67,7 @@ from bench.args import name_list
 from bench.daemon import BenchDaemon, BenchDaemonError
 from bench.locomo import with_embed_nice
 from bench.locomo_methods import METHODS, Method, unmet_needs
-from bench.locomo_scoring import Scores, rank_evidence
+from bench.locomo_scoring import Scores, budget_ranks, rank_evidence
 from bench.report import invocation, publish
 from bench.search_latency import machine_info
 from omem_client import Client, OmemError, SearchHit
@@ -188,6 +190,9 @@ class Outcome:
     answered: bool  # any hit at the default min_score
     answered_with_evidence: bool
     took_ms: float
+    # (first, all) ranks within each of `BUDGETS` characters of snippets
+    budgets: tuple[tuple[int | None, int | None], ...] = ()
+    chars: tuple[int, ...] = ()  # each ranked hit's snippet length
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,9 +249,9 @@ def _ask(
     outcomes = []
     for q in questions:
         ranked = client.search(q.text, limit=LIMIT, min_score=0.0)
-        first, all_ = rank_evidence(
-            [evidence_in(h, q.evidence) for h in ranked.results], q.evidence
-        )
+        found = [evidence_in(h, q.evidence) for h in ranked.results]
+        first, all_ = rank_evidence(found, q.evidence)
+        chars = tuple(len(h.snippet) for h in ranked.results)
         plain = client.search(q.text, limit=LIMIT)
         shown = [evidence_in(h, q.evidence) for h in plain.results]
         outcomes.append(
@@ -257,6 +262,8 @@ def _ask(
                 answered=bool(plain.results),
                 answered_with_evidence=any(shown),
                 took_ms=ranked.took_ms,
+                budgets=budget_ranks(found, chars, q.evidence),
+                chars=chars,
             )
         )
     hits = [len(client.search(text, limit=LIMIT).results) for text in unrelated]
@@ -273,8 +280,11 @@ def summarize(
     """The figures of one (set, method, language asked in; None: the set's
     own): overall, answered, per kind, latency, and how many unrelated
     queries got any answer (the right number is 0)."""
-    scores = Scores.of([(o.first_rank, o.all_rank) for o in outcomes])
+    scores = Scores.of(
+        [(o.first_rank, o.all_rank) for o in outcomes], [o.budgets for o in outcomes]
+    )
     n = len(outcomes)
+    chars = [size for o in outcomes for size in o.chars]
     by_kind = {
         kind: Scores.of([(o.first_rank, o.all_rank) for o in outcomes if o.kind == kind])
         for kind in KINDS
@@ -289,6 +299,11 @@ def summarize(
         "r10_any": scores.r10_any,
         "r10_all": scores.r10_all,
         "mrr": scores.mrr,
+        "b3000_any": scores.b3000_any,
+        "b3000_all": scores.b3000_all,
+        "b6000_any": scores.b6000_any,
+        "b6000_all": scores.b6000_all,
+        "chars_per_hit": round(statistics.fmean(chars)) if chars else 0,
         "answered": round(sum(o.answered for o in outcomes) / n, 4),
         "answered_with_evidence": round(sum(o.answered_with_evidence for o in outcomes) / n, 4),
         "all10_by_kind": {kind: s.r10_all for kind, s in by_kind.items() if s.n},
@@ -310,13 +325,16 @@ def render(results: Sequence[Mapping[str, Any]], machine: Mapping[str, Any], com
         f"{machine.get('load_average_end')} at the end.",
         "",
         "| set | method | questions | R@1 | R@5 | R@10 any / all | MRR "
+        "| 3,000 chars any / all | 6,000 chars any / all | chars a hit "
         "| answered (default min_score) | answer holds evidence | unrelated answered | p50 |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         out.append(
             f"| {_label(r)} | {r['method']} | {r['questions']} | {r['r1_any']:.3f} "
             f"| {r['r5_any']:.3f} | {r['r10_any']:.3f} / {r['r10_all']:.3f} | {r['mrr']:.3f} "
+            f"| {r['b3000_any']:.3f} / {r['b3000_all']:.3f} "
+            f"| {r['b6000_any']:.3f} / {r['b6000_all']:.3f} | {r['chars_per_hit']} "
             f"| {r['answered']:.3f} | {r['answered_with_evidence']:.3f} "
             f"| {r['unrelated_answered']} of {r['unrelated']} | {r['p50_ms']} ms |"
         )

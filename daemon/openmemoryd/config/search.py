@@ -241,6 +241,14 @@ class SearchSettings(Section, frozen=True):
             " (chunks overlap), so an answer spends no characters on a line twice."
         ),
     ] = True
+    item_snippets: Annotated[
+        bool,
+        doc(
+            "A hit whose query words all fall in one item of a Markdown list shows that item"
+            " and the items either side of it, with their exact lines, instead of the whole"
+            " chunk."
+        ),
+    ] = True
     # On LoCoMo 0.7 finds more evidence within 750 and 1,500 tokens than 0.5,
     # 0.9 or 1.0 (whole hits while any fits; docs/recall.md, "Token budgets").
     budget_whole_share: Annotated[

@@ -20,15 +20,20 @@ def to_hits(
     limit: int,
     snippet_chars: int,
     trim_overlap: bool = True,
+    item_snippets: bool = True,
 ) -> list[SearchHit]:
     """The first *limit* hits of *candidates*, in order. A hit leaves out the
     lines a better hit of its file already shows (chunks overlap), and one
-    whose lines are all shown is left out (`search.trim_overlap`)."""
+    whose lines are all shown is left out (`search.trim_overlap`); a hit
+    whose query words all fall in one list item shows that item and its
+    neighbours (`search.item_snippets`)."""
     hits: list[SearchHit] = []
     ranges: set[tuple[str, int, int]] = set()
     lines_shown: dict[str, set[int]] = {}
     for candidate in candidates:
-        made = make_snippet(candidate.text, candidate.start_line, terms, snippet_chars)
+        made = make_snippet(
+            candidate.text, candidate.start_line, terms, snippet_chars, item_snippets
+        )
         shown = lines_shown.setdefault(candidate.path, set())
         snippet = without_lines(made, shown) if trim_overlap else made
         if snippet is None:

@@ -395,7 +395,12 @@ def finish_search(
     if settings.mmr.enabled and len(chosen) > 1 and not timeline:
         chosen = mmr_rerank(chosen, lambda_=settings.mmr.lambda_)
     hits = to_hits(
-        chosen, ranked.terms, ranked.limit, settings.snippet_chars, settings.trim_overlap
+        chosen,
+        ranked.terms,
+        ranked.limit,
+        settings.snippet_chars,
+        settings.trim_overlap,
+        settings.item_snippets,
     )
     explain = _explain(settings, ranked) if query.explain else None
     return SearchResult(

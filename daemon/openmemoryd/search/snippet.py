@@ -2,8 +2,11 @@
 
 At the default sizes a chunk (175 estimated tokens) is never longer than
 the snippet budget (700 characters), and the snippet is the whole chunk:
-cutting one loses evidence more often than the shorter hit saves (measured
-on LoCoMo, docs/recall.md). A chunk larger than the budget (a bigger
+cutting one to the lines that match loses evidence more often than the
+shorter hit saves (measured on LoCoMo, docs/recall.md). The exception is a
+chunk of list items where the query's words all fall in one item: that
+item and its neighbours are shown (`items`), since the other items of a
+list of notes are about other things. A chunk larger than the budget (a bigger
 ``chunk_tokens`` or a smaller ``snippet_chars``) is cut; a plain prefix cut
 would hide the line that matched whenever it sits in the chunk's second
 half, so the snippet is a window of whole lines around the line matching
@@ -22,7 +25,8 @@ from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from openmemoryd.text import safe_boundary, token_set
+from openmemoryd.search.items import matching_item
+from openmemoryd.text import CONTRACTION_TAILS, safe_boundary, token_set
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,9 +39,21 @@ class Snippet:
     cut: bool = False
 
 
-def make_snippet(text: str, first_line: int, terms: Sequence[str], max_chars: int) -> Snippet:
-    """Choose the part of a chunk (starting at *first_line*) to show."""
+def make_snippet(
+    text: str, first_line: int, terms: Sequence[str], max_chars: int, items: bool = True
+) -> Snippet:
+    """Choose the part of a chunk (starting at *first_line*) to show; with
+    *items*, the list item every query word the chunk holds lies in, with
+    its neighbours (`items.matching_item`), when that fits."""
     lines = text.split("\n")
+    if items and terms:
+        words = [term for term in terms if term not in CONTRACTION_TAILS] or list(terms)
+        found = matching_item(lines, lambda line: terms_in(line, words), min(2, len(words)))
+        if found is not None:
+            start, end = found
+            shown = "\n".join(lines[start : end + 1])
+            if len(shown) <= max_chars:
+                return Snippet(shown, first_line + start, first_line + end)
     if len(text) <= max_chars:
         return Snippet(text, first_line, first_line + len(lines) - 1)
     best = best_line(lines, terms)[0] or 0
@@ -108,6 +124,17 @@ def holds_every(text: str, terms: Sequence[str]) -> bool:
     if any(term[:4] not in searchable for term in terms):
         return False
     return line_matches(text, terms) == len(terms)
+
+
+def terms_in(text: str, terms: Sequence[str]) -> frozenset[str]:
+    """Which of *terms* *text* holds (as `line_matches` counts them; a term
+    whose first four characters it lacks is not looked for)."""
+    searchable = _searchable(text)
+    maybe = [term for term in terms if term[:4] in searchable]
+    if not maybe:
+        return frozenset()
+    present = token_set(text)
+    return frozenset(term for term in maybe if _has_term(term, present))
 
 
 def _has_term(term: str, present: frozenset[str]) -> bool:
