@@ -11,7 +11,9 @@ per variant:
    pipeline and default settings, and the best `WINDOW` are scored by the
    model as the daemon sends them and, for the searches the default sends,
    once more with the chunk's heading path (its session's date and time)
-   before the text;
+   before the text, and as its pairs of consecutive lines, the best pair's
+   score standing for the chunk (a model trained on short web passages
+   might judge two turns better than ten);
 2. each variant re-orders them; hits are built as the daemon builds them
    (`to_hits`: ten hits, 700-character snippets, overlap trimmed) and scored
    as `bench.locomo` scores them (a hit holds evidence when its snippet
@@ -20,7 +22,9 @@ per variant:
 A variant is a gate (a search is sent when its first estimate is below it),
 a window (how many of the best candidates the model orders), the weight
 *b* of the fusion in the order (model logit + b · logit(estimate); 0 is
-the model alone, as the default) and whether the heading goes first. Run
+the model alone, as the default) and what the model read: the chunk, the
+chunk with its heading first, its best pair of lines, or the mean of the
+chunk's score and its best pair's. Run
 from the repository root::
 
     python -m bench.rerank_fit [--data ../shared/data/locomo10.json]
@@ -36,7 +40,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from bench.args import number_list
 from bench.locomo_data import DEFAULT_DATA, Conversation, load_locomo
@@ -61,7 +65,8 @@ _progress = progress("rerank_fit")
 @dataclass(frozen=True, slots=True)
 class Scored:
     """One question's best candidates in fused order, with the model's logits
-    (*headed*: with the heading first; only for the searches the default sends)."""
+    (*headed*: with the heading first; *paired*: its best pair of lines; both
+    only for the searches the default sends)."""
 
     conversation: int
     category: int
@@ -70,6 +75,10 @@ class Scored:
     candidates: list[Candidate]
     logits: list[float]
     headed: list[float] | None = None
+    paired: list[float] | None = None
+
+
+Read = Literal["chunk", "headed", "pairs", "chunk+pairs"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +87,7 @@ class Variant:
     gate: float  # sent when the first estimate is below; 0: never
     window: int = 10
     weight: float = 0.0  # b: the fused estimate's logit in the order
-    headed: bool = False
+    read: Read = "chunk"  # what of a candidate the model's score is of
 
 
 VARIANTS: Final = (
@@ -93,8 +102,12 @@ VARIANTS: Final = (
     Variant("below 0.6, + 0.5 × the fused logit", 0.6, weight=0.5),
     Variant("every search, the model alone", math.inf),
     Variant("every search, + 0.5 × the fused logit", math.inf, weight=0.5),
-    Variant("the heading before the text, the model alone", DEFAULT_GATE, headed=True),
-    Variant("the heading before the text, + 0.5 × the fused logit", DEFAULT_GATE, 10, 0.5, True),
+    Variant("the heading before the text, the model alone", DEFAULT_GATE, read="headed"),
+    Variant(
+        "the heading before the text, + 0.5 × the fused logit", DEFAULT_GATE, 10, 0.5, "headed"
+    ),
+    Variant("the best pair of lines, the model alone", DEFAULT_GATE, read="pairs"),
+    Variant("the mean of the chunk's and its best pair's", DEFAULT_GATE, read="chunk+pairs"),
 )
 
 
@@ -105,6 +118,41 @@ def headed_text(candidate: Candidate) -> str:
     if not heading or (lines and heading.split(" > ")[-1] in lines[0]):
         return candidate.text
     return f"{heading}\n{candidate.text}"
+
+
+def line_pairs(text: str) -> list[str]:
+    """Each two consecutive non-blank lines of *text* (the text itself when
+    it has fewer than three)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) < 3:
+        return ["\n".join(lines)]
+    return ["\n".join(lines[i : i + 2]) for i in range(len(lines) - 1)]
+
+
+def best_pairs(model: LocalReranker, question: str, candidates: Sequence[Candidate]) -> list[float]:
+    """Each candidate's score as its best pair of lines (`line_pairs`), one call for all."""
+    texts: list[str] = []
+    owners: list[int] = []
+    for index, candidate in enumerate(candidates):
+        pairs = line_pairs(candidate.text)
+        texts += pairs
+        owners += [index] * len(pairs)
+    best = [-math.inf] * len(candidates)
+    for owner, logit in zip(owners, model.score(question, texts), strict=True):
+        best[owner] = max(best[owner], logit)
+    return best
+
+
+def _logits(q: Scored, read: Read) -> list[float]:
+    if read == "chunk":
+        return q.logits
+    assert q.headed is not None, "other readings are scored for the default's searches only"
+    assert q.paired is not None
+    if read == "headed":
+        return q.headed
+    if read == "pairs":
+        return q.paired
+    return [(a + b) / 2 for a, b in zip(q.logits, q.paired, strict=False)]
 
 
 def sent(q: Scored, gate: float) -> bool:
@@ -121,8 +169,7 @@ def order(q: Scored, variant: Variant) -> list[Candidate]:
     """*q*'s candidates as *variant* orders them: its window re-ordered, the rest after."""
     if not sent(q, variant.gate):
         return q.candidates
-    logits = q.headed if variant.headed else q.logits
-    assert logits is not None, "headed logits are scored for the default's searches only"
+    logits = _logits(q, variant.read)
     k = min(variant.window, len(q.candidates))
     key = [logits[i] + variant.weight * _logit(q.candidates[i].score) for i in range(k)]
     best = sorted(range(k), key=lambda i: -key[i])  # stable: ties keep the fused order
@@ -177,11 +224,9 @@ def collect(conversation: Conversation, model: LocalReranker) -> list[Scored]:
             texts = [c.text for c in best]
             logits = model.score(q.question, texts) if len(best) > 1 else [0.0] * len(best)
             first = best[:10]
-            headed = (
-                model.score(q.question, [headed_text(c) for c in first])
-                if len(first) > 1 and first[0].score < DEFAULT_GATE
-                else None
-            )
+            unsure = len(first) > 1 and first[0].score < DEFAULT_GATE
+            headed = model.score(q.question, [headed_text(c) for c in first]) if unsure else None
+            paired = best_pairs(model, q.question, first) if unsure else None
             out.append(
                 Scored(
                     conversation.index,
@@ -191,6 +236,7 @@ def collect(conversation: Conversation, model: LocalReranker) -> list[Scored]:
                     best,
                     logits,
                     headed,
+                    paired,
                 )
             )
     return out

@@ -10,8 +10,10 @@ from bench.rerank_fit import (
     VARIANTS,
     Scored,
     Variant,
+    best_pairs,
     evaluate,
     headed_text,
+    line_pairs,
     order,
     render,
 )
@@ -26,7 +28,16 @@ def chunk(i: int, estimate: float, turn: str, heading: str = "2023-05-08 > Sessi
 
 def question(estimates: list[float], logits: list[float], evidence: str = "D3:1") -> Scored:
     candidates = [chunk(i + 1, e, f"D{i + 1}:1") for i, e in enumerate(estimates)]
-    return Scored(0, 1, (evidence,), ["note"], candidates, logits, headed=[-x for x in logits])
+    return Scored(
+        0,
+        1,
+        (evidence,),
+        ["note"],
+        candidates,
+        logits,
+        headed=[-x for x in logits],
+        paired=[2 * x if x < 3 else 0.0 for x in logits],
+    )
 
 
 def ids(candidates: list[Candidate]) -> list[int]:
@@ -45,7 +56,23 @@ def test_the_window_and_the_fusions_weight_decide_the_order() -> None:
     assert ids(order(unsure, Variant("two", 0.45, window=2))) == [2, 1, 3]
     # logits 0 + b·logit(0.4), 1 + b·logit(0.3), 5 + b·logit(0.2): b = 20 keeps the fused order
     assert ids(order(unsure, Variant("fused", 0.45, weight=20.0))) == [1, 2, 3]
-    assert ids(order(unsure, Variant("headed", 0.45, headed=True))) == [1, 2, 3]
+    assert ids(order(unsure, Variant("headed", 0.45, read="headed"))) == [1, 2, 3]
+    # the best pairs score 0, 2, 0: the second first
+    assert ids(order(unsure, Variant("pairs", 0.45, read="pairs"))) == [2, 1, 3]
+    # the means 0, 1.5, 2.5
+    assert ids(order(unsure, Variant("both", 0.45, read="chunk+pairs"))) == [3, 2, 1]
+
+
+def test_a_chunk_is_read_as_its_pairs_of_lines() -> None:
+    assert line_pairs("a\n\nb") == ["a\nb"]
+    assert line_pairs("a\nb\n\nc\nd") == ["a\nb", "b\nc", "c\nd"]
+
+    class Model:
+        def score(self, query: str, documents: list[str]) -> list[float]:
+            return [float(len(d)) for d in documents]
+
+    texts = [replace(chunk(1, 0.4, "D1:1"), text="x\nyy\nzzz"), chunk(2, 0.3, "D1:2")]
+    assert best_pairs(Model(), "q", texts) == [6.0, float(len(texts[1].text))]  # type: ignore[arg-type]
 
 
 def test_the_heading_goes_first_unless_the_chunk_opens_with_it() -> None:
