@@ -508,6 +508,32 @@ def test_one_shared_word_the_model_finds_unrelated_is_no_evidence(
     assert [h.path for h in partial.results][:1] == ["a.md"]
 
 
+def test_a_keyword_match_of_only_what_an_apostrophe_leaves_is_no_evidence(
+    conn: apsw.Connection,
+) -> None:
+    """ "Fermat's" leaves an "s" that any note with a possessive holds: a
+    chunk matching nothing else is judged by its vector evidence alone, even
+    where the model finds it a little closer than nothing."""
+    add(conn, "a.md", [("Biscuit's jab moved to 4 Jun", unit(1.0, 0.6))], heading="")
+    add(conn, "b.md", [(f"filler {i}", unit(0.0, 1.0)) for i in range(5)])
+    liked = query(conn, unit(1.0), null_cosine=0.85, evidence_width=0.1)  # evidence 0.07
+    reply = run_search(
+        conn, SearchQuery("proof of Fermat's theorem"), SearchSettings(), CTX, liked, NOW
+    )
+    assert reply.results == (), [h.snippet for h in reply.results]
+    assert reply.best_score == pytest.approx(0.07, abs=0.01)
+    # a word of the query beside the "s" is a partial match, judged as before
+    named = run_search(conn, SearchQuery("Biscuit's vet"), SearchSettings(), CTX, liked, NOW)
+    assert [h.path for h in named.results][:1] == ["a.md"]
+    # and a query without an apostrophe is not affected
+    plain = run_search(conn, SearchQuery("biscuit vet"), SearchSettings(), CTX, liked, NOW)
+    assert [h.path for h in plain.results][:1] == ["a.md"]
+    # nor a letter that is a word ("vitamin D" asked in Russian of English notes)
+    add(conn, "c.md", [("Bloods: vitamin D 38 nmol/L", unit(1.0, 0.6))], heading="")
+    asked = run_search(conn, SearchQuery("витамин D в анализах"), SearchSettings(), CTX, liked, NOW)
+    assert [h.path for h in asked.results][:1] == ["c.md"]
+
+
 def test_no_relaxed_fallback_for_partial_matches_unless_configured(
     conn: apsw.Connection,
 ) -> None:

@@ -10,6 +10,7 @@ import pytest
 from openmemoryd.search import bm25_score
 from openmemoryd.text import (
     MAX_QUERY_TERMS,
+    apostrophe_tails,
     estimate_tokens,
     fts_match_expression,
     index_terms,
@@ -171,3 +172,10 @@ def test_bm25_scores_keep_the_rank_order() -> None:
     assert bm25_score(-4.2) > bm25_score(-2.1) > bm25_score(-0.5) > bm25_score(0.0) == 0.0
     assert bm25_score(-100.0) == pytest.approx(100 / 101)
     assert bm25_score(float("nan")) == 0.0
+
+
+def test_apostrophe_tails_are_what_an_apostrophe_left() -> None:
+    assert apostrophe_tails("proof of Fermat's last theorem") == {"s"}
+    assert apostrophe_tails("I couldn’t find Wei's notes, we'll see") == {"t", "s", "ll"}
+    assert apostrophe_tails("витамин D в анализах") == frozenset()
+    assert apostrophe_tails("the 'd' key, rock 'n' roll") == frozenset()

@@ -68,12 +68,12 @@ from openmemoryd.search.hits import to_hits
 from openmemoryd.search.lexical import lexical_leg
 from openmemoryd.search.mmr import mmr_rerank
 from openmemoryd.search.salience import apply_salience
-from openmemoryd.search.snippet import holds_every
+from openmemoryd.search.snippet import holds_every, terms_in
 from openmemoryd.search.timeline import is_timeline_request, timeline_candidates
 from openmemoryd.search.vector import VectorQuery, rescale, vector_leg
 from openmemoryd.store import RowidRange, chunk_count, file_mtimes
 from openmemoryd.store.vectors import distances
-from openmemoryd.text import CONTRACTION_TAILS, query_terms
+from openmemoryd.text import CONTRACTION_TAILS, apostrophe_tails, query_terms
 
 MAX_CANDIDATES = 200
 
@@ -317,11 +317,15 @@ def rank_candidates(
     # The words a note must hold to match the whole query: not what an
     # apostrophe leaves (the "s" of "Wei's").
     words = [t for t in terms if t not in CONTRACTION_TAILS] or terms
+    # What the query's own apostrophes left ("s" of "Fermat's"; not the "d"
+    # of "vitamin D"): a keyword match of those alone is no evidence.
+    tails = apostrophe_tails(query.text).intersection(terms)
+    real = [t for t in terms if t not in tails] if tails else []
 
     def evidence(candidate: Candidate) -> float:
         if by_date and dates.names(memory_date(candidate.path, candidate.heading)):
             return 1.0  # a note of a day the query names ("on 23 March")
-        return strongest(candidate, vector, words)
+        return strongest(candidate, vector, words, real)
 
     chosen = [c for c in merged if evidence(c) >= min_score]
     relaxed = False
@@ -422,7 +426,10 @@ def finish_search(
 
 
 def strongest(
-    candidate: Candidate, vector: VectorQuery | None = None, words: Sequence[str] = ()
+    candidate: Candidate,
+    vector: VectorQuery | None = None,
+    words: Sequence[str] = (),
+    beside_tails: Sequence[str] = (),
 ) -> float:
     """The candidate's best evidence: its higher leg score (or its score).
 
@@ -435,9 +442,17 @@ def strongest(
     tracks) scores high in a small workspace, where BM25 finds every word
     rare, and is no evidence. A chunk holding every word (a name, an error
     code) counts whatever the model thinks of it.
+
+    *beside_tails* are the query's terms other than the letters its
+    apostrophes left (the "s" of "Fermat's"), when it has such letters: a
+    keyword match holding none of them matched only those letters, which
+    half the notes hold ("Biscuit's jab"); it is no evidence at all, and
+    the vector score alone decides.
     """
     vector_score = candidate.vector_score
     text_score = candidate.text_score
+    if text_score and beside_tails and not terms_in(candidate.text, beside_tails):
+        text_score = None if vector_score is not None else 0.0
     if vector_score is not None and vector is not None:
         vector_score = vector.evidence(vector_score, candidate.text)
         if text_score and vector_score <= 0.0 and not holds_every(candidate.text, words):

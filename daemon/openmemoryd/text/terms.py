@@ -65,6 +65,16 @@ ENGLISH_STOPWORDS: Final = frozenset(
 # all its words.
 CONTRACTION_TAILS: Final = frozenset("s t d ll re ve m".split())
 
+# An apostrophe (straight or typographic) after a letter, and a tail.
+_APOSTROPHE_TAIL: Final = re.compile(r"(?<=\w)['\u2019](s|t|d|ll|re|ve|m)\b", re.IGNORECASE)
+
+
+def apostrophe_tails(text: str) -> frozenset[str]:
+    """The `CONTRACTION_TAILS` *text* has after an apostrophe: {"s"} for
+    "Fermat's theorem", nothing for "vitamin D" (a "d" that is a word)."""
+    return frozenset(match.group(1).lower() for match in _APOSTROPHE_TAIL.finditer(text))
+
+
 CJK_STOPWORDS: Final = frozenset(
     """
     的 了 着 吗 呢 吧 啊 呀 么 和 与 及 或 是 在 也 就 都 而 被 把 让 给 我 你 他 她 它
