@@ -21,8 +21,9 @@ asked what warm clothes to take) or a chance match ("Friday" in a day's
 other item), while the answer is an item that shares no word with the
 question.
 A speaker's name on every line of a transcript is such a spread, so chat
-logs keep whole chunks; on LoCoMo's conversations the rule narrows 6 % of
-the hits and moves no figure (docs/recall.md, "Snippets of list items").
+logs mostly keep whole chunks: on LoCoMo's conversations the rule narrows
+about one hit in eighty and moves no question, on notes a third of the
+first hits (docs/recall.md, "Snippets of list items").
 """
 
 from __future__ import annotations
