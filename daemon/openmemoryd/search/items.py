@@ -3,15 +3,14 @@
 Notes are mostly lists of facts that have nothing to do with each other
 ("- Ordered a standing desk, 420 EUR" beside "- Rotated the Stripe keys"),
 and a chunk holds a dozen of them. Shown whole, a hit for "standing desk
-price" spends 700 characters and cites sixteen lines to give one; its
-reader cannot tell which line answered, and a budget holds a sixth of the
-hits it could. So when every query word the chunk holds lies in one list
-item, two of them at least (or the query's only one), and no heading or
-paragraph of the chunk holds one, the hit is that item with the item
-before it and the one after it: the neighbours are what
-a list written as a log or a conversation needs (the answer to a question
-is the next item, its subject the one before), and cost a line or two
-where the rest of the chunk costs ten.
+price" spends nearly 700 characters and cites sixteen lines to give one,
+and its reader cannot tell which line answered. So when every query word
+the chunk holds lies in one list item, two of them at least (or the
+query's only one), and no heading or paragraph of the chunk holds one,
+the hit is that item with the item before it and the one after it: the
+neighbours are what a list written as a log or a conversation needs (the
+answer to a question is the next item, its subject the one before), and
+cost a line or two where the rest of the chunk costs ten.
 
 Words spread over several items, or a match by meaning alone (no query word
 in the chunk), keep the whole chunk: nothing then says which item answered.
