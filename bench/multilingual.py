@@ -191,8 +191,8 @@ class Outcome:
     answered_with_evidence: bool
     took_ms: float
     # (first, all) ranks within each of `BUDGETS` characters of snippets
-    budgets: tuple[tuple[int | None, int | None], ...] = ()
-    chars: tuple[int, ...] = ()  # each ranked hit's snippet length
+    budgets: tuple[tuple[int | None, int | None], ...]
+    chars: tuple[int, ...]  # each ranked hit's snippet length
 
 
 @dataclass(frozen=True, slots=True)

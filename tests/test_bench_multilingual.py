@@ -14,7 +14,18 @@ from typing import Any
 
 import pytest
 
-from bench.multilingual import DATA_DIR, KINDS, SETS, DataError, load_set, main, moved
+from bench.locomo_scoring import budget_ranks
+from bench.multilingual import (
+    DATA_DIR,
+    KINDS,
+    SETS,
+    DataError,
+    Outcome,
+    load_set,
+    main,
+    moved,
+    summarize,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -158,3 +169,19 @@ def test_tiny_mixed_run_labels_each_sets_rows(
     assert (own["set"], own["asked_in"], own["r1_any"]) == ("ru, mixed", None, 1.0)
     assert (translated["set"], translated["asked_in"]) == ("ru, mixed", "en")
     assert "| ru, mixed, asked in en | bm25 | 1 |" in capsys.readouterr().out
+
+
+def test_a_set_reports_characters_a_hit_and_recall_within_a_budget() -> None:
+    evidence = (("memory/a.md", 3),)
+    # the evidence in the second hit: within 3,000 characters only if the
+    # first hit leaves room for it
+    found = [frozenset[tuple[str, int]](), frozenset(evidence)]
+    short = Outcome(
+        "fact", 2, 2, True, True, 1.0, budget_ranks(found, (500, 400), evidence), (500, 400)
+    )
+    long = Outcome(
+        "fact", 2, 2, True, True, 1.0, budget_ranks(found, (2800, 400), evidence), (2800, 400)
+    )
+    row = summarize("en", "calibrated", [short, long])
+    assert (row["b3000_any"], row["b6000_any"], row["r10_any"]) == (0.5, 1.0, 1.0)
+    assert row["chars_per_hit"] == round((500 + 400 + 2800 + 400) / 4)
