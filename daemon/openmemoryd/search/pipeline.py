@@ -73,7 +73,7 @@ from openmemoryd.search.timeline import is_timeline_request, timeline_candidates
 from openmemoryd.search.vector import VectorQuery, rescale, vector_leg
 from openmemoryd.store import RowidRange, chunk_count, file_mtimes
 from openmemoryd.store.vectors import distances
-from openmemoryd.text import CONTRACTION_TAILS, apostrophe_tails, query_terms
+from openmemoryd.text import apostrophe_tails, query_terms, words_of
 
 MAX_CANDIDATES = 200
 
@@ -316,7 +316,7 @@ def rank_candidates(
     by_date = query.for_reader and dates.names_days
     # The words a note must hold to match the whole query: not what an
     # apostrophe leaves (the "s" of "Wei's").
-    words = [t for t in terms if t not in CONTRACTION_TAILS] or terms
+    words = words_of(terms)
     # What the query's own apostrophes left ("s" of "Fermat's"; not the "d"
     # of "vitamin D"): a keyword match of those alone is no evidence.
     tails = apostrophe_tails(query.text).intersection(terms)
@@ -452,7 +452,7 @@ def strongest(
     vector_score = candidate.vector_score
     text_score = candidate.text_score
     if text_score and beside_tails and not terms_in(candidate.text, beside_tails):
-        text_score = None if vector_score is not None else 0.0
+        text_score = 0.0
     if vector_score is not None and vector is not None:
         vector_score = vector.evidence(vector_score, candidate.text)
         if text_score and vector_score <= 0.0 and not holds_every(candidate.text, words):

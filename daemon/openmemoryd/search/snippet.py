@@ -26,7 +26,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from openmemoryd.search.items import matching_item
-from openmemoryd.text import CONTRACTION_TAILS, safe_boundary, token_set
+from openmemoryd.text import safe_boundary, token_set, words_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +47,7 @@ def make_snippet(
     its neighbours (`items.matching_item`), when that fits."""
     lines = text.split("\n")
     if items and terms:
-        words = [term for term in terms if term not in CONTRACTION_TAILS] or list(terms)
+        words = words_of(terms)
         found = matching_item(lines, lambda line: terms_in(line, words), min(2, len(words)))
         if found is not None:
             start, end = found

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Final
 
 from openmemoryd.text.russian import RUSSIAN_STOPWORDS, is_russian_word, russian_stem
@@ -64,6 +64,13 @@ ENGLISH_STOPWORDS: Final = frozenset(
 # them: "Wei's favourite tea" matches "Wei: oolong is her favourite tea" by
 # all its words.
 CONTRACTION_TAILS: Final = frozenset("s t d ll re ve m".split())
+
+
+def words_of(terms: Sequence[str]) -> list[str]:
+    """*terms* less the `CONTRACTION_TAILS`: the words a note must hold to
+    match the whole query (all of *terms* when they are nothing else)."""
+    return [term for term in terms if term not in CONTRACTION_TAILS] or list(terms)
+
 
 # An apostrophe (straight or typographic) after a letter, and a tail.
 _APOSTROPHE_TAIL: Final = re.compile(r"(?<=\w)['\u2019](s|t|d|ll|re|ve|m)\b", re.IGNORECASE)
