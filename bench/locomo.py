@@ -48,7 +48,8 @@ disagreement is counted as ``snippet_mismatches``). For k in 1, 5, 10:
 * asked any/all at 750 and 1,500 tokens: two more searches of the question
   with ``max_tokens`` and no limit, whose answers the daemon packs itself
   (the best hits whole, later ones as their best line), scored over every
-  hit they hold, with their characters (snippets and citations), hits and
+  hit they hold, with their characters (snippets, citations and the
+  sections the text output names beside them), hits and
   ``took_ms`` (the question's embedding is cached by then);
 * answered / answer holds evidence: one more search, ``limit=10`` and the
   default ``min_score``, as an agent sends it: the share of questions it
@@ -126,6 +127,7 @@ from bench.locomo_scoring import (
 from bench.report import invocation, load_average, progress
 from bench.search_latency import machine_info, percentile
 from omem_client import Client, OmemError
+from omem_protocol import SearchHit
 
 __all__ = [
     "BUDGETS",
@@ -194,6 +196,9 @@ def summarize(
         hits_per_query=round(hits / len(outcomes), 2) if outcomes else 0.0,
         ids_per_hit=round(sum(o.ids for o in outcomes) / hits, 2) if hits else 0.0,
         chars_per_hit=round(sum(o.chars for o in outcomes) / hits, 1) if hits else 0.0,
+        section_chars_per_hit=(
+            round(sum(o.section_chars for o in outcomes) / hits, 1) if hits else 0.0
+        ),
         lexical_replies=sum(o.lexical for o in outcomes) if method.vectors else 0,
         snippet_mismatches=sum(o.mismatches for o in outcomes),
         chunks=sum(p.chunks for p in preparations),
@@ -262,6 +267,7 @@ def _ask(
         hits=len(reply.results),
         ids=sum(len(ids) for ids in per_hit),
         chars=sum(len(hit.snippet) for hit in reply.results),
+        section_chars=sum(_section_chars(hit) for hit in reply.results),
         lexical=reply.mode != "hybrid" or reply.degraded,
         mismatches=mismatches,
         budgets=budget_ranks(
@@ -271,7 +277,7 @@ def _ask(
             rank_evidence([snippet_ids(h.snippet) for h in a.results], question.evidence)
             for a in asked
         ),
-        asked_chars=tuple(sum(len(h.snippet) + len(h.citation) for h in a.results) for a in asked),
+        asked_chars=tuple(sum(_shown_chars(h) for h in a.results) for a in asked),
         asked_hits=tuple(len(a.results) for a in asked),
         asked_took_ms=tuple(a.took_ms for a in asked),
         reranked=any(hit.rerank_score is not None for hit in reply.results),
@@ -280,6 +286,18 @@ def _ask(
             snippet_ids(hit.snippet).intersection(question.evidence) for hit in plain.results
         ),
     )
+
+
+def _shown_chars(hit: SearchHit) -> int:
+    """What a packed answer's hit shows a reader, as the daemon's budget
+    counts it: its snippet and the line saying where it is from."""
+    return len(hit.snippet) + len(hit.citation) + _section_chars(hit)
+
+
+def _section_chars(hit: SearchHit) -> int:
+    """What the text output prints after a hit's location: `` · section``."""
+    section = hit.section()
+    return len(" · " + section) if section else 0
 
 
 def _prepare(daemon: BenchDaemon, conversation: Conversation, method: Method) -> Preparation:

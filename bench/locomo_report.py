@@ -52,6 +52,12 @@ def render_tables(
     reranked = [f"{r.method} ({r.layout}) {r.reranked:.1%}" for r in results if r.reranked]
     if reranked:
         lines += ["", "Searches a reranker re-ordered: " + ", ".join(reranked) + "."]
+    sections = [f"{r.method} ({r.layout}) {r.section_chars_per_hit:.0f}" for r in results]
+    lines += [
+        "",
+        "Characters a hit's section adds beside its location in the text output "
+        "(not in chars/hit): " + ", ".join(sections) + ".",
+    ]
     lines += [
         "",
         "Recall within a context budget (hits in rank order while their snippets fit), "
@@ -70,7 +76,7 @@ def render_tables(
     lines += [
         "",
         "Asked of the daemon with a token budget (`search(max_tokens=T)`, no limit): "
-        "recall of its answer, the characters (snippets and citations) and hits it held, "
+        "recall of its answer, the characters (snippets, citations, sections) and hits it held, "
         "and the search's p50:",
         "",
         "| method | layout "

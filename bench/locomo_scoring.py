@@ -154,9 +154,11 @@ class QueryOutcome:
     chars: int
     lexical: bool
     mismatches: int
+    # what the text output prints beside the hits: " · " and each section
+    section_chars: int = 0
     budgets: tuple[tuple[int | None, int | None], ...] = ()
     # per `TOKEN_BUDGETS`: the daemon's packed answer's (first, all) ranks,
-    # its characters (snippets and citations), its hits and its took_ms
+    # its characters (snippets, citations, sections), its hits and its took_ms
     asked: tuple[tuple[int | None, int | None], ...] = ()
     asked_chars: tuple[int, ...] = ()
     asked_hits: tuple[int, ...] = ()
@@ -211,7 +213,7 @@ class RunResult:
     vectors_s: float | None
     fresh_vectors: int | None
     preparations: list[Preparation] = field(default_factory=list)
-    # per `TOKEN_BUDGETS`: mean characters (snippets and citations), hits and
+    # per `TOKEN_BUDGETS`: mean characters (snippets, citations, sections), hits and
     # median search time of the daemon's packed answers
     asked_chars: list[float] = field(default_factory=list)
     asked_hits: list[float] = field(default_factory=list)
@@ -222,5 +224,7 @@ class RunResult:
     default_with_evidence: float | None = None
     # the share of the questions whose search a reranker re-ordered
     reranked: float = 0.0
+    # characters a hit of the text output prints beside its location (its section)
+    section_chars_per_hit: float = 0.0
     # (conversation, qa_index, category, first_rank, all_rank, took_ms) per question.
     queries: list[tuple[int, int, int, int | None, int | None, float]] = field(default_factory=list)

@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openmemoryd.config import IndexSettings, SearchSettings
-from openmemoryd.index.chunker import Chunk, chunk_markdown
+from openmemoryd.index.chunker import Chunk, chunk_markdown, chunk_markdown_from
+from openmemoryd.search.hits import heading_at
 from openmemoryd.search.snippet import make_snippet
 from openmemoryd.text.tokens import estimate_tokens
 
@@ -118,6 +119,27 @@ def test_chunk_starting_mid_section_gets_that_sections_path() -> None:
     assert len(chunks) > 2
     assert chunks[0].heading == "Top"
     assert {c.heading for c in chunks[1:]} == {"Top > Sub"}
+
+
+def test_a_chunk_records_the_headings_inside_it_with_their_paths() -> None:
+    text = "# Notes\n\n## Lessons\n- one\n\nSetext\n------\ntwo\n\n```\n# not a heading\n```\n"
+    (chunk,) = chunk_markdown(text, max_tokens=200)
+    assert chunk.heading == "Notes"
+    assert chunk.inner_headings == ((3, "Notes > Lessons"), (6, "Notes > Setext"))
+
+
+def test_inner_headings_count_lines_from_where_chunking_started() -> None:
+    chunks, _ = chunk_markdown_from(
+        "## B\nb\n### C\nc", max_tokens=200, first_line=10, sections=((1, "A"),)
+    )
+    assert [(c.start_line, c.heading, c.inner_headings) for c in chunks] == [
+        (10, "A > B", ((12, "A > B > C"),))
+    ]
+
+
+def test_a_piece_of_a_long_line_has_no_inner_headings() -> None:
+    chunks = chunk_markdown("# T\n" + "word " * 400, max_tokens=40)
+    assert all(c.inner_headings == () for c in chunks[1:])
 
 
 def headings_of(text: str) -> list[tuple[str, str]]:
@@ -382,7 +404,7 @@ def test_small_sections_merge_and_large_ones_start_fresh() -> None:
     text = f"# One\nx\n# Two\ny\n# Three\n{three}\n# Four\nlast"
     chunks = chunk_markdown(text, max_tokens=60, overlap_tokens=0)
     assert chunks == [
-        Chunk(1, 13, f"# One\nx\n# Two\ny\n# Three\n{three}", "One"),
+        Chunk(1, 13, f"# One\nx\n# Two\ny\n# Three\n{three}", "One", ((3, "Two"), (5, "Three"))),
         Chunk(14, 15, "# Four\nlast", "Four"),
     ]
 
@@ -605,6 +627,24 @@ def test_markdown_properties(text: str, max_tokens: int, overlap: int) -> None:
         shared = shared_lines(first, second)
         if shared and not is_piece(second, lines):
             assert cost("\n".join(lines[second.start_line - 1 : first.end_line])) <= clamped
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=markdown(), budgets=st.lists(BUDGETS, min_size=2, max_size=2), overlap=OVERLAPS)
+def test_every_line_has_one_heading_path_whatever_the_chunking(
+    text: str, budgets: list[int], overlap: int
+) -> None:
+    """A line's section, read from whichever chunk holds it (its heading and
+    the headings inside it), is the same in chunkings of any size."""
+    seen: dict[int, str] = {}
+    for max_tokens in budgets:
+        for chunk in chunk_markdown(text, max_tokens=max_tokens, overlap_tokens=overlap):
+            lines = [at for at, _ in chunk.inner_headings]
+            assert lines == sorted(lines)
+            assert all(chunk.start_line < at <= chunk.end_line for at in lines)
+            for line in range(chunk.start_line, chunk.end_line + 1):
+                path = heading_at(chunk.heading, chunk.inner_headings, line)
+                assert seen.setdefault(line, path) == path, line
 
 
 @settings(max_examples=200, deadline=None)

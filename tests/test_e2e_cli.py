@@ -16,7 +16,7 @@ from openmemoryd.search.rerank.local import LOCAL_MODEL, local_model_installed
 
 pytestmark = pytest.mark.e2e
 
-HIT_LINE = re.compile(r"^(\d\.\d{3}) (\S+):(\d+)-(\d+)$")
+HIT_LINE = re.compile(r"^(\d\.\d{3}) (\S+):(\d+)-(\d+)(?: · .+)?$")
 
 
 def hits(stdout: str) -> list[tuple[float, str, int, int]]:

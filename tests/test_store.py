@@ -161,6 +161,39 @@ def test_replace_and_delete_keep_chunks_and_fts_in_step(tmp_path: Path) -> None:
     conn.close()
 
 
+def test_the_headings_inside_a_chunk_are_stored_and_read_back(tmp_path: Path) -> None:
+    conn = open_index(tmp_path / "i.sqlite", workspace=tmp_path).conn
+    state = FileState("a.md", "memory", "h1", 1, 2)
+    inner = ((3, "Notes > Lessons"), (7, "Notes > Пожелания"))
+    text = "# Notes\nx\n## Lessons\nalpha"
+    replace_file(conn, state, [ChunkRow(1, 4, "Notes", text, "h", inner_headings=inner)])
+    ((found, _),) = lexical_candidates(conn, '"alpha"', 5)
+    assert (found.heading, found.inner_headings) == ("Notes", inner)
+    (row_id,) = conn.execute("SELECT id FROM chunks").fetchall()[0]
+    # the same lines and text under other headings: the row is written again
+    replace_file(conn, state, [ChunkRow(1, 4, "Notes", text, "h", inner_headings=inner[:1])])
+    ((found, _),) = lexical_candidates(conn, '"alpha"', 5)
+    assert found.inner_headings == inner[:1]
+    assert conn.execute("SELECT id FROM chunks").fetchall()[0][0] != row_id
+    conn.close()
+
+
+def test_chunks_of_an_index_from_before_inner_headings_read_back_without_them(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "i.sqlite"
+    conn = open_index(path, workspace=tmp_path).conn
+    replace_file(conn, FileState("a.md", "memory", "h", 1, 2), [chunk("alpha")])
+    conn.execute("ALTER TABLE chunks DROP COLUMN inner_headings")
+    conn.pragma("user_version", SCHEMA_VERSION - 1)
+    conn.close()
+    conn = open_index(path, workspace=tmp_path).conn
+    assert conn.pragma("user_version") == SCHEMA_VERSION
+    ((found, _),) = lexical_candidates(conn, '"alpha"', 5)
+    assert (found.text, found.inner_headings) == ("alpha", ())
+    conn.close()
+
+
 def test_a_failed_write_leaves_the_previous_chunks(tmp_path: Path) -> None:
     conn = open_index(tmp_path / "i.sqlite", workspace=tmp_path).conn
     replace_file(conn, FileState("a.md", "memory", "h1", 1, 2), [chunk("alpha")])
@@ -174,6 +207,7 @@ def test_a_failed_write_leaves_the_previous_chunks(tmp_path: Path) -> None:
         start_line = end_line = 1
         heading = hash = ""
         agent = msg_time = None
+        inner_headings = ()
 
         @property
         def text(self) -> str:

@@ -240,7 +240,8 @@ TOOLS: tuple[Tool[Any], ...] = (
         "Search the user's long-term memory (the Markdown notes and transcripts of past agent "
         "sessions) by keywords and meaning, in any language. Use it to dig deeper than "
         "memory_recall, or to find a memory's exact place. Each hit is `score path:start-end` "
-        "followed by its text; memory_get(path='path:start-end') reads those lines again, "
+        "(and ` · section`, the headings its lines are under) followed by its text; "
+        "memory_get(path='path:start-end') reads those lines again, "
         "and from_line and to_line a few lines around them. An empty result says why.",
         SearchArgs,
         _search,

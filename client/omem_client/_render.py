@@ -38,7 +38,9 @@ EMPTY_REASONS = {
 
 
 def search_lines(result: SearchResult, *, explain: bool = False) -> list[str]:
-    """``score path:start-end`` then the snippet indented, a blank line between hits.
+    """``score path:start-end · section`` then the snippet indented, a blank
+    line between hits. The section is the heading path of the snippet's first
+    line, left out when that line is the heading itself.
 
     With *explain*, a header says how scores were combined and each hit gets
     a line with its parts.
@@ -49,7 +51,10 @@ def search_lines(result: SearchResult, *, explain: bool = False) -> list[str]:
     for hit in result.results:
         if lines:
             lines.append("")
-        where = f"  [{hit.workspace}]" if hit.workspace else ""  # a search of several
+        section = hit.section()
+        where = f" · {section}" if section else ""
+        if hit.workspace:  # a search of several
+            where += f"  [{hit.workspace}]"
         lines.append(f"{hit.score:.3f} {hit.path}:{hit.start_line}-{hit.end_line}{where}")
         if explain:
             lines.append("  [" + _parts(hit) + "]")

@@ -103,7 +103,7 @@ def search(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Search memory; prints `score path:start-end` and the snippet for each result."""
+    """Search memory; prints `score path:start-end · section` and the snippet for each result."""
     search_command(
         ctx.obj,
         " ".join(query),

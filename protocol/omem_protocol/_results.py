@@ -26,6 +26,23 @@ class SearchHit(Msg, tag="hit", frozen=True):
     rerank_score: float | None = None  # the reranker's own score, when one ran
     # The workspace the hit is from, in a search with scope global or all.
     workspace: str | None = None
+    # `heading` is the heading path at the snippet's first line; these are the
+    # heading lines further down the snippet, each with the path from it on.
+    inner_headings: tuple[tuple[int, str], ...] = ()
+
+    def section(self) -> str:
+        """The heading path a reader is shown beside the snippet: `heading`,
+        less a first title that is the file's name (a daily note's
+        ``# 2026-11-25`` in ``memory/2026-11-25.md``), and nothing when the
+        snippet opens with a heading line, which names its section itself.
+        What the text output prints and a token budget counts."""
+        first = self.snippet.split("\n", 1)[0].lstrip(" ")
+        marks = len(first) - len(first.lstrip("#"))
+        if 1 <= marks <= 6 and first[marks : marks + 1] in ("", " ", "\t"):
+            return ""
+        title, _, rest = self.heading.partition(" > ")
+        name = self.path.rsplit("/", 1)[-1].removesuffix(".md")
+        return rest if title == name else self.heading
 
 
 class RerankExplain(Msg, tag="rerank_explain", frozen=True):

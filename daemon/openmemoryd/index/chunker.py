@@ -39,7 +39,7 @@ __all__ = ["CHUNKER_VERSION", "Chunk", "Restart", "chunk_markdown", "chunk_markd
 
 # Bump when the packing rules change: indexes built with another version are
 # rebuilt in the background (see `engine.rebuild`).
-CHUNKER_VERSION: Final = "chunker-2"
+CHUNKER_VERSION: Final = "chunker-3"  # 3: a chunk names the sections it enters
 
 # Below this a heading plus one line of prose no longer fits in a chunk.
 MIN_MAX_TOKENS: Final = 16
@@ -66,6 +66,10 @@ class Chunk:
     end_line: int  # 1-based, inclusive
     text: str
     heading: str  # heading path in effect at start_line, e.g. "Project X > Decisions"; "" if none
+    # Each heading line after start_line, with the heading path in effect
+    # from it on: a hit showing only the chunk's later lines names their
+    # section, not the chunk's first (`search.hits`).
+    inner_headings: tuple[tuple[int, str], ...] = ()
 
 
 class _Kind(enum.Enum):
@@ -95,6 +99,12 @@ class _Outline:
     def path_at(self, line: int) -> str:
         i = bisect_right(self.lines, line)
         return self.paths[i - 1] if i else ""
+
+    def inside(self, first: int, last: int) -> tuple[tuple[int, str], ...]:
+        """The headings of lines *first* + 1 .. *last* (0-based) as (1-based
+        line, path from it on)."""
+        start, end = bisect_right(self.lines, first), bisect_right(self.lines, last)
+        return tuple((self.lines[i] + 1, self.paths[i]) for i in range(start, end))
 
 
 def chunk_markdown(text: str, *, max_tokens: int = 400, overlap_tokens: int = 80) -> list[Chunk]:
@@ -149,7 +159,13 @@ def chunk_markdown_from(
     offset = first_line - 1
     if offset:
         packer.chunks = [
-            Chunk(c.start_line + offset, c.end_line + offset, c.text, c.heading)
+            Chunk(
+                c.start_line + offset,
+                c.end_line + offset,
+                c.text,
+                c.heading,
+                tuple((line + offset, path) for line, path in c.inner_headings),
+            )
             for c in packer.chunks
         ]
     restarts = [
@@ -463,7 +479,10 @@ class _Packer:
         if first > last:
             return None
         text = "\n".join(self._lines[first : last + 1])
-        self.chunks.append(Chunk(first + 1, last + 1, text, self._outline.path_at(first)))
+        outline = self._outline
+        self.chunks.append(
+            Chunk(first + 1, last + 1, text, outline.path_at(first), outline.inside(first, last))
+        )
         return first, last
 
     def _emit_pieces(self, i: int) -> None:

@@ -243,7 +243,14 @@ def _index_in_windows(
 
 def _rows(chunks: list[Chunk]) -> list[ChunkRow]:
     return [
-        ChunkRow(c.start_line, c.end_line, c.heading, c.text, sha256_hex(c.text.encode("utf-8")))
+        ChunkRow(
+            c.start_line,
+            c.end_line,
+            c.heading,
+            c.text,
+            sha256_hex(c.text.encode("utf-8")),
+            inner_headings=c.inner_headings,
+        )
         for c in chunks
         if has_memory(c.text)
     ]

@@ -2,7 +2,8 @@
 
 Agents pay for context, so a caller may bound a search's answer in tokens
 instead of (or as well as) hits. What a hit costs is what a reader is shown:
-its snippet and its citation (the line saying where it comes from). Tokens
+its snippet and the line saying where it comes from (its citation, and the
+heading path of its section unless the snippet opens with it). Tokens
 are counted as the chunker counts a chunk's cost: each line's CJK-aware
 estimate plus one for its line break.
 
@@ -37,7 +38,7 @@ import msgspec
 
 from omem_protocol import MAX_LIMIT, SearchHit, SearchResult
 from openmemoryd.search.dates import parse_query_dates
-from openmemoryd.search.hits import citation
+from openmemoryd.search.hits import citation, heading_at, headings_within
 from openmemoryd.search.snippet import best_line, window_around
 from openmemoryd.text import fitting_prefix, line_cost, query_terms, safe_boundary
 
@@ -55,8 +56,15 @@ def cost(text: str) -> int:
 
 
 def hit_cost(hit: SearchHit) -> int:
-    """What showing *hit* costs a reader: its snippet and its citation."""
-    return cost(hit.snippet) + line_cost(hit.citation)
+    """What showing *hit* costs a reader: its snippet and where it is from."""
+    return cost(hit.snippet) + line_cost(where(hit))
+
+
+def where(hit: SearchHit) -> str:
+    """The line saying where *hit* is from, as a reader is shown it: its
+    citation and its section (the text output prints both on one line)."""
+    section = hit.section()
+    return f"{hit.citation} · {section}" if section else hit.citation
 
 
 def budget_limit(max_tokens: int, default_limit: int) -> int:
@@ -147,7 +155,8 @@ def _in_order(hits: Sequence[SearchHit], max_tokens: int) -> list[SearchHit]:
 
 
 def _shown(hit: SearchHit, lines: Sequence[str], first: int, last: int) -> SearchHit:
-    """*hit* showing its snippet's lines *first*..*last* (0-based), cited exactly."""
+    """*hit* showing its snippet's lines *first*..*last* (0-based), cited
+    exactly, under the heading in effect at the first."""
     start, end = hit.start_line + first, hit.start_line + last
     return msgspec.structs.replace(
         hit,
@@ -155,6 +164,8 @@ def _shown(hit: SearchHit, lines: Sequence[str], first: int, last: int) -> Searc
         start_line=start,
         end_line=end,
         citation=citation(hit.path, start, end),
+        heading=heading_at(hit.heading, hit.inner_headings, start),
+        inner_headings=headings_within(hit.inner_headings, start, end),
     )
 
 
@@ -174,12 +185,11 @@ def _around_best(hit: SearchHit, max_tokens: int, terms: Sequence[str]) -> Searc
     best = best_line(lines, terms)[0] or 0
 
     def fits(first: int, last: int) -> bool:
-        cited = citation(hit.path, hit.start_line + first, hit.start_line + last)
-        return cost("\n".join(lines[first : last + 1])) + line_cost(cited) <= max_tokens
+        return hit_cost(_shown(hit, lines, first, last)) <= max_tokens
 
     if not fits(best, best):
         alone = _shown(hit, lines, best, best)
-        room = max(1, max_tokens - line_cost(alone.citation))
+        room = max(1, max_tokens - line_cost(where(alone)))
         return msgspec.structs.replace(alone, snippet=cut(lines[best], room))
     return _shown(hit, lines, *window_around(lines, best, fits))
 
@@ -188,7 +198,7 @@ def _leading_lines(hit: SearchHit, budget: int, *, first: bool) -> SearchHit | N
     """The leading whole lines of *hit* that fit in *budget* (None if not one
     does), or for the *first* hit at least the start of its first line."""
     lines = hit.snippet.split("\n")
-    room = budget - line_cost(hit.citation)
+    room = budget - line_cost(where(hit))
     count = 0
     used = 0
     while count < len(lines) and used + line_cost(lines[count]) <= room:
@@ -205,6 +215,7 @@ def _leading_lines(hit: SearchHit, budget: int, *, first: bool) -> SearchHit | N
         snippet=cut(lines[0], max(room, 1)),
         end_line=hit.start_line,
         citation=citation(hit.path, hit.start_line, hit.start_line),
+        inner_headings=(),
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from openmemoryd.store import ChunkRecord
+from openmemoryd.store import ChunkRecord, InnerHeadings
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +35,7 @@ class Candidate:
     rerank_score: float | None = None
     access_count: int = 0  # times it was among the hits a reader saw
     salience: float = 1.0  # the share of the distance to 1 kept (`search.salience`)
+    inner_headings: InnerHeadings = ()  # heading lines inside it, with their paths
 
     @classmethod
     def found_by_keyword(cls, chunk: ChunkRecord, score: float) -> Candidate:
@@ -72,4 +73,5 @@ class Candidate:
             agent=chunk.agent,
             msg_time=chunk.msg_time,
             access_count=chunk.access_count,
+            inner_headings=chunk.inner_headings,
         )

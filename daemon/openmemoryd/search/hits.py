@@ -1,5 +1,11 @@
 """Hits from ranked candidates: a snippet each, no line shown twice, and the
-citation of the exact lines shown."""
+citation and section of the exact lines shown.
+
+A snippet may show only part of its chunk (a list item, the lines a better
+hit does not show already), and a chunk may hold several small sections: the
+hit's heading is the path in effect at the first line shown, from the
+heading lines the chunker recorded inside the chunk, not the chunk's own.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,9 @@ from omem_protocol import SearchHit
 from openmemoryd.search.candidate import Candidate
 from openmemoryd.search.snippet import make_snippet, without_lines
 
-__all__ = ["citation", "to_hits"]
+__all__ = ["citation", "heading_at", "headings_within", "to_hits"]
+
+Headings = tuple[tuple[int, str], ...]
 
 
 def _round(value: float | None) -> float | None:
@@ -55,11 +63,14 @@ def to_hits(
                 vector_score=_round(candidate.vector_score),
                 source=candidate.source,
                 citation=citation(candidate.path, snippet.start_line, snippet.end_line),
-                heading=candidate.heading,
+                heading=heading_at(candidate.heading, candidate.inner_headings, snippet.start_line),
                 decay=round(candidate.decay, 6),
                 mmr_rank=candidate.mmr_rank,
                 agent=candidate.agent,
                 rerank_score=_round(candidate.rerank_score),
+                inner_headings=headings_within(
+                    candidate.inner_headings, snippet.start_line, snippet.end_line
+                ),
             )
         )
         if len(hits) == limit:
@@ -72,3 +83,18 @@ def citation(path: str, start_line: int, end_line: int) -> str:
     if start_line == end_line:
         return f"{path}#L{start_line}"
     return f"{path}#L{start_line}-L{end_line}"
+
+
+def heading_at(heading: str, inner: Headings, line: int) -> str:
+    """The heading path at *line* of a span whose first line is under
+    *heading* and whose later heading lines are *inner* (in line order)."""
+    for at, path in inner:
+        if at > line:
+            break
+        heading = path
+    return heading
+
+
+def headings_within(inner: Headings, first: int, last: int) -> Headings:
+    """The heading lines of *inner* after *first* up to *last*."""
+    return tuple((at, path) for at, path in inner if first < at <= last)

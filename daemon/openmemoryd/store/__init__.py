@@ -27,6 +27,7 @@ from openmemoryd.store.reads import (
     lexical_candidates,
     source_totals,
 )
+from openmemoryd.store.rows import InnerHeadings
 from openmemoryd.store.schema import APPLICATION_ID, SCHEMA_VERSION
 from openmemoryd.store.sessions import (
     SessionState,
@@ -52,6 +53,7 @@ __all__ = [
     "ChunkRow",
     "FileState",
     "IndexedFile",
+    "InnerHeadings",
     "OpenedIndex",
     "RowidRange",
     "SessionState",

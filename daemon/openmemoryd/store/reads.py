@@ -8,7 +8,14 @@ from typing import Final
 
 import apsw
 
-from openmemoryd.store.rows import SQLiteValue, as_float, as_int, as_str
+from openmemoryd.store.rows import (
+    InnerHeadings,
+    SQLiteValue,
+    as_float,
+    as_headings,
+    as_int,
+    as_str,
+)
 from openmemoryd.store.schema import KEYWORD_RANK_FUNCTION
 
 
@@ -39,6 +46,7 @@ class ChunkRecord:
     agent: str | None = None
     msg_time: float | None = None
     access_count: int = 0  # times among the hits a reader saw (`search.salience`)
+    inner_headings: InnerHeadings = ()  # heading lines inside it, with their paths
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,12 +111,12 @@ def chunk_count(conn: apsw.Connection) -> int:
 
 _CHUNK_COLUMNS = (
     "c.id, c.path, c.source, c.start_line, c.end_line, c.heading, c.text, c.agent, c.msg_time,"
-    " c.access_count"
+    " c.access_count, c.inner_headings"
 )
 
 
 def _record(row: tuple[SQLiteValue, ...]) -> ChunkRecord:
-    rowid, path, source, start_line, end_line, heading, text, agent, msg_time, accessed = row
+    rowid, path, source, start_line, end_line, heading, text, agent, msg_time, accessed, inner = row
     return ChunkRecord(
         id=as_int(rowid),
         path=as_str(path),
@@ -120,6 +128,7 @@ def _record(row: tuple[SQLiteValue, ...]) -> ChunkRecord:
         agent=None if agent is None else as_str(agent),
         msg_time=None if msg_time is None else as_float(msg_time),
         access_count=as_int(accessed),
+        inner_headings=as_headings(inner),
     )
 
 

@@ -11,7 +11,8 @@ Tables:
 * ``meta``: key/value facts about the index (workspace, term segmentation).
 * ``files``: one row per indexed file: content hash, stat, chunk count and a
   note when the file was skipped (binary, too large).
-* ``chunks``: the text units search returns, with 1-based inclusive lines.
+* ``chunks``: the text units search returns, with 1-based inclusive lines,
+  the heading path at their first line and the heading lines inside them.
 * ``chunks_fts``: FTS5 over our pre-segmented terms (see `text.terms`);
   contentless, keyed by ``chunks.id``, BM25 weights body 1.0, heading 0.5.
   It also holds `SMOOTHING_ROWS` padding documents (negative rowids, no
@@ -171,6 +172,14 @@ def _m006_access_counts(conn: apsw.Connection) -> None:
     conn.execute("ALTER TABLE chunks ADD COLUMN access_count INTEGER NOT NULL DEFAULT 0")
 
 
+def _m007_inner_headings(conn: apsw.Connection) -> None:
+    # The heading lines inside a chunk with the heading path from each on
+    # (JSON, '' for none), so a hit showing part of a chunk names its
+    # section. Chunks stored before have none until the chunker's new
+    # version rebuilds them (`engine.rebuild`).
+    conn.execute("ALTER TABLE chunks ADD COLUMN inner_headings TEXT NOT NULL DEFAULT ''")
+
+
 MIGRATIONS: Final[tuple[Callable[[apsw.Connection], None], ...]] = (
     _m001_initial,
     _m002_vector_progress,
@@ -178,5 +187,6 @@ MIGRATIONS: Final[tuple[Callable[[apsw.Connection], None], ...]] = (
     _m004_sessions,
     _m005_chunks_by_line,
     _m006_access_counts,
+    _m007_inner_headings,
 )
 SCHEMA_VERSION: Final = len(MIGRATIONS)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import apsw
 
-from openmemoryd.store.rows import as_int
+from openmemoryd.store.rows import InnerHeadings, as_int, headings_column
 from openmemoryd.store.vectors import delete_chunk_vectors, delete_vectors
 from openmemoryd.text import index_terms
 
@@ -33,6 +33,7 @@ class ChunkRow:
     hash: str
     agent: str | None = None
     msg_time: float | None = None
+    inner_headings: InnerHeadings = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +55,7 @@ def replace_file(
     *from_line*, *chunks* are the file's chunks from that line on and those
     that start before it stay as they are. Returns the file's chunk count.
 
-    A chunk already stored unchanged (same lines, heading, text, source,
+    A chunk already stored unchanged (same lines, headings, text, source,
     agent and time) keeps its row, its terms and its vector; only the others
     are deleted and inserted. An append to a long file thus writes its last
     chunks, not all of them, and nothing unchanged waits to be embedded
@@ -77,8 +78,8 @@ def replace_file_in_parts(
     with conn:
         stored: dict[tuple[object, ...], list[int]] = {}
         for chunk_id, *key in conn.execute(
-            "SELECT id, start_line, end_line, heading, hash, source, agent, msg_time "
-            "FROM chunks WHERE path = ? AND start_line >= ?",
+            "SELECT id, start_line, end_line, heading, inner_headings, hash, source, agent, "
+            "msg_time FROM chunks WHERE path = ? AND start_line >= ?",
             (state.path, from_line),
         ):
             stored.setdefault(tuple(key), []).append(as_int(chunk_id))
@@ -111,6 +112,7 @@ def _identity(chunk: ChunkRow, source: str) -> tuple[object, ...]:
         chunk.start_line,
         chunk.end_line,
         chunk.heading,
+        headings_column(chunk.inner_headings),
         chunk.hash,
         source,
         chunk.agent,
@@ -146,8 +148,9 @@ def insert_chunks(
     now = time.time()
     for chunk in chunks:
         conn.execute(
-            "INSERT INTO chunks(path, source, agent, start_line, end_line, heading, text, hash, "
-            "msg_time, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO chunks(path, source, agent, start_line, end_line, heading, "
+            "inner_headings, text, hash, msg_time, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 path,
                 source,
@@ -155,6 +158,7 @@ def insert_chunks(
                 chunk.start_line,
                 chunk.end_line,
                 chunk.heading,
+                headings_column(chunk.inner_headings),
                 chunk.text,
                 chunk.hash,
                 chunk.msg_time,
