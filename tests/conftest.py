@@ -29,6 +29,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import compileall
+import json
 import shlex
 import shutil
 import signal
@@ -39,11 +40,13 @@ import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from file_order import order_by_expected_duration
 from omem_client import Client, DaemonNotRunning
+from omem_protocol import SearchHit, SearchResult
 from openmemoryd.config import Config, Overrides, SyncSettings, load_config
 from openmemoryd.engine import Engine, open_engine
 
@@ -274,6 +277,12 @@ class Daemon:
     def cli(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         return run_cli(self.env, *args, stdin=stdin)
 
+    def cli_json(self, *args: str) -> Any:
+        """The reply of `omem-client ARGS --json`, which must succeed."""
+        result = run_cli(self.env, *args, "--json")
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)
+
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 20.0) -> int:
         assert self.proc is not None
         if self.proc.poll() is None:
@@ -334,3 +343,22 @@ async def engine(env: Env) -> AsyncIterator[Engine]:
     async with open_engine(config) as opened:
         await opened.syncer.queue.wait_applied()  # the start-up reconcile
         yield opened
+
+
+def search_result(hits: Sequence[SearchHit], mode: str = "hybrid") -> SearchResult:
+    """A daemon's reply holding *hits*, for tests of what is done with one."""
+    return SearchResult(
+        results=tuple(hits),
+        mode=mode,
+        provider="none",
+        model=None,
+        degraded=False,
+        degraded_reason=None,
+        fallback=False,
+        stale=False,
+        empty_reason=None,
+        best_score=None,
+        min_score=0.35,
+        threshold_relaxed=False,
+        took_ms=1.0,
+    )

@@ -6,9 +6,7 @@ best line names its own section."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
@@ -53,12 +51,6 @@ def notes(module_env: Env) -> Iterator[Daemon]:
         yield handle
 
 
-def _json(daemon: Daemon, *args: str) -> Any:
-    result = daemon.cli(*args, "--json")
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
-
-
 @pytest.mark.parametrize(
     ("query", "lines", "section"),
     [
@@ -70,7 +62,7 @@ def _json(daemon: Daemon, *args: str) -> Any:
 def test_a_list_item_names_its_own_section(
     notes: Daemon, query: str, lines: tuple[int, int], section: str
 ) -> None:
-    hit = _json(notes, "search", query)["results"][0]
+    hit = notes.cli_json("search", query)["results"][0]
     assert (hit["path"], hit["start_line"], hit["end_line"]) == ("MEMORY.md", *lines)
     assert hit["heading"] == section
     assert hit["inner_headings"] == []
@@ -83,7 +75,7 @@ def test_a_list_item_names_its_own_section(
 
 def test_a_daily_notes_date_title_is_not_repeated_beside_its_file(notes: Daemon) -> None:
     query = "how much was the standing desk"
-    hit = _json(notes, "search", query)["results"][0]
+    hit = notes.cli_json("search", query)["results"][0]
     assert (hit["path"], hit["heading"]) == ("memory/2026-11-25.md", "2026-11-25 > Work")
     printed = notes.cli("search", query)
     assert printed.stdout.splitlines()[0].endswith(" memory/2026-11-25.md:4-5 · Work")
@@ -93,11 +85,11 @@ def test_a_packed_answers_best_lines_name_their_section(notes: Daemon) -> None:
     # words in two sections keep the whole chunk (under its first section);
     # a budget too small for it shows the lines around its best line
     query = "PostgreSQL MySQL Neovim"
-    whole = _json(notes, "search", query)["results"][0]
+    whole = notes.cli_json("search", query)["results"][0]
     assert (whole["start_line"], whole["end_line"]) == (8, 15)
     assert whole["heading"] == "Long-term Memory > Предпочтения"
     assert whole["inner_headings"] == [[13, "Long-term Memory > 决定"]]
-    hit = _json(notes, "search", query, "--max-tokens", "40")["results"][0]
+    hit = notes.cli_json("search", query, "--max-tokens", "40")["results"][0]
     assert hit["path"] == "MEMORY.md"
     assert 13 <= hit["start_line"] <= 15 <= hit["end_line"]
     assert hit["heading"] == "Long-term Memory > 决定"

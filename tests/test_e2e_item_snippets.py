@@ -5,9 +5,7 @@ them on; words spread over the list keep the whole chunk."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
@@ -59,12 +57,6 @@ def notes(module_env: Env) -> Iterator[Daemon]:
         yield handle
 
 
-def _json(daemon: Daemon, *args: str) -> Any:
-    result = daemon.cli(*args, "--json")
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
-
-
 @pytest.mark.parametrize(
     ("query", "path", "first", "last"),
     [
@@ -77,18 +69,18 @@ def _json(daemon: Daemon, *args: str) -> Any:
 def test_a_list_item_is_shown_with_its_neighbours_and_cited(
     notes: Daemon, query: str, path: str, first: int, last: int
 ) -> None:
-    hit = _json(notes, "search", query)["results"][0]
+    hit = notes.cli_json("search", query)["results"][0]
     assert (hit["path"], hit["start_line"], hit["end_line"]) == (path, first, last), hit
     lines = FILES[path]
     assert hit["snippet"] == "\n".join(lines[first - 1 : last])
     assert hit["citation"] == f"{path}#L{first}-L{last}"
     # the citation reads back exactly what the hit showed
-    got = _json(notes, "get", hit["citation"])
+    got = notes.cli_json("get", hit["citation"])
     assert got["text"].rstrip("\n") == hit["snippet"]
 
 
 def test_words_spread_over_the_list_keep_the_whole_chunk(notes: Daemon) -> None:
-    hit = _json(notes, "search", "Stripe keys and the ARM runners")["results"][0]
+    hit = notes.cli_json("search", "Stripe keys and the ARM runners")["results"][0]
     assert hit["path"] == "memory/2026-11-25.md"
     assert "Stripe" in hit["snippet"]
     assert "ARM" in hit["snippet"]
@@ -96,7 +88,7 @@ def test_words_spread_over_the_list_keep_the_whole_chunk(notes: Daemon) -> None:
 
 
 def test_recall_passes_the_item_on(notes: Daemon) -> None:
-    reply = _json(notes, "recall", "what did I pay for the standing desk")
+    reply = notes.cli_json("recall", "what did I pay for the standing desk")
     desk = [m for m in reply["memories"] if "standing desk" in m["text"]]
     assert desk, reply
     assert desk[0]["citation"] == "memory/2026-11-25.md#L5-L7"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import msgspec
 
+from conftest import search_result
 from omem_client import _render
 from omem_protocol import SearchHit, SearchResult
 from openmemoryd.index.chunker import chunk_markdown
@@ -54,21 +55,7 @@ def hits_for(query: str, *candidates: Candidate) -> list[SearchHit]:
 
 
 def result(*hits: SearchHit) -> SearchResult:
-    return SearchResult(
-        results=hits,
-        mode="hybrid",
-        provider="none",
-        model=None,
-        degraded=False,
-        degraded_reason=None,
-        fallback=False,
-        stale=False,
-        empty_reason=None,
-        best_score=None,
-        min_score=0.35,
-        threshold_relaxed=False,
-        took_ms=1.0,
-    )
+    return search_result(hits)
 
 
 def test_heading_at_takes_the_last_heading_line_at_or_before_the_line() -> None:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import search_result
 from omem_protocol import (
     HEADER_SIZE,
     AppendParams,
@@ -23,7 +24,6 @@ from omem_protocol import (
     Request,
     SearchHit,
     SearchParams,
-    SearchResult,
     SyncParams,
     Welcome,
     decode_client_frame,
@@ -182,21 +182,7 @@ def test_daemon_frames_round_trip() -> None:
         source="memory",
         citation="MEMORY.md#L1-L2",
     )
-    result = SearchResult(
-        results=(hit,),
-        mode="lexical",
-        provider="none",
-        model=None,
-        degraded=False,
-        degraded_reason=None,
-        fallback=False,
-        stale=False,
-        empty_reason=None,
-        best_score=None,
-        min_score=0.35,
-        threshold_relaxed=False,
-        took_ms=1.0,
-    )
+    result = search_result([hit], mode="lexical")
     for frame in (
         Reply(id=3, body=result),
         Reply(id=0, body=Error(code="bad_request", message="m")),

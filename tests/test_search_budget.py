@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import Daemon
+from conftest import Daemon, search_result
 from omem_protocol import SearchHit, SearchParams, SearchResult
 from openmemoryd.search import citation
 from openmemoryd.search.budget import (
@@ -40,20 +40,8 @@ def hit(snippet: str, rank: int, start_line: int = 1) -> SearchHit:
 
 
 def result(*snippets: str, mode: str = "hybrid") -> SearchResult:
-    return SearchResult(
-        results=tuple(hit(s, i + 1, start_line=10 * i + 1) for i, s in enumerate(snippets)),
-        mode=mode,
-        provider="none",
-        model=None,
-        degraded=False,
-        degraded_reason=None,
-        fallback=False,
-        stale=False,
-        empty_reason=None,
-        best_score=None,
-        min_score=0.35,
-        threshold_relaxed=False,
-        took_ms=1.0,
+    return search_result(
+        [hit(s, i + 1, start_line=10 * i + 1) for i, s in enumerate(snippets)], mode
     )
 
 

@@ -74,6 +74,7 @@ def test_the_section_is_read_without_its_boilerplate(policy: PathPolicy) -> None
     lines = memory.split("\n")
     assert lines[hit.start_line - 1 : hit.end_line] == ["- Dark mode everywhere", "- Oolong tea"]
     assert hit.citation == f"MEMORY.md#L{hit.start_line}-L{hit.end_line}"
+    assert hit.heading == "User Preferences"
     # sections holding only their template comment are no answer
     assert read_section(policy, file, SECTIONS["decision"][1], 700, 1 << 20) == []
 
@@ -81,13 +82,15 @@ def test_the_section_is_read_without_its_boilerplate(policy: PathPolicy) -> None
 def test_a_long_section_comes_in_snippets_of_whole_lines(policy: PathPolicy) -> None:
     bullets = [f"- preference number {n}: " + "detail " * 8 for n in range(40)]
     (policy.workspace / "MEMORY.md").write_text(
-        "# Memory\n\n## Preferences\n\n" + "\n".join(bullets) + "\n\n## Decisions\n\n- x\n"
+        "# Memory\n\n## preferences\n\n" + "\n".join(bullets) + "\n\n## Decisions\n\n- x\n"
     )
     hits = read_section(policy, "MEMORY.md", SECTIONS["preference"][1], 300, 1 << 20)
     assert len(hits) > 5
     assert all(len(h.snippet) <= 300 for h in hits)
     assert "\n".join(h.snippet for h in hits) == "\n".join(bullets)
     assert [h.start_line for h in hits] == sorted(h.start_line for h in hits)
+    # named as the file writes it, not as the query's kind is known
+    assert {h.heading for h in hits} == {"preferences"}
 
 
 def test_a_missing_file_is_no_answer(policy: PathPolicy) -> None:

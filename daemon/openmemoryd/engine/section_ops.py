@@ -17,7 +17,7 @@ import trio
 from omem_protocol import SearchHit, SearchResult
 from openmemoryd.config import SearchSettings
 from openmemoryd.errors import OmemdError
-from openmemoryd.memory.sections import section_lines
+from openmemoryd.memory.sections import section_lines, section_title
 from openmemoryd.search import SearchQuery, citation
 from openmemoryd.search.asked import asked_section
 from openmemoryd.workspace import SECTIONS, PathPolicy, read_memory_file
@@ -92,7 +92,7 @@ def read_section(
     found = section_lines(lines, titles) if titles else (1, len(lines))
     if found is None:
         return []
-    heading = titles[0] if titles else ""
+    heading = (section_title(lines, titles) or titles[0]) if titles else ""
     hits = []
     for first, last in _windows(lines, found[0], found[1], snippet_chars):
         snippet = "\n".join(lines[first - 1 : last])

@@ -34,6 +34,8 @@ __all__ = [
     "Inserted",
     "insert_bullet",
     "replace_line",
+    "section_lines",
+    "section_title",
     "split_count",
     "with_count",
 ]
@@ -122,6 +124,17 @@ def section_lines(lines: list[str], titles: tuple[str, ...]) -> tuple[int, int] 
     if span is None or span[1] <= span[0] + 1:
         return None
     return span[0] + 2, span[1]
+
+
+def section_title(lines: list[str], titles: tuple[str, ...]) -> str | None:
+    """The title of the first section named in *titles* as the file writes
+    it (``Lessons learned`` for ``Lessons Learned``); None if there is none."""
+    span = _section_span(lines, titles)
+    if span is None:
+        return None
+    match = _HEADING.match(_body(lines[span[0]]))
+    assert match is not None  # _section_span found a heading there
+    return match.group(2)
 
 
 def insert_bullet(text: str, titles: tuple[str, ...], bullet: str) -> Inserted:
