@@ -95,3 +95,20 @@ def test_a_long_section_comes_in_snippets_of_whole_lines(policy: PathPolicy) -> 
 
 def test_a_missing_file_is_no_answer(policy: PathPolicy) -> None:
     assert read_section(policy, "memory/TASKS.md", ("Open",), 700, 1 << 20) == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "heading", "bullet"),
+    [
+        ("preference", "## Предпочтения", "- Пьёт улун по утрам"),
+        ("decision", "## 重要决定", "- 新项目一律用 PostgreSQL"),
+        ("lesson", "## Извлеченные уроки", "- Не катить миграции в пятницу"),
+    ],
+)
+def test_a_section_named_in_chinese_or_russian_is_the_kinds_section(
+    policy: PathPolicy, kind: str, heading: str, bullet: str
+) -> None:
+    (policy.workspace / "MEMORY.md").write_text(f"# Память\n\n{heading}\n{bullet}\n")
+    file, titles = SECTIONS[kind]
+    (hit,) = read_section(policy, file, titles, 700, 1 << 20)
+    assert (hit.snippet, hit.start_line, hit.heading) == (bullet, 4, heading.removeprefix("## "))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from openmemoryd.memory.sections import insert_bullet, replace_line, split_count, with_count
-from openmemoryd.workspace import template_text
+from openmemoryd.workspace import SECTIONS, template_text
 
 PREFS = ("User Preferences", "Preferences")
 
@@ -89,3 +89,17 @@ def test_replace_line_swaps_one_line_and_checks_it_first() -> None:
         replace_line(before, 2, "- something else", "- x")
     with pytest.raises(LookupError):
         replace_line(before, 9, "- tabs", "- x")
+
+
+def test_a_memory_goes_under_the_section_a_chinese_or_russian_file_already_has() -> None:
+    before = "# 记忆\n\n## 偏好\n- 喝乌龙茶\n\n## Решения\n- Только PostgreSQL\n"
+    preference = insert_bullet(before, SECTIONS["preference"][1], "- 用 Neovim")
+    assert not preference.created_section
+    assert preference.text.splitlines()[preference.line - 3 : preference.line] == [
+        "## 偏好",
+        "- 喝乌龙茶",
+        "- 用 Neovim",
+    ]
+    decision = insert_bullet(before, SECTIONS["decision"][1], "- Деплой по вторникам")
+    assert not decision.created_section
+    assert decision.text.splitlines()[decision.line - 2] == "- Только PostgreSQL"

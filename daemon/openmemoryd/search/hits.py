@@ -12,10 +12,9 @@ from __future__ import annotations
 from omem_protocol import SearchHit
 from openmemoryd.search.candidate import Candidate
 from openmemoryd.search.snippet import make_snippet, without_lines
+from openmemoryd.store import InnerHeadings
 
 __all__ = ["citation", "heading_at", "headings_within", "to_hits"]
-
-Headings = tuple[tuple[int, str], ...]
 
 
 def _round(value: float | None) -> float | None:
@@ -85,7 +84,7 @@ def citation(path: str, start_line: int, end_line: int) -> str:
     return f"{path}#L{start_line}-L{end_line}"
 
 
-def heading_at(heading: str, inner: Headings, line: int) -> str:
+def heading_at(heading: str, inner: InnerHeadings, line: int) -> str:
     """The heading path at *line* of a span whose first line is under
     *heading* and whose later heading lines are *inner* (in line order)."""
     for at, path in inner:
@@ -95,6 +94,6 @@ def heading_at(heading: str, inner: Headings, line: int) -> str:
     return heading
 
 
-def headings_within(inner: Headings, first: int, last: int) -> Headings:
+def headings_within(inner: InnerHeadings, first: int, last: int) -> InnerHeadings:
     """The heading lines of *inner* after *first* up to *last*."""
     return tuple((at, path) for at, path in inner if first < at <= last)

@@ -20,13 +20,31 @@ from openmemoryd.workspace.paths import MEMORY_DIR, ROOT_FILES
 DAILY_KEY_RE: Final = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")
 
 # Where each kind of lasting memory is kept: the file, and the headings of
-# its section (the first is the templates'; the others count as it). No
+# its section (the first is the templates'; the others count as it, among
+# them the names people who write in Chinese or Russian give it). No
 # headings: the whole file. `log` writes there; a search that asks for one
 # of them by name reads it there.
 SECTIONS: Final[dict[str, tuple[str, tuple[str, ...]]]] = {
-    "preference": ("MEMORY.md", ("User Preferences", "Preferences")),
-    "decision": ("MEMORY.md", ("Important Decisions", "Decisions")),
-    "lesson": ("MEMORY.md", ("Lessons Learned", "Lessons")),
+    "preference": (
+        "MEMORY.md",
+        ("User Preferences", "Preferences", "偏好", "用户偏好", "Предпочтения"),
+    ),
+    "decision": (
+        "MEMORY.md",
+        ("Important Decisions", "Decisions", "决定", "重要决定", "Решения", "Важные решения"),
+    ),
+    "lesson": (
+        "MEMORY.md",
+        (
+            "Lessons Learned",
+            "Lessons",
+            "经验教训",
+            "教训",
+            "Уроки",
+            "Извлечённые уроки",
+            "Извлеченные уроки",
+        ),
+    ),
     "user": ("USER.md", ()),
     "project": ("PROJECT.md", ()),
     "task": ("memory/TASKS.md", ("Open",)),
