@@ -1,8 +1,9 @@
 """End to end with the real default embedder: a hit names the section of the
 lines it shows (a list item of MEMORY.md under its own heading, not the
 file's title), in English, Russian and Chinese; the text output prints it
-beside the location, without a daily note's date title; a packed answer's
-best line names its own section."""
+beside the location, without a title that only names the file (the
+templates', a daily note's date); a packed answer's best lines name their
+own section."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from test_e2e_semantic import serving_with_vectors
 
 pytestmark = pytest.mark.e2e
 
-MEMORY = """# Long-term Memory
+MEMORY = """# MEMORY.md - Long-term Memory
 
 ## Lessons learned
 - Never run migrations on Friday afternoons; the rollback script is untested.
@@ -54,9 +55,9 @@ def notes(module_env: Env) -> Iterator[Daemon]:
 @pytest.mark.parametrize(
     ("query", "lines", "section"),
     [
-        ("staging database password", (4, 6), "Long-term Memory > Lessons learned"),
-        ("менеджер плагинов Neovim", (9, 11), "Long-term Memory > Предпочтения"),
-        ("数据库迁移", (14, 15), "Long-term Memory > 决定"),
+        ("staging database password", (4, 6), "MEMORY.md - Long-term Memory > Lessons learned"),
+        ("менеджер плагинов Neovim", (9, 11), "MEMORY.md - Long-term Memory > Предпочтения"),
+        ("数据库迁移", (14, 15), "MEMORY.md - Long-term Memory > 决定"),
     ],
 )
 def test_a_list_item_names_its_own_section(
@@ -69,7 +70,9 @@ def test_a_list_item_names_its_own_section(
     printed = notes.cli("search", query)
     assert printed.returncode == 0, printed.stderr
     first, second = printed.stdout.splitlines()[:2]
-    assert first.endswith(f" MEMORY.md:{lines[0]}-{lines[1]} · {section}")
+    # the title only names the file: the text output leaves it out
+    shown = section.removeprefix("MEMORY.md - Long-term Memory > ")
+    assert first.endswith(f" MEMORY.md:{lines[0]}-{lines[1]} · {shown}")
     assert second.startswith("  - ")
 
 
@@ -87,9 +90,9 @@ def test_a_packed_answers_best_lines_name_their_section(notes: Daemon) -> None:
     query = "PostgreSQL MySQL Neovim"
     whole = notes.cli_json("search", query)["results"][0]
     assert (whole["start_line"], whole["end_line"]) == (8, 15)
-    assert whole["heading"] == "Long-term Memory > Предпочтения"
-    assert whole["inner_headings"] == [[13, "Long-term Memory > 决定"]]
+    assert whole["heading"] == "MEMORY.md - Long-term Memory > Предпочтения"
+    assert whole["inner_headings"] == [[13, "MEMORY.md - Long-term Memory > 决定"]]
     hit = notes.cli_json("search", query, "--max-tokens", "40")["results"][0]
     assert hit["path"] == "MEMORY.md"
     assert 13 <= hit["start_line"] <= 15 <= hit["end_line"]
-    assert hit["heading"] == "Long-term Memory > 决定"
+    assert hit["heading"] == "MEMORY.md - Long-term Memory > 决定"

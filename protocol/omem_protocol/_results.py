@@ -32,17 +32,22 @@ class SearchHit(Msg, tag="hit", frozen=True):
 
     def section(self) -> str:
         """The heading path a reader is shown beside the snippet: `heading`,
-        less a first title that is the file's name (a daily note's
-        ``# 2026-11-25`` in ``memory/2026-11-25.md``), and nothing when the
-        snippet opens with a heading line, which names its section itself.
-        What the text output prints and a token budget counts."""
+        less a first title that only names the file (a daily note's
+        ``# 2026-11-25`` in ``memory/2026-11-25.md``, the templates'
+        ``# MEMORY.md - Long-term Memory``), and nothing when the snippet
+        opens with a heading line, which names its section itself. What the
+        text output prints and a token budget counts."""
         first = self.snippet.split("\n", 1)[0].lstrip(" ")
         marks = len(first) - len(first.lstrip("#"))
         if 1 <= marks <= 6 and first[marks : marks + 1] in ("", " ", "\t"):
             return ""
         title, _, rest = self.heading.partition(" > ")
-        name = self.path.rsplit("/", 1)[-1].removesuffix(".md")
-        return rest if title == name else self.heading
+        name = self.path.rsplit("/", 1)[-1]
+        return (
+            rest
+            if title in (name, name.removesuffix(".md")) or title.startswith(name + " ")
+            else self.heading
+        )
 
 
 class RerankExplain(Msg, tag="rerank_explain", frozen=True):
