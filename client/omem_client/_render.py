@@ -40,7 +40,8 @@ EMPTY_REASONS = {
 def search_lines(result: SearchResult, *, explain: bool = False) -> list[str]:
     """``score path:start-end · section`` then the snippet indented, a blank
     line between hits. The section is the heading path of the snippet's first
-    line, left out when that line is the heading itself.
+    line as `SearchHit.section` gives it (none when that line is the heading
+    itself, and without a title that only names the file).
 
     With *explain*, a header says how scores were combined and each hit gets
     a line with its parts.
