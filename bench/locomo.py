@@ -128,6 +128,7 @@ from bench.report import invocation, load_average, progress
 from bench.search_latency import machine_info, percentile
 from omem_client import Client, OmemError
 from omem_protocol import SearchHit
+from openmemoryd.search.budget import where
 
 __all__ = [
     "BUDGETS",
@@ -291,13 +292,12 @@ def _ask(
 def _shown_chars(hit: SearchHit) -> int:
     """What a packed answer's hit shows a reader, as the daemon's budget
     counts it: its snippet and the line saying where it is from."""
-    return len(hit.snippet) + len(hit.citation) + _section_chars(hit)
+    return len(hit.snippet) + len(where(hit))
 
 
 def _section_chars(hit: SearchHit) -> int:
-    """What the text output prints after a hit's location: `` · section``."""
-    section = hit.section()
-    return len(" · " + section) if section else 0
+    """What that line holds beyond the citation: `` · section``, if any."""
+    return len(where(hit)) - len(hit.citation)
 
 
 def _prepare(daemon: BenchDaemon, conversation: Conversation, method: Method) -> Preparation:

@@ -17,7 +17,7 @@ import trio
 from omem_protocol import SearchHit, SearchResult
 from openmemoryd.config import SearchSettings
 from openmemoryd.errors import OmemdError
-from openmemoryd.memory.sections import section_lines, section_title
+from openmemoryd.memory.sections import section_body
 from openmemoryd.search import SearchQuery, citation
 from openmemoryd.search.asked import asked_section
 from openmemoryd.workspace import SECTIONS, PathPolicy, read_memory_file
@@ -89,12 +89,12 @@ def read_section(
     if b"\x00" in data:
         return []
     lines = mask_boilerplate(data.decode("utf-8", errors="replace")).split("\n")
-    found = section_lines(lines, titles) if titles else (1, len(lines))
+    found = section_body(lines, titles) if titles else ("", 1, len(lines))
     if found is None:
         return []
-    heading = (section_title(lines, titles) or titles[0]) if titles else ""
+    heading, body_first, body_last = found
     hits = []
-    for first, last in _windows(lines, found[0], found[1], snippet_chars):
+    for first, last in _windows(lines, body_first, body_last, snippet_chars):
         snippet = "\n".join(lines[first - 1 : last])
         if not has_memory(snippet):
             continue

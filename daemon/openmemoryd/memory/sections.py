@@ -34,8 +34,7 @@ __all__ = [
     "Inserted",
     "insert_bullet",
     "replace_line",
-    "section_lines",
-    "section_title",
+    "section_body",
     "split_count",
     "with_count",
 ]
@@ -116,25 +115,17 @@ def _section_span(lines: list[str], titles: tuple[str, ...]) -> tuple[int, int] 
     return None
 
 
-def section_lines(lines: list[str], titles: tuple[str, ...]) -> tuple[int, int] | None:
-    """The 1-based line range (inclusive) of the body of the first section
-    named in *titles* (any case), without its heading; None if there is no
-    such section or it is empty."""
+def section_body(lines: list[str], titles: tuple[str, ...]) -> tuple[str, int, int] | None:
+    """The first section named in *titles* (any case): its title as the file
+    writes it (``Lessons learned`` for ``Lessons Learned``) and the 1-based
+    line range (inclusive) of its body, without its heading; None if there
+    is no such section or it is empty."""
     span = _section_span(lines, titles)
     if span is None or span[1] <= span[0] + 1:
         return None
-    return span[0] + 2, span[1]
-
-
-def section_title(lines: list[str], titles: tuple[str, ...]) -> str | None:
-    """The title of the first section named in *titles* as the file writes
-    it (``Lessons learned`` for ``Lessons Learned``); None if there is none."""
-    span = _section_span(lines, titles)
-    if span is None:
-        return None
     match = _HEADING.match(_body(lines[span[0]]))
     assert match is not None  # _section_span found a heading there
-    return match.group(2)
+    return match.group(2), span[0] + 2, span[1]
 
 
 def insert_bullet(text: str, titles: tuple[str, ...], bullet: str) -> Inserted:
