@@ -25,7 +25,10 @@ searches for what the question is about, not for the date.
 ``notes/trip-2022-05-25.md`` both count) or else from its heading path
 (``# 2022-05-25``, ``## Session 3 — 1:56 pm on 8 May, 2023``,
 ``## 2022年5月25日``). Only absolute dates count there: a heading saying
-"yesterday" is about a day we cannot know.
+"yesterday" is about a day we cannot know. `memory_days` reads every day a
+chunk is about: a journal kept in one file, a few lines under each day's
+heading, puts several days in one chunk, and the ones after its first
+line are as much what it is about.
 
 Matching is by range with a little slack after the end (`SLACK_DAYS`, see
 `day_ranges`).
@@ -60,6 +63,7 @@ from openmemoryd.search.relative_dates import (
 )
 from openmemoryd.search.relative_parts import part_mentions
 from openmemoryd.search.seasons import season_mentions
+from openmemoryd.store import InnerHeadings
 
 __all__ = [
     "NAMED_DAYS",
@@ -67,6 +71,7 @@ __all__ = [
     "DateRange",
     "QueryDates",
     "memory_date",
+    "memory_days",
     "parse_query_dates",
 ]
 
@@ -233,6 +238,14 @@ class QueryDates:
         return day is not None and any(
             _days_named(r) and r.contains(day, slack_days=0) for r in self.ranges
         )
+
+    def matches_any(self, days: Iterable[date]) -> bool:
+        """Whether one of a chunk's *days* (`memory_days`) `matches`."""
+        return any(self.matches(day) for day in days)
+
+    def names_any(self, days: Iterable[date]) -> bool:
+        """Whether one of a chunk's *days* (`memory_days`) is one the query `names`."""
+        return any(self.names(day) for day in days)
 
 
 def _days_named(span: DateRange) -> bool:
@@ -433,3 +446,24 @@ def memory_date(path: str, heading: str) -> date | None:
             if found is not None and not found.any_year:
                 return found.start
     return None
+
+
+@lru_cache(maxsize=16384)
+def memory_days(path: str, heading: str, inner: InnerHeadings) -> tuple[date, ...]:
+    """The days a chunk is about: its file name's (a daily note is of one
+    day throughout), else its heading path's at its first line and at each
+    heading line inside it (*inner*), each day once, in the order met."""
+    first = memory_date(path, heading)
+    if not inner or _named_day(path):
+        return () if first is None else (first,)
+    days = [] if first is None else [first]
+    for _, path_there in inner:
+        day = memory_date(path, path_there)
+        if day is not None and day not in days:
+            days.append(day)
+    return tuple(days)
+
+
+def _named_day(path: str) -> bool:
+    """Whether *path*'s file name holds a day (`memory_date` reads it first)."""
+    return memory_date(path, "") is not None

@@ -61,7 +61,7 @@ from openmemoryd.config import SearchSettings
 from openmemoryd.errors import BadRequest
 from openmemoryd.search.calibrated import Described, fuse_calibrated
 from openmemoryd.search.candidate import Candidate
-from openmemoryd.search.dates import DateRange, QueryDates, memory_date, parse_query_dates
+from openmemoryd.search.dates import DateRange, QueryDates, memory_days, parse_query_dates
 from openmemoryd.search.decay import apply_decay
 from openmemoryd.search.fusion import fuse_rrf, fuse_weighted, normalize_weights
 from openmemoryd.search.hits import to_hits
@@ -323,7 +323,7 @@ def rank_candidates(
     real = [t for t in terms if t not in tails] if tails else []
 
     def evidence(candidate: Candidate) -> float:
-        if by_date and dates.names(memory_date(candidate.path, candidate.heading)):
+        if by_date and dates.names_any(_days(candidate)):
             return 1.0  # a note of a day the query names ("on 23 March")
         return strongest(candidate, vector, words, real)
 
@@ -478,7 +478,12 @@ def _relaxed(
 
 def _any_dated(dates: QueryDates, *legs: Sequence[Candidate]) -> bool:
     """Whether a candidate of *legs* is about a day *dates* names."""
-    return any(dates.matches(memory_date(c.path, c.heading)) for leg in legs for c in leg)
+    return any(dates.matches_any(_days(c)) for leg in legs for c in leg)
+
+
+def _days(candidate: Candidate) -> tuple[date, ...]:
+    """The days *candidate* is about (`dates.memory_days`)."""
+    return memory_days(candidate.path, candidate.heading, candidate.inner_headings)
 
 
 def _query_dates(text: str, settings: SearchSettings, now: float) -> QueryDates:
@@ -532,12 +537,12 @@ def _fuse_calibrated(
     if dates.ranges:
 
         def date_match(candidate: Candidate) -> bool:
-            return dates.matches(memory_date(candidate.path, candidate.heading))
+            return dates.matches_any(_days(candidate))
 
     if dates.names_days:
 
         def named_day(candidate: Candidate) -> bool:
-            return dates.names(memory_date(candidate.path, candidate.heading))
+            return dates.names_any(_days(candidate))
 
     return fuse_calibrated(
         lexical,

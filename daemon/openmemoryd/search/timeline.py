@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import date, datetime, time, timedelta
 from typing import Final
 
@@ -24,9 +25,10 @@ import apsw
 
 from openmemoryd.search.candidate import Candidate
 from openmemoryd.search.dates import QueryDates, memory_date
+from openmemoryd.search.hits import heading_at, headings_within
 from openmemoryd.store import dated_chunks
 
-__all__ = ["is_timeline_request", "timeline_candidates"]
+__all__ = ["day_sections", "is_timeline_request", "timeline_candidates"]
 
 # Words that ask for "what is there" without naming a topic, in the three
 # languages the date reader knows. Chinese has no spaces: its phrases are
@@ -77,20 +79,70 @@ def timeline_candidates(
     sources: Sequence[str] | None,
     agent: str | None,
 ) -> list[Candidate]:
-    """The chunks about the query's days: newest day first, then by file and
+    """The notes of the query's days: newest day first, then by file and
     line (transcripts by the time of their messages). Scored 1.0: each is
-    exactly what was asked for; their order is the answer's."""
+    exactly what was asked for; their order is the answer's.
+
+    A chunk of a journal kept in one file holds several days, a few lines
+    under each day's heading: each of its days in range is listed on its
+    own, as those lines only (`day_sections`), so the other days' lines
+    are not shown as this day's and the days keep their order."""
     found: list[tuple[date, str, int, Candidate]] = []
     for chunk in dated_chunks(conn, sources, agent, _epoch_bounds(dates)):
-        day = memory_date(chunk.path, chunk.heading)
-        if day is None and chunk.msg_time is not None:
-            day = datetime.fromtimestamp(chunk.msg_time).date()
-        if day is None or not any(r.contains(day, slack_days=0) for r in dates.ranges):
-            continue
-        found.append((day, chunk.path, chunk.start_line, Candidate.found_by_date(chunk)))
+        candidate = Candidate.found_by_date(chunk)
+        sections = day_sections(candidate)
+        if not sections and chunk.msg_time is not None:
+            sections = [(datetime.fromtimestamp(chunk.msg_time).date(), candidate)]
+        for day, section in sections:
+            if any(r.contains(day, slack_days=0) for r in dates.ranges):
+                found.append((day, section.path, section.start_line, section))
     # Newest day first; within a day, files and lines in reading order.
     found.sort(key=lambda item: (-item[0].toordinal(), item[1], item[2]))
     return [item[3] for item in found]
+
+
+def day_sections(candidate: Candidate) -> list[tuple[date, Candidate]]:
+    """*candidate*'s lines grouped by the day they are under (the file name's
+    day, else the day in the heading path at each line), each group as a
+    candidate of its own lines; lines under no day are left out. A chunk of
+    one day is returned whole."""
+    inner = candidate.inner_headings
+    if not inner or memory_date(candidate.path, "") is not None:
+        day = memory_date(candidate.path, candidate.heading)
+        return [] if day is None else [(day, candidate)]
+    lines = candidate.text.split("\n")
+    runs: list[tuple[date, int, int]] = []  # day, first and last index into lines
+    for index in range(len(lines)):
+        heading = heading_at(candidate.heading, inner, candidate.start_line + index)
+        day = memory_date(candidate.path, heading)
+        if day is None:
+            continue
+        if runs and runs[-1][0] == day and runs[-1][2] == index - 1:
+            runs[-1] = (day, runs[-1][1], index)
+        else:
+            runs.append((day, index, index))
+    sections: list[tuple[date, Candidate]] = []
+    for day, first, last in runs:
+        while first <= last and not lines[first].strip():
+            first += 1
+        while last >= first and not lines[last].strip():
+            last -= 1
+        if first <= last:
+            sections.append((day, _lines_of(candidate, lines, first, last)))
+    return sections
+
+
+def _lines_of(candidate: Candidate, lines: list[str], first: int, last: int) -> Candidate:
+    """*candidate* cut to *lines* [first, last] (indexes into its text)."""
+    start, end = candidate.start_line + first, candidate.start_line + last
+    return replace(
+        candidate,
+        text="\n".join(lines[first : last + 1]),
+        start_line=start,
+        end_line=end,
+        heading=heading_at(candidate.heading, candidate.inner_headings, start),
+        inner_headings=headings_within(candidate.inner_headings, start, end),
+    )
 
 
 def _epoch_bounds(dates: QueryDates) -> tuple[float, float] | None:

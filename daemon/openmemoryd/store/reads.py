@@ -243,12 +243,14 @@ def dated_chunks(
     msg_time_range: tuple[float, float] | None = None,
 ) -> list[ChunkRecord]:
     """Chunks that may be about a known day: a ``YYYY-MM-DD`` in their
-    file's name, a digit in their heading, or (with *msg_time_range*) a
-    transcript message written within it. The caller reads the day itself
+    file's name, a digit in their heading, a heading inside them that may
+    hold a year, or (with *msg_time_range*) a transcript message written
+    within it. The caller reads the day itself
     (`search.dates.memory_date`); this only narrows what it reads."""
     dated = [
         "c.path GLOB '*[12][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9]*'",
         "c.heading GLOB '*[0-9]*'",
+        "c.inner_headings GLOB '*[0-9][0-9][0-9][0-9]*'",
     ]
     args: list[object] = []
     if msg_time_range is not None:
