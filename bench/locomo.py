@@ -14,10 +14,14 @@ Workspace: each conversation becomes its own workspace, written as a user of
 openmemory would keep a chat log: one Markdown file per session date titled
 ``# YYYY-MM-DD``, a ``## Session N — <date_time>`` heading per session, and
 one line per turn, ``- [D1:3] Caroline: text`` (plus
-`` [shares photo: <caption>]`` when the turn shared an image). Two layouts of
+`` [shares photo: <caption>]`` when the turn shared an image). Layouts of
 the same text: ``dated`` names the files ``memory/YYYY-MM-DD.md`` (daily
 notes, which temporal decay ages by their name) and ``undated`` names them
-``memory/locomo-YYYY-MM-DD.md`` (evergreen notes). The root files
+``memory/locomo-YYYY-MM-DD.md`` (evergreen notes). A third, ``journal``
+(only when ``--layouts`` names it), keeps the whole conversation in one
+file, ``memory/locomo.md``, each day a ``## YYYY-MM-DD`` section with its
+``### Session N`` headings: the days are in its headings alone, and a
+chunk where one day ends and the next begins is about both. The root files
 ``MEMORY.md``, ``USER.md`` and ``PROJECT.md`` are written empty so the
 daemon adds no template text: the corpus is exactly the conversation.
 
@@ -455,7 +459,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--layouts",
         type=name_list(LAYOUTS, "layout"),
         default=None,
-        help="dated,undated; default: both for bm25 and hybrid-0.5, dated for the rest",
+        help="dated,undated,journal; default: dated and undated for the default, bm25 and"
+        " hybrid-0.5, dated for the rest",
     )
     parser.add_argument(
         "--conversations",

@@ -29,7 +29,10 @@ CATEGORIES: Final[Mapping[int, str]] = {
     4: "single-hop",
 }
 ADVERSARIAL: Final = 5
-LAYOUTS: Final = ("dated", "undated")
+LAYOUTS: Final = ("dated", "undated", "journal")
+# The layouts of one file a day, which the default methods run on.
+NAMED_LAYOUTS: Final = ("dated", "undated")
+JOURNAL_FILE: Final = "memory/locomo.md"
 SESSION_TIME_FORMATS: Final = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %B %Y")
 
 _SESSION_KEY: Final = re.compile(r"^session_(\d+)$")
@@ -205,15 +208,20 @@ def file_name(day: date, layout: str) -> str:
         return f"memory/{day.isoformat()}.md"
     if layout == "undated":
         return f"memory/locomo-{day.isoformat()}.md"
+    if layout == "journal":
+        return JOURNAL_FILE
     raise ValueError(f"unknown layout {layout!r}")
 
 
-def render_day(day: date, sessions: Sequence[Session]) -> tuple[str, dict[int, str]]:
-    """One day's Markdown, and the 1-based line number of every turn's line."""
-    lines = [f"# {day.isoformat()}"]
+def render_day(
+    day: date, sessions: Sequence[Session], *, level: int = 1
+) -> tuple[str, dict[int, str]]:
+    """One day's Markdown, its title a heading of *level*, and the 1-based
+    line number of every turn's line."""
+    lines = [f"{'#' * level} {day.isoformat()}"]
     where: dict[int, str] = {}
     for session in sessions:
-        lines += ["", f"## Session {session.number} — {session.date_time}", ""]
+        lines += ["", f"{'#' * (level + 1)} Session {session.number} — {session.date_time}", ""]
         for turn in session.turns:
             line = f"- [{turn.dia_id}] {turn.speaker}: {turn.text}"
             if turn.caption:
@@ -221,6 +229,22 @@ def render_day(day: date, sessions: Sequence[Session]) -> tuple[str, dict[int, s
             lines.append(line)
             where[len(lines)] = turn.dia_id
     return "\n".join(lines) + "\n", where
+
+
+def render_journal(
+    conversation: Conversation, by_day: Mapping[date, Sequence[Session]]
+) -> tuple[str, dict[int, str]]:
+    """The whole conversation as one file, oldest day first, each day a
+    ``## YYYY-MM-DD`` section (a journal kept in one file: the days are
+    only in its headings), and the line number of every turn's line."""
+    text = f"# Chat log: {conversation.speaker_a} and {conversation.speaker_b}\n"
+    where: dict[int, str] = {}
+    for day in sorted(by_day):
+        before = text.count("\n") + 1  # the blank line before the day's heading
+        part, lines = render_day(day, by_day[day], level=2)
+        text += "\n" + part
+        where.update({before + number: dia_id for number, dia_id in lines.items()})
+    return text, where
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,9 +267,12 @@ def write_workspace(conversation: Conversation, root: Path, layout: str) -> Writ
         (root / name).write_text("", encoding="utf-8")
     turn_lines: dict[str, dict[int, str]] = {}
     size = 0
-    for day in sorted(by_day):
-        key = file_name(day, layout)
-        text, where = render_day(day, by_day[day])
+    files = (
+        [(JOURNAL_FILE, render_journal(conversation, by_day))]
+        if layout == "journal"
+        else [(file_name(day, layout), render_day(day, by_day[day])) for day in sorted(by_day)]
+    )
+    for key, (text, where) in files:
         data = text.encode("utf-8")
         (root / key).write_bytes(data)
         size += len(data)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from bench.daemon import embedder_toml
-from bench.locomo_data import LAYOUTS
+from bench.locomo_data import LAYOUTS, NAMED_LAYOUTS
 from openmemoryd.embed.packaged import package_dir
 from openmemoryd.search.rerank.local import INSTALL_COMMAND, WEIGHTS_PACKAGE
 
@@ -109,8 +109,9 @@ class Method:
     """One search configuration under test.
 
     `layouts` are those it may run on; `default_layouts` those a run without
-    ``--layouts`` uses (both layouts only where the comparison says
-    something: they hold the same text, so they can differ only by decay).
+    ``--layouts`` uses (both layouts of daily files only where the comparison
+    says something: they hold the same text, so they can differ only by
+    decay; the one-file journal only when asked for).
     """
 
     name: str
@@ -164,14 +165,14 @@ METHODS: Final[Mapping[str, Method]] = {
             " it is unsure, overlap trimmed (the default)",
             _default(),
             vectors=True,
-            default_layouts=LAYOUTS,
+            default_layouts=NAMED_LAYOUTS,
         ),
         Method(
             "calibrated-norerank",
             "the default without the local cross-encoder (search.rerank.provider = none)",
             _default(rerank=None),
             vectors=True,
-            default_layouts=LAYOUTS,
+            default_layouts=NAMED_LAYOUTS,
         ),
         Method(
             "calibrated-nohead",
@@ -284,7 +285,7 @@ METHODS: Final[Mapping[str, Method]] = {
             "keyword only (embedding provider none)",
             _config("none"),
             vectors=False,
-            default_layouts=LAYOUTS,
+            default_layouts=NAMED_LAYOUTS,
         ),
         Method(
             "vector",
@@ -303,7 +304,7 @@ METHODS: Final[Mapping[str, Method]] = {
             "weighted fusion 0.5 vector / 0.5 keyword",
             _config("local"),
             vectors=True,
-            default_layouts=LAYOUTS,
+            default_layouts=NAMED_LAYOUTS,
         ),
         Method(
             "hybrid-0.7",

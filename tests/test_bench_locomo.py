@@ -191,6 +191,25 @@ def test_workspace_layouts_hold_the_same_lines(tiny_data: Path, tmp_path: Path) 
     assert snippet_ids(text) == {"D2:1", "D2:2"}
 
 
+def test_the_journal_layout_is_one_file_dated_by_its_headings(
+    tiny_data: Path, tmp_path: Path
+) -> None:
+    conversation = load_locomo(tiny_data)[0]
+    journal = write_workspace(conversation, tmp_path / "j", "journal")
+    dated = write_workspace(conversation, tmp_path / "d", "dated")
+    assert journal.files == 1
+    lines = (tmp_path / "j" / "memory" / "locomo.md").read_text("utf-8").splitlines()
+    assert lines[0] == "# Chat log: Alice and Bob"
+    assert "## 2023-05-08" in lines
+    assert "### Session 1 — 1:56 pm on 8 May, 2023" in lines
+    where = journal.turn_lines["memory/locomo.md"]
+    # every turn on the line the layout says, and the same turns as the daily files
+    assert {lines[number - 1].split("]")[0][3:] for number in where} == set(where.values())
+    assert sorted(where.values()) == sorted(
+        dia_id for day in dated.turn_lines.values() for dia_id in day.values()
+    )
+
+
 def test_missing_data_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--data", str(tmp_path / "absent.json"), "--methods", "bm25"]) == 2
     assert "LoCoMo data not found" in capsys.readouterr().err
