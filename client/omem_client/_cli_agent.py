@@ -411,7 +411,7 @@ def compact(
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Summarise all but the last N messages with the daemon's chat model ([chat]).
+    r"""Summarise all but the last N messages with the daemon's chat model (\[chat]).
 
     The durable memories in the messages are captured first; the summary goes
     to today's daily file under "## Session Summary" and is printed, with the

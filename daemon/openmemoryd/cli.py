@@ -308,7 +308,7 @@ def configure(
     provider: ProviderOpt = None,
     model: ModelOpt = None,
 ) -> None:
-    """Choose the embedding provider and model again; updates only [embedding]
+    r"""Choose the embedding provider and model again; updates only \[embedding]
     in the config (comments and other settings are kept, the old file is
     saved as config.toml.bak)."""
     from openmemoryd.wizard import run_configure
