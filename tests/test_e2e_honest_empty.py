@@ -202,6 +202,15 @@ def test_no_search_or_recall_result_holds_template_boilerplate(used_workspace: D
         _assert_no_boilerplate(recalled.stdout)
 
 
+def test_a_hit_ends_on_its_real_line_not_on_the_templates_empty_sections(
+    used_workspace: Daemon,
+) -> None:
+    reply = _search(used_workspace, "billing service migration to Postgres")
+    (project,) = [h for h in reply["results"] if h["path"] == "PROJECT.md"]  # type: ignore[attr-defined]
+    assert project["snippet"].splitlines()[-1] == "Migrating the billing service to Postgres 16."
+    assert project["end_line"] == 6, project  # not the empty ## Goals, ## Constraints, ---
+
+
 def test_a_query_for_days_alone_returns_those_days_notes(used_workspace: Daemon) -> None:
     """The timeline path through the daemon and the CLI, in three languages;
     a day with no notes answers nothing, and says why."""

@@ -146,3 +146,25 @@ def test_holds_every_agrees_with_counting_every_term(lines: list[str], terms: li
     terms = list(dict.fromkeys(terms))
     text = "\n".join(lines)
     assert holds_every(text, terms) == (line_matches(text, terms) == len(terms))
+
+
+def test_a_snippet_ends_on_its_last_line_with_something_to_read() -> None:
+    """A template's empty sections and closing rule after the one real line
+    are left out, and the citation ends where the text does."""
+    project = (
+        "# PROJECT.md - Current Context\n\n\n\n## Overview\n\n"
+        "- Migrating billing to Postgres 16\n\n## Goals\n\n\n## Constraints\n\n\n---\n"
+    )
+    snippet = make_snippet(project, 1, [], 700)
+    assert snippet.text.endswith("- Migrating billing to Postgres 16")
+    assert (snippet.start_line, snippet.end_line) == (1, 7)
+    assert snippet.text.startswith("# PROJECT.md")  # the title above it stays
+    for rule in ("***", "___", "- - -"):
+        assert make_snippet(f"Kept\n{rule}\n", 3, [], 700).end_line == 3
+
+
+def test_a_snippet_of_headings_alone_keeps_its_first_line() -> None:
+    assert make_snippet("## Goals\n\n## Constraints", 5, [], 700).text == "## Goals"
+    # a line that only looks like a heading or a rule is text
+    kept = make_snippet("Plan\n#hashtag\n--", 1, [], 700)
+    assert kept.text == "Plan\n#hashtag\n--"
