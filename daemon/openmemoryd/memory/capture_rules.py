@@ -5,8 +5,10 @@ gets in must be the user's own words, short and stated as a fact. An echo of
 recalled memories would feed on itself, a pasted instruction would come back
 as trusted context, and a secret would surface in search snippets. These are
 OpenClaw's memory-lancedb auto-capture rules (``shouldCapture``,
-``detectCategory``, ``looksLikePromptInjection``) with English and Chinese,
-both Simplified and Traditional, where the original has English and Czech.
+``detectCategory``, ``looksLikePromptInjection``) with English, Chinese (both
+Simplified and Traditional) and Russian, where the original has English and
+Czech. The prompt-injection and secret screens, which `log` shares, are in
+`openmemoryd.memory.safety_rules`; they are re-exported here.
 
 Invariants:
 
@@ -24,10 +26,13 @@ Invariants:
   (©, ™, ↔, ☀ without U+FE0F) and CJK are not emoji;
 * English patterns ignore case and use ASCII word boundaries, so "我prefer"
   still matches ``prefer``; Chinese has no word boundaries and its patterns
-  use none;
+  use none; Russian patterns ignore case and use Unicode word boundaries
+  (Cyrillic letters are word characters, so "неважно" is not "важно"). Russian
+  is inflected, so they match stems ("предпочита…") narrowed where a stem
+  has another sense, and accept е wherever ё is written;
 * the first matching trigger in `_TRIGGERS` order names the match;
-* all of this is pure: no I/O, no state, nothing but `re` and the secret
-  patterns of `openmemoryd.text.redact`.
+* all of this is pure: no I/O, no state, nothing but `re` and the screens of
+  `openmemoryd.memory.safety_rules`.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from openmemoryd.text.redact import redact_secrets
+from openmemoryd.memory.safety_rules import contains_secret, looks_like_prompt_injection
 
 __all__ = [
     "MAX_CHARS",
@@ -114,6 +119,13 @@ def _zh_pattern(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
+def _ru_pattern(pattern: str) -> re.Pattern[str]:
+    """A Russian pattern: any case, Unicode word boundaries (under re.ASCII
+    Cyrillic letters are not word characters, so no word boundary is found
+    next to one)."""
+    return re.compile(pattern, re.IGNORECASE)
+
+
 def _found(pattern: re.Pattern[str]) -> _Check:
     return lambda text: pattern.search(text) is not None
 
@@ -124,6 +136,10 @@ def _en(pattern: str) -> _Check:
 
 def _zh(pattern: str) -> _Check:
     return _found(_zh_pattern(pattern))
+
+
+def _ru(pattern: str) -> _Check:
+    return _found(_ru_pattern(pattern))
 
 
 def _any_of(*checks: _Check) -> _Check:
@@ -207,98 +223,6 @@ def _shows_as_emoji(cluster: str) -> bool:
     return len(cluster) > 1 or ord(first) > 0xFFFF or _PRESENTED_IN_BMP.match(first) is not None
 
 
-# ---------------------------------------------------------------- prompt injection
-
-_INJECTION_PATTERNS: Final = (
-    # OpenClaw's six, widened where the original misses the usual wording
-    # ("ignore all previous instructions", "don't follow", "</system>").
-    _en_pattern(
-        r"\b(?:ignore|disregard|forget)\s+(?:(?:the|your|these|those)\s+)*"
-        r"(?:all|any|every|previous|above|prior|earlier|preceding)\s+"
-        r"(?:(?:of|the|your|previous|above|prior|earlier|preceding|other)\s+)*instructions?\b"
-    ),
-    _en_pattern(
-        r"\b(?:do\s+not|don['’]?t)\s+follow\s+(?:the\s+|your\s+|any\s+)?(?:system|developer)\b"
-    ),
-    _en_pattern(r"\bsystem\s+prompt"),
-    _en_pattern(r"\bdeveloper\s+message"),
-    _en_pattern(r"<\s*/?\s*(?:system|assistant|developer|tool|function|relevant-memories)\b"),
-    _en_pattern(r"\b(?:run|execute|call|invoke)\b.{0,40}?\b(?:tool|command)\b"),
-    # Chat-template tokens.
-    _en_pattern(r"<\|(?:im_start|im_end|system|user|assistant|endoftext)\|>"),
-    # The same in Chinese. Gaps stop at a sentence end, as "." above stops
-    # at a line end.
-    _zh_pattern(
-        r"(?:忽略|无视|無視|忽视|忽視|不要理[会會]|忘[记記掉])[你我]?的?"
-        r"(?:之前|以上|上面|上述|所有|全部|一切|前面|先前|此前|以前)[^。！？\n]{0,6}?"
-        r"(?:指令|指示|[说說]明|[规規][则則]|提示|要求|[设設]定)"
-    ),
-    _zh_pattern(
-        r"(?:不要|别|別|不必|无需|無需|不用)再?(?:遵循|遵守|[听聽]从|[听聽]從|服从|服從|理[会會])"
-        r"[^。！？\n]{0,10}?(?:系[统統]|[开開][发發]者)"
-    ),
-    _zh_pattern(r"系[统統]提示"),
-    _zh_pattern(r"[开開][发發]者(?:消息|[讯訊]息|指令)"),
-    _zh_pattern(r"(?:[运運]行|[执執]行|[调調]用)[^。！？\n]{0,20}?(?:工具|命令)"),
-)
-
-
-def looks_like_prompt_injection(text: str) -> str | None:
-    """The phrase that makes *text* look like a prompt injection, or None."""
-    for pattern in _INJECTION_PATTERNS:
-        match = pattern.search(text)
-        if match is not None:
-            return match.group()
-    return None
-
-
-# ---------------------------------------------------------------- secrets
-
-# "password is X" in prose, which `redact_secrets` leaves alone because it
-# only masks assignments; X must look like a value, not the next word.
-_PASSWORD_PHRASE: Final = re.compile(
-    r"\b(?:password|passwd|passcode|passphrase|pwd)\s*(?:is|was|[:：=])\s*[\"'“‘]?"
-    r"(?P<value>[^\s\"'”’]+)",
-    re.IGNORECASE | re.ASCII,
-)
-_NOT_PASSWORDS: Final = frozenset(
-    """
-    a an the in on at not too very so stored saved kept written somewhere same different
-    wrong correct incorrect weak strong long short secure required empty missing expired
-    changed reset set my your our their his her its what which where how
-    """.split()
-)
-_OTHER_SECRET_PHRASES: Final = _any_of(
-    _en(r"\bpin(?:\s*code)?\s*(?:is|was|[:：=])\s*\d{4,}"),
-    # 密码是X, 密码：X -- but not 密码是什么, 密码不对, 密码已经改了.
-    _zh(
-        r"(?:密[码碼]|口令|PIN\s*[码碼]?)\s*(?:是|为|為|[:：=])\s*"
-        r"(?!什[么麼]|多少|啥|哪|不|没|沒|已|被|在|要|[会會]|很|太|[错錯]|[对對]|正确|正確"
-        r"|一[样樣]|同|和|跟|与|與)[^\s，。！？、,.!?]"
-    ),
-    # "my API key is …", "令牌是…": a value with a digit, eight characters or more.
-    _zh(
-        r"(?<![A-Za-z])(?:api[ _-]?key|access[ _-]?key|secret[ _-]?key|token|secret"
-        r"|[密秘][钥鑰]|令牌)\s*(?:is|was|是|为|為|[:：=])\s*[\"'“‘]?"
-        r"(?=[A-Za-z0-9_./+=-]*[0-9])[A-Za-z0-9_./+=-]{8,}"
-    ),
-)
-
-
-def contains_secret(text: str) -> bool:
-    """True if *text* holds a password, API key, token or private key."""
-    if redact_secrets(text) != text or _OTHER_SECRET_PHRASES(text):
-        return True
-    return any(
-        _is_password_value(match.group("value")) for match in _PASSWORD_PHRASE.finditer(text)
-    )
-
-
-def _is_password_value(value: str) -> bool:
-    word = value.rstrip(".,;!?。，；！？").lower()
-    return bool(word) and word not in _NOT_PASSWORDS
-
-
 # ---------------------------------------------------------------- triggers and categories
 
 # OpenClaw's `\+\d{10,}`, the same number written in groups (+1 415 555 0100,
@@ -330,15 +254,43 @@ def _has_email(text: str) -> bool:
 # Adverbs allowed between "I" and the verb: "I really like", "I don't want".
 _I_ADVERB: Final = r"(?:\s+(?:really|also|still|just|usually|definitely|do|don['’]?t|do\s+not))?"
 
+# Russian words allowed between "я"/"мне" and the verb: "я очень хочу", "мне
+# тоже нужно".
+_RU_ADVERB: Final = (
+    r"(?:\s+(?:очень|правда|действительно|тоже|также|вс[её]|ещ[её]|не|обычно|просто))*"
+)
+# "Решили перейти на Postgres", "решила не деплоить", "решили, что …": a
+# decision is "решить" with an infinitive or "что". "Решил задачу" (solved a
+# problem), "решил часть задач" and "решили эти баги" are not: what follows is
+# no infinitive (one ends in a vowel and -ть, a consonant and -ти, or -чь).
+_RU_DECIDED: Final = (
+    r"\bреш(?:ил|ила|или)\s+(?:не\s+)?"
+    r"(?:[а-яё]*[аеёиоуыэюя]ть(?:ся)?|[а-яё]*[бвгджзйклмнпрстфхцчшщ]ти(?:сь)?"
+    r"|[а-яё]+чь(?:ся)?)\b"
+    r"|\bреш(?:ил|ила|или)\s*,?\s+что\b"
+)
+_RU_WILL_USE: Final = r"\bбудем\s+(?:использовать|пользоваться|применять)\b"
+# "Мы перешли на Postgres"; the same word is the imperative "forward"
+# ("перешли на почту", "перешли на мой адрес"), and "перешли на ты" is manners.
+_RU_SWITCHED: Final = (
+    r"\b(?:переш[её]л|перешла|перешло|перешли|переходим)\s+на\b"
+    r"(?!\s+(?:почт|e-?mail|мейл|имейл|адрес|номер|телефон|ящик|мо[йюеи]\b|ты\b))"
+)
+
 # OpenClaw's trigger groups in its order, each English trigger followed by
-# the Chinese ones that say the same. A longer Chinese trigger comes before
-# one it contains (更喜欢 before 喜欢) so the name is the more specific one.
+# the Chinese, then the Russian, ones that say the same. A longer trigger
+# comes before one it contains (更喜欢 before 喜欢, "не люблю" before "люблю")
+# so the name is the more specific one.
 _TRIGGERS: Final[tuple[tuple[str, _Check], ...]] = (
     ("remember", _en(r"\bremember\b")),
     ("don't forget", _en(r"\bdon['’]?t\s+forget\b")),
     ("记住", _zh("[记記]住")),
     ("记得", _zh("[记記]得")),
     ("别忘了", _zh("[别別]忘[了记記]|不要忘[记記]")),
+    # The imperatives only: "я запомнил" (I remembered) asks nothing.
+    ("запомни", _ru(r"\bзапомни(?:те)?\b")),
+    ("не забудь", _ru(r"\bне\s+(?:забудь|забывай)(?:те)?\b")),
+    ("помни", _ru(r"\bпомни(?:те)?\b")),
     ("prefer", _en(r"\bprefer(?:s|red|ring)?\b")),
     ("preference", _en(r"\bpreferences?\b")),
     ("更喜欢", _zh("更喜[欢歡]")),
@@ -346,6 +298,14 @@ _TRIGGERS: Final[tuple[tuple[str, _Check], ...]] = (
     ("喜欢", _zh("喜[欢歡]")),
     ("偏好", _zh("偏好")),
     ("讨厌", _zh("[讨討][厌厭]")),
+    ("предпочитаю", _ru(r"\bпредпоч(?:ита\w*|[её]л|ла|ли|ло)\b")),
+    ("предпочтение", _ru(r"\bпредпочтени\w*")),
+    # "нравится", "понравилось", not the noun "нрав" (temper) or "нравственный".
+    ("не нравится", _ru(r"\bне\s+(?:по)?нрав[ия]\w*")),
+    ("нравится", _ru(r"\b(?:по)?нрав[ия]\w*")),
+    ("не люблю", _ru(r"\bне\s+люблю\b")),
+    ("люблю", _ru(r"\b(?:люблю|обожаю)\b")),
+    ("ненавижу", _ru(r"\bненави(?:жу|дим)\b")),
     ("decided", _en(r"\bdecided\b")),
     ("we will use", _en(r"\bwe(?:\s+will|['’]ll|\s+are\s+going\s+to)\s+use\b")),
     ("let's use", _en(r"\blet['’]?s\s+use\b")),
@@ -354,12 +314,21 @@ _TRIGGERS: Final[tuple[tuple[str, _Check], ...]] = (
     ("我们将使用", _zh("我[们們](?:[将將]|[会會]|要)使用")),
     ("我们用", _zh("我[们們]用")),
     ("改用", _zh("改用")),
+    ("решили", _ru(_RU_DECIDED)),
+    ("решено", _ru(r"\bрешено\b")),
+    ("будем использовать", _ru(_RU_WILL_USE)),
+    ("давайте использовать", _ru(r"\bдавай(?:те)?\s+использовать\b")),
+    ("перешли на", _ru(_RU_SWITCHED)),
     ("phone", _has_phone),
     ("email", _has_email),
     ("my … is", _en(r"\bmy\s+\w+\s+is\b")),
     ("is my", _en(r"\bis\s+my\b")),
     ("我的…是", _zh(r"我的[^，。！？,.!?\n]{1,10}?是")),
     ("是我的", _zh("是我的")),
+    # Russian drops "is": "мой кот — Мисо", "моя жена это Аня"; "Мисо — мой кот".
+    ("мой … —", _ru(r"\bмо(?:й|я|[её]|и)(?:\s+\w+){1,2}?(?:\s*[—–:]|\s+-\s|\s+это\b)")),
+    ("— мой", _ru(r"(?:[—–]|\bэто)\s+мо(?:й|я|[её]|и)\b")),
+    ("меня зовут", _ru(r"\bменя\s+зовут\b")),
     # "I prefer" is named by "prefer" above.
     *(
         (f"i {verb}", _en(rf"\bi{_I_ADVERB}\s+{verb}\b"))
@@ -368,6 +337,8 @@ _TRIGGERS: Final[tuple[tuple[str, _Check], ...]] = (
     ("我想要", _zh("我想要")),
     ("我需要", _zh("我需要")),
     ("我爱", _zh("我[爱愛]")),
+    ("я хочу", _ru(rf"\bя{_RU_ADVERB}\s+хочу\b")),
+    ("мне нужно", _ru(rf"\bмне{_RU_ADVERB}\s+нуж(?:но|ен|на|ны)\b")),
     ("always", _en(r"\balways\b")),
     ("never", _en(r"\bnever\b")),
     ("important", _en(r"\bimportant\b")),
@@ -377,17 +348,26 @@ _TRIGGERS: Final[tuple[tuple[str, _Check], ...]] = (
     ("从不", _zh("[从從]不")),
     ("永远不要", _zh("永[远遠]不要")),
     ("重要", _zh("重要")),
+    ("всегда", _ru(r"\bвсегда\b")),
+    ("никогда", _ru(r"\bникогда\b")),
+    # "важно", "важный"; not "неважно" (it does not matter).
+    ("важно", _ru(r"\bважн\w*")),
 )
 
 # detectCategory's order. Decision also takes the decision triggers the
-# original lacks ("let's use", 我们将使用), and entity "name is"/名字是, so
-# "my name is Wei" is an entity rather than a fact.
+# original lacks ("let's use", 我们将使用), and entity "name is"/名字是/"зовут",
+# so "my name is Wei" is an entity rather than a fact.
 _CATEGORIES: Final[tuple[tuple[Category, _Check], ...]] = (
     (
         "preference",
         _any_of(
             _en(r"\b(?:prefer\w*|likes?|liked|loves?|loved|hates?|hated|wants?|wanted)\b"),
             _zh("喜[欢歡]|偏好|[讨討][厌厭]|想要|不要"),
+            _ru(
+                r"\bпредпоч\w*|\b(?:по)?нрав[ия]\w*|\bобожа\w*|\bненави[жд]\w*"
+                r"|\bлюб(?:лю|ишь|ит|им|ите|ят|ил|ила|или|им\w+)\b"  # not "любой" (any)
+                r"|\bхоч(?:у|ешь|ет)\b|\bхот(?:им|ите|ят|ел|ела|ели)\b"
+            ),
         ),
     ),
     (
@@ -395,6 +375,13 @@ _CATEGORIES: Final[tuple[tuple[Category, _Check], ...]] = (
         _any_of(
             _en(r"\b(?:decided|will\s+use|we['’]ll\s+use|let['’]?s\s+use|going\s+with)\b"),
             _zh("[决決]定|改用|我[们們](?:(?:[将將]|[会會]|要)使)?用|[选選][择擇]了"),
+            _ru(_RU_DECIDED),
+            _ru(_RU_WILL_USE),
+            _ru(_RU_SWITCHED),
+            _ru(
+                r"\bрешено\b|\bвыбрали\b|\bостановились\s+на\b|\bдоговорились\b"
+                r"|\bдавай(?:те)?\s+использовать\b"
+            ),
         ),
     ),
     (
@@ -404,9 +391,21 @@ _CATEGORIES: Final[tuple[tuple[Category, _Check], ...]] = (
             _has_email,
             _en(r"\b(?:is\s+called|named|name\s+is)\b"),
             _zh("叫|名字是|[电電][话話]|[邮郵]箱|手[机機]号|手[机機]號"),
+            # "почта", not "почти" (almost).
+            _ru(
+                r"\bзовут\b|\bназыва\w+|\bим(?:я|ени)\b|\bтелефон\w*"
+                r"|\bпочт(?:а|ы|е|у|ой)\b|\bпочтов\w*|\b(?:e-?mail|и?мейл)\w*"
+            ),
         ),
     ),
-    ("fact", _any_of(_en(r"\b(?:is|are|has|have)\b"), _zh("是|有"))),
+    (
+        "fact",
+        _any_of(
+            _en(r"\b(?:is|are|has|have)\b"),
+            _zh("是|有"),
+            _ru(r"\b(?:является|являются|есть|это)\b|\bу\s+(?:меня|нас|него|не[её]|них|вас)\b"),
+        ),
+    ),
 )
 
 

@@ -9,15 +9,18 @@ come back as facts.
 Invariants:
 
 * `check_quality` names the first rule that fails, in `QUALITY_RULES` order,
-  or None; the rules are English and Chinese (Simplified and Traditional),
-  and they judge the text as given (code fences and line breaks intact);
+  or None; the rules are English, Chinese (Simplified and Traditional) and
+  Russian, and they judge the text as given (code fences and line breaks
+  intact). Russian patterns ignore case and use Unicode word boundaries,
+  so "невозможно" (impossible) is not "возможно" (maybe);
 * quality rules can be overridden by the caller (``force``); the safety
   rules of `check_safety` (an echo of recalled memories, a prompt injection,
   a secret that cannot be masked) never can;
 * `check_safety` masks what `redact_secrets` recognises (keys, tokens,
   ``PASSWORD=…`` assignments) and keeps the memory; a secret said in words
-  ("my password is hunter2", 密码是…), which cannot be masked precisely,
-  rejects it. The masked forms are returned so the reply can say so;
+  ("my password is hunter2", 密码是…, "мой пароль — hunter2"), which cannot
+  be masked precisely, rejects it. The masked forms are returned so the
+  reply can say so;
 * everything is pure: no I/O, no state.
 """
 
@@ -27,7 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from openmemoryd.memory.capture_rules import contains_secret, looks_like_prompt_injection
+from openmemoryd.memory.safety_rules import contains_secret, looks_like_prompt_injection
 from openmemoryd.text.redact import redact_secrets
 from openmemoryd.text.scripts import count_cjk
 
@@ -114,10 +117,23 @@ _ZH_FILLER: Final = re.compile(
     r"^(?:好的|好吧|好啊|好滴|当然|當然|没问题|沒問題|收到|谢谢|謝謝|多谢|多謝|嗯+|哈哈+"
     r"|明白了|明白|你好|您好|让我|讓我|以下是|我来|我來|我会记住|我會記住|我记住了|我記住了)"
 )
+_RU_FILLER: Final = re.compile(
+    # as in English, a single word only before punctuation or the end:
+    # "Хорошо, запомню" is filler, "Хорошо работает кэш на стейджинге" is not
+    r"^(?:хорошо|ок|окей|ладно|понял|поняла|поняли|понятно|ясно|конечно|отлично|принято"
+    r"|супер|да|ага|угу|привет|здравствуйте|готово|записал|записала|запомнил|запомнила"
+    r"|замечательно|прекрасно|давай|давайте)(?=\s*(?:[,.!;:…—–-]|$))"
+    # phrases are filler wherever they open the text; "давайте" opens a
+    # proposal ("давайте использовать Postgres") unless the agent offers itself
+    r"|^(?:спасибо|без\s+проблем|с\s+удовольствием|(?:я\s+)?запомню|я\s+запомнил[аи]?"
+    r"|я\s+записал[аи]?|(?:хороший|отличный)\s+вопрос|как\s+(?:ии|языковая\s+модель)"
+    r"|давай(?:те)?\s+я|позвольте|сейчас\s+я|вот\s+что)\b",
+    re.IGNORECASE,
+)
 
 
 def _filler(text: str) -> str | None:
-    match = _EN_FILLER.match(text) or _ZH_FILLER.match(text)
+    match = _EN_FILLER.match(text) or _ZH_FILLER.match(text) or _RU_FILLER.match(text)
     return match.group() if match else None
 
 
@@ -163,6 +179,16 @@ _EN_SPECULATIVE: Final = re.compile(
 _ZH_SPECULATIVE: Final = re.compile(
     r"(?<!不)可能|也许|也許|或许|或許|大概|好像|似乎|说不定|說不定|不确定|不確定|我猜|估计|估計"
 )
+# "возможно" but not "невозможно" (impossible: firm, as 不可能); "может быть"
+# and a leading "может," but not "может" alone ("сервис может держать 1000
+# rps" is a capability); "стоит ли", not "стоит" (also "costs").
+_RU_SPECULATIVE: Final = re.compile(
+    r"\b(?:возможно|может\s+быть|наверное|наверно|вероятно|пожалуй|скорее\s+всего|кажется"
+    r"|похоже|видимо|вроде\s+бы|предположительно|не\s+исключено|не\s+уверен[аы]?"
+    r"|стоит\s+ли|мы\s+могли\s+бы|можно\s+было\s+бы|я\s+думаю|полагаю|предполагаю)\b"
+    r"|^может\s*,",
+    re.IGNORECASE,
+)
 _QUESTION: Final = re.compile(r"[?？]\s*$")
 
 
@@ -185,7 +211,9 @@ def check_quality(text: str) -> Rejected | None:
         return Rejected(
             "pure_code", "only code: say what it is for (code belongs in the project, not memory)"
         )
-    hedge = _EN_SPECULATIVE.search(line) or _ZH_SPECULATIVE.search(line)
+    hedge = (
+        _EN_SPECULATIVE.search(line) or _ZH_SPECULATIVE.search(line) or _RU_SPECULATIVE.search(line)
+    )
     if hedge is not None:
         return Rejected("speculative", f"speculative ({hedge.group()!r}): log it once it is known")
     if _QUESTION.search(line):

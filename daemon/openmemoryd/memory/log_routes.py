@@ -20,9 +20,14 @@ Invariants:
 * `classify` tries the rules in `_RULES` order (lesson, decision, preference,
   fact, project) and names the keyword that decided; nothing matching is a
   ``note``. A decision that mentions a liking is still a decision;
-* a given type is checked against `TYPES` (plus a few seed-003 aliases such
-  as ``instruction`` and ``pattern``); anything else is a `BadRequest` that
-  lists the choices;
+* the keywords are English, Chinese and Russian. Russian patterns ignore
+  case, use Unicode word boundaries and accept е for ё; Russian is inflected,
+  so they match stems, narrowed where a stem has another sense ("решил
+  задачу" solved a problem, "урок английского" is a class, "вывод команды" is
+  output: none of them is a decision or a lesson);
+* a given type is checked against `TYPES` (plus a few aliases the Python
+  MCP memory server uses, such as ``instruction`` and ``pattern``); anything
+  else is a `BadRequest` that lists the choices;
 * pure: no I/O.
 """
 
@@ -87,7 +92,49 @@ def _zh(pattern: str) -> Callable[[str], re.Match[str] | None]:
     return re.compile(pattern, re.IGNORECASE).search
 
 
+def _ru(pattern: str) -> Callable[[str], re.Match[str] | None]:
+    """Unicode word boundaries: under re.ASCII Cyrillic letters are not word
+    characters, so no boundary would be found next to one."""
+    return re.compile(pattern, re.IGNORECASE).search
+
+
 _Finder = Callable[[str], re.Match[str] | None]
+
+# Russian "lesson" is also a class at school ("урок английского", "уроки
+# музыки по средам"), which is a note about the user's week, not an insight.
+# So "урок" counts only as a lesson learned: "урок:", "урок на будущее", "урок
+# усвоен", or with a verb or adjective that makes it one ("извлекли урок",
+# "важный урок", "главный урок"). "Вывод" is the same ("вывод команды" is
+# output): only "вывод:" or "сделали вывод"; "ошибка" is also any error
+# ("ошибка 500 на стейджинге"): only "моя/наша/главная ошибка", "ошибкой было".
+_RU_LESSON: Final = (
+    r"\bурок\w*\s*[:—–]|\bурок\w*\s+(?:на\s+будущее|усвоен\w*)"
+    r"|\b(?:извл[её]к\w*|извлечь|вынес\w*|вынести|усвоил\w*|получил\w*|важн\w+"
+    r"|главн\w+|ценн\w+|горьк\w+|болезненн\w+|ж[её]стк\w+)\s+урок\w*"
+    r"|\bвывод(?:ы)?\s*[:—–]|\bсдела\w*\s+вывод\w*"
+    r"|\b(?:мо[яи]|наш[аи]|главн\w+|типичн\w+|частая|частые|грубая)\s+ошибк\w*"
+    r"|\bошибкой\s+был\w*"
+    r"|\bоказалось\b|\bоказывается\b|\bв\s+следующий\s+раз\b|\bвпредь\b"
+    # "На будущее: …" opening a sentence, not "планы на будущее: …".
+    r"|(?:^|(?<=[.!?]\s))на\s+будущее\b"
+    r"|\bграбл\w*|\bкорень\s+проблемы\b|\bкорнев\w+\s+причин\w*"
+)
+# "Решили перейти", "решила не деплоить", "решили, что …", "решено",
+# "решение: …"; not "решил задачу" (solved a problem, no infinitive after it:
+# one ends in a vowel and -ть, a consonant and -ти, or -чь; so "решили эти
+# задачи" is not one either) nor "решение задачи".
+_RU_DECISION: Final = (
+    r"\bреш(?:ил|ила|или)\s+(?:не\s+)?"
+    r"(?:[а-яё]*[аеёиоуыэюя]ть(?:ся)?|[а-яё]*[бвгджзйклмнпрстфхцчшщ]ти(?:сь)?"
+    r"|[а-яё]+чь(?:ся)?)\b"
+    r"|\bреш(?:ил|ила|или)\s*,?\s+что\b|\bрешено\b"
+    r"|\bрешени[еяю]\b(?!\s+(?:задач|проблем|уравнени|пример|баг|ошибк|вопрос|тест)\w*)"
+    r"|\bвыбрали\b|\bвыбор\s+пал\b|\bбудем\s+(?:использовать|пользоваться|применять)\b"
+    r"|\bиспользуем\b|\bдавай(?:те)?\s+использовать\b|\bостановились\s+на\b|\bдоговорились\b"
+    # "Перешли на uv"; not the imperative "перешли на почту" (forward it).
+    r"|\b(?:переш[её]л|перешла|перешло|перешли|переходим)\s+на\b"
+    r"(?!\s+(?:почт|e-?mail|мейл|имейл|адрес|номер|телефон|ящик|мо[йюеи]\b|ты\b))"
+)
 
 _RULES: Final[tuple[tuple[MemoryType, tuple[_Finder, ...]], ...]] = (
     (
@@ -98,6 +145,7 @@ _RULES: Final[tuple[tuple[MemoryType, tuple[_Finder, ...]], ...]] = (
                 r"|in\s+hindsight|root\s+cause|pitfalls?|the\s+fix\s+(?:is|was))\b"
             ),
             _zh(r"教[训訓]|学到|學到|踩坑|下次|原来|原來|吸取|经验|經驗|根本原因|坑"),
+            _ru(_RU_LESSON),
         ),
     ),
     (
@@ -111,6 +159,7 @@ _RULES: Final[tuple[tuple[MemoryType, tuple[_Finder, ...]], ...]] = (
             _zh(
                 r"[决決]定|改用|[选選][择擇]了|[选選]用|采用|採用|我[们們](?:[将將]|[会會]|要)?用|定下"
             ),
+            _ru(_RU_DECISION),
         ),
     ),
     (
@@ -121,6 +170,12 @@ _RULES: Final[tuple[tuple[MemoryType, tuple[_Finder, ...]], ...]] = (
                 r"|wants?|favou?rite|always|never|rather|don['’]?t\s+like)\b"
             ),
             _zh(r"喜[欢歡]|偏好|[讨討][厌厭]|想要|不要|[总總]是|从不|從不|永[远遠]不|最爱|最愛"),
+            # "нравится", not "нрав" (temper); "любимый", not "любой" (any).
+            _ru(
+                r"\bпредпоч(?:ита\w*|[её]л|ла|ли|ло|тени\w*)|\b(?:не\s+)?(?:по)?нрав[ия]\w*"
+                r"|\b(?:не\s+)?люб(?:лю|ишь|ит|им|ите|ят|ил|ила|или|им\w+)\b|\bобожа\w*"
+                r"|\bненави[жд]\w*|\bхоч(?:у|ешь|ет)\b|\bхотим\b|\bвсегда\b|\bникогда\b"
+            ),
         ),
     ),
     (
@@ -133,6 +188,15 @@ _RULES: Final[tuple[tuple[MemoryType, tuple[_Finder, ...]], ...]] = (
                 r"|the\s+user(?:['’]s)?|user\s+is)\b"
             ),
             _zh(r"我叫|我是|我住|我在.{0,12}工作|我的.{1,10}是|我今年|我来自|我來自|用[户戶]"),
+            # "пользователь" is the user; "пользователи сервиса" are the
+            # project's users, so the plural is left to the project rule.
+            _ru(
+                r"\bменя\s+зовут\b|\bя\s+(?:живу|работаю|родил\w*|из\b(?!-))"
+                r"|\bмо(?:й|я|[её]|и)\s+(?:жена|муж|дети|реб[её]нок|сын|дочь|день\s+рождения"
+                r"|почта|телефон|адрес|компания|команда|начальник|руководитель|собака|кошка|кот"
+                r"|часовой\s+пояс|имя|должность|профессия)\b"
+                r"|\bу\s+меня\s+есть\b|\bпользовател(?:ь|ю|я|ем|е)\b"
+            ),
         ),
     ),
     (
@@ -144,6 +208,12 @@ _RULES: Final[tuple[tuple[MemoryType, tuple[_Finder, ...]], ...]] = (
                 r"|pipeline|roadmap|sprint|backend|frontend|api)\b"
             ),
             _zh(r"项目|項目|仓库|倉庫|代码库|代碼庫|截止|上线|上線|部署|里程碑|版本|后端|前端"),
+            # "прод", "прода"; not "продукты" or "продажи".
+            _ru(
+                r"\bпроект\w*|\bрепозитори\w*|\bрепо\b|\bсервис\w*|\bдедлайн\w*|\bрелиз\w*"
+                r"|\bстейджинг\w*|\bпрод(?:а|е|у|ом)?\b|\bпродакш[еэ]?н\w*|\b(?:за)?депло\w*"
+                r"|\bпайплайн\w*|\bб[эе]кенд\w*|\bфронтенд\w*|\bспринт\w*|\bкодов\w+\s+баз\w*"
+            ),
         ),
     ),
 )
@@ -154,6 +224,10 @@ _PROJECT_SECTIONS: Final[tuple[tuple[str, tuple[_Finder, ...]], ...]] = (
         (
             _en(r"\b(?:goals?|aims?|objectives?|achieve|target)\b"),
             _zh(r"目[标標]|旨在|达成|達成"),
+            # "цель", "цели"; not "целый" (whole) or "целиком".
+            _ru(
+                r"\bцел(?:ь|и|ью|ей|ям|ями|ях)\b|\bдоби(?:ться|ваемся)\b|\bдостичь\b|\bстремимся\b"
+            ),
         ),
     ),
     (
@@ -161,6 +235,10 @@ _PROJECT_SECTIONS: Final[tuple[tuple[str, tuple[_Finder, ...]], ...]] = (
         (
             _en(r"\b(?:must|mustn['’]?t|cannot|can['’]?t|only|limits?|constraints?|requires?)\b"),
             _zh(r"必[须須]|不能|只能|限制|要求|不得"),
+            _ru(
+                r"\bдолж(?:ен|на|но|ны)\b|\bнельзя\b|\bтолько\b|\bограничени\w*"
+                r"|\bтребу(?:ет|ется|ют|ются)\b|\bтребовани\w*|\bне\s+мо(?:жет|жем|гут)\b"
+            ),
         ),
     ),
 )
