@@ -171,13 +171,34 @@ def test_listing_without_a_file_is_empty_and_creates_nothing(daemon: Daemon) -> 
     assert listed.returncode == 0
     assert listed.stdout == "No open tasks in memory/TASKS.md.\n0 open, 0 done\n"
     assert not tasks_file(daemon).exists()
-    with daemon.client() as client, pytest.raises(NotFoundError, match="does not exist"):
-        client.tasks("done", ["anything"])
+    with daemon.client() as client:
+        with pytest.raises(NotFoundError, match=r"there are no tasks to mark done$"):
+            client.tasks("done", ["anything"])
+        with pytest.raises(NotFoundError, match=r"there are no tasks to reopen$"):
+            client.tasks("reopen", ["anything"])
     # a session end with only a journal leaves the tasks alone
     ended = daemon.cli("session-end", "--learned", "Nothing to follow up", "--json")
     assert ended.returncode == 0, ended.stderr
     assert json.loads(ended.stdout)["indexed"] is True
     assert not tasks_file(daemon).exists()
+
+
+def test_tasks_given_as_separate_words_are_refused_but_a_chinese_phrase_is_a_task(
+    daemon: Daemon,
+) -> None:
+    before = tasks_file(daemon).read_bytes() if tasks_file(daemon).exists() else None
+    for words in (("Fix", "the", "login", "bug"), ("修复", "打印机")):
+        refused = daemon.cli("tasks", "add", *words)
+        assert refused.returncode == 2, refused
+        assert "ambiguous" in refused.stderr
+    assert (tasks_file(daemon).read_bytes() if tasks_file(daemon).exists() else None) == before
+    added = daemon.cli("tasks", "add", "修复打印机", "Починить отопление", "Ship it", "--json")
+    assert added.returncode == 0, added.stderr
+    assert [t["text"] for t in json.loads(added.stdout)["changed"]] == [
+        "修复打印机",
+        "Починить отопление",
+        "Ship it",
+    ]
 
 
 def test_bad_input_is_refused_and_nothing_is_written(daemon: Daemon) -> None:

@@ -3,9 +3,10 @@ the session primer and end, tasks, the write pipeline and compaction."""
 
 from __future__ import annotations
 
+import re
 import shlex
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Final
 
 import typer
 
@@ -307,7 +308,7 @@ def tasks_add(
     as_json: JsonOpt = False,
 ) -> None:
     """Add open tasks, one quoted argument each (one already open is not added twice)."""
-    if len(texts) > 1 and any(len(text.split()) < 2 for text in texts):
+    if len(texts) > 1 and any(_one_word(text) for text in texts):
         # `tasks add Fix the login bug` would otherwise add four tasks.
         joined = shlex.quote(" ".join(texts))
         fail(
@@ -316,6 +317,17 @@ def tasks_add(
             2,
         )
     _change_tasks(ctx, "add", texts, as_json)
+
+
+# Han, kana and Hangul: written without spaces, so a phrase is one "word".
+_CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+# A Chinese word is one to three characters; four or more are a phrase (修复打印机).
+_CJK_PHRASE: Final = 4
+
+
+def _one_word(text: str) -> bool:
+    """Whether *text* reads as a single word, not a task."""
+    return len(text.split()) < 2 and len(_CJK.findall(text)) < _CJK_PHRASE
 
 
 @tasks_app.command("done")

@@ -22,7 +22,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import trio
 
@@ -213,13 +213,18 @@ def _read_tasks(mp: MemoryPath, limit: int) -> str:
         os.close(fd)
 
 
+# What the error says there is nothing to do ("no tasks to mark done").
+_VERBS: Final = {"done": "mark done", "reopen": "reopen", "remove": "remove"}
+
+
 def _change_tasks(
     engine: Engine, mp: MemoryPath, params: TasksParams
 ) -> tuple[str, list[Task], list[Task]]:
     """In the writer lane: apply the action to every task named, or to none."""
     limit = engine.config.index.max_file_bytes
     if params.action != "add" and not _exists(mp):
-        raise NotFound(f"{mp.key} does not exist yet: there are no tasks to {params.action}")
+        verb = _VERBS.get(params.action, params.action)
+        raise NotFound(f"{mp.key} does not exist yet: there are no tasks to {verb}")
     fd = open_locked(mp)
     try:
         before = _decode(read_all(fd), mp.key, limit)
