@@ -684,6 +684,8 @@ def test_resuming_from_consumed_reads_what_one_pass_reads(data: bytes, draw: st.
         ("記住我的密碼是 hunter2", "記住我的密碼是 ***"),
         ("пароль: hunter2", "пароль: ***"),
         ("Пароль от wifi: qwerty123", "Пароль от wifi: ***"),
+        ("Пароль от Wi-Fi — qwerty123", "Пароль от Wi-Fi — ***"),
+        ("пароль - hunter2", "пароль - ***"),
         ("https://x.io/v1?api_key=abcd1234efgh&x=1", "https://x.io/v1?api_key=***&x=1"),
         ("GET /a?key=s3cr3tvalue&sig=Zm9vYmFyYmF6cXV4MTIzNDU2", "GET /a?key=***&sig=Zm9vYm…NDU2"),
         # token prefixes
@@ -729,6 +731,9 @@ def test_redaction_masks_each_family(text: str, expected: str) -> None:
         "Tokens, secrets and passwords deserve care. 中文密码：不要写在这里",
         "the password is stored in 1Password; the password for my bank is written down",
         "пароль — это секрет",
+        # a hyphen inside a word is no dash, and a length is no value
+        "Пароль от Wi-Fi — в заметках на холодильнике",
+        "пароль — 12 символов, пароль к почте — 123 знака",
         "https://example.com/search?q=tea&page=2",
         "AKIA is a prefix; AKIAshort is not a key.",
     ],

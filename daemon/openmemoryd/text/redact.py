@@ -118,10 +118,12 @@ _BRANCHES: Final = (
     r"[ \t]+(?i:is|was|will[ \t]+be|=)[ \t]+(?P<pval>[!-~]+)",
     # 密码是 hunter2, 密碼：x, 口令为 x (a value in ASCII: "密码：不要写在这里" is prose).
     r"(?:密码|密碼|口令)[ \t]*(?:是|为|為|:|：|=)[ \t]*(?P<zval>[!-~]{2,})",
-    # пароль: hunter2, пароль — hunter2, пароль это hunter2.
+    # пароль: hunter2, пароль — hunter2, пароль это hunter2. A hyphen counts
+    # only as a dash between spaces ("пароль от Wi-Fi — …" names no value),
+    # and a length is no value ("пароль — 12 символов").
     r"(?<![А-Яа-яЁё])(?i:парол(?:ь|я|ем|е))(?:[ \t]+(?i:от|для|к)[ \t]+[^\s:]{1,40})?"
-    r"[ \t]*(?:[:=：]|—|–|-|это|будет|был)"
-    r"[ \t]*(?P<rval>[!-~]{2,})",
+    r"[ \t]*(?:[:=：]|—|–|(?<=[ \t])-(?=[ \t])|это|будет|был)"
+    r"[ \t]*(?P<rval>[!-~]{2,})(?![!-~])(?![ \t]+(?i:символ|знак|цифр|букв))",
     # KEY=value, password: value, "api_key": "value", apiKey = 'value'.
     _SECRET_NAME + r"\\?[\"']?[ \t]*[=:][ \t]*" + _value(""),
 )
