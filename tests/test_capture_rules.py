@@ -351,6 +351,8 @@ def test_secrets_are_never_captured(text: str) -> None:
         "Запомни, что пароли храним в 1Password",
         "Запомни: токен истёк, нужен новый",
         "Я всегда пингую стейджинг: 200 раз в минуту",  # "пинг" is no PIN
+        "Remember the pin: react 18.2 until the upgrade lands",  # a version pin
+        "Запомни: пароль от Wi-Fi — в заметках на холодильнике",
     ],
 )
 def test_talking_about_passwords_is_not_a_secret(text: str) -> None:

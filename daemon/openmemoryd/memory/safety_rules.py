@@ -167,10 +167,12 @@ _SECRET_PHRASES: Final = (
     _en_pattern(r"\bpin(?:\s*code)?\s*(?:is|was|[:：=])\s*\d{4,}"),
     # 密码是X, 密码：X -- but not 密码是什么, 密码不对, 密码已经改了.
     _zh_pattern(
-        r"(?:密[码碼]|口令|PIN\s*[码碼]?)\s*(?:是|为|為|[:：=])\s*"
+        r"(?:密[码碼]|口令|PIN\s*[码碼])\s*(?:是|为|為|[:：=])\s*"
         r"(?!什[么麼]|多少|啥|哪|不|没|沒|已|被|在|要|[会會]|很|太|[错錯]|[对對]|正确|正確"
         r"|一[样樣]|同|和|跟|与|與)[^\s，。！？、,.!?]"
     ),
+    # 银行卡PIN是123456: a PIN is digits ("Pin: react 18.2" pins a version).
+    _zh_pattern(r"PIN\s*(?:是|为|為|[:：=])\s*\d{4,}"),
     # "my API key is …", "令牌是…": a value with a digit, eight characters or more.
     _zh_pattern(
         r"(?<![A-Za-z])(?:api[ _-]?key|access[ _-]?key|secret[ _-]?key|token|secret"
