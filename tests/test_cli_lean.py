@@ -136,6 +136,7 @@ def test_the_lean_path_does_not_import_typer(env: Env) -> None:
     )
     assert done.returncode == 3, done.stderr  # no daemon: unreachable, as the full CLI says
     assert "openmemoryd is not running" in done.stderr
+    assert "start it with `openmemoryd start`" in done.stderr  # it returns once it answers
     assert done.stderr.strip().splitlines()[-1] == "False False"
 
 

@@ -24,12 +24,12 @@ def test_no_daemon_exits_3_and_says_how_to_start_it(tmp_path: Path) -> None:
     runner = CliRunner()
     result = runner.invoke(app, ["--socket", str(tmp_path / "none.sock"), "status"])
     assert result.exit_code == EXIT_UNREACHABLE
-    assert "openmemoryd run" in result.output
+    assert "openmemoryd start" in result.output
     assert "Traceback" not in result.output
 
 
 def test_library_raises_daemon_not_running(tmp_path: Path) -> None:
-    with pytest.raises(DaemonNotRunning, match="openmemoryd run"):
+    with pytest.raises(DaemonNotRunning, match="openmemoryd start"):
         Client(tmp_path / "none.sock").status()
 
 

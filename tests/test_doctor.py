@@ -183,7 +183,7 @@ def test_an_unreachable_remote_embedder_fails_and_never_shows_its_key(env: Env) 
 def test_omem_client_doctor_without_a_daemon_says_how_to_start_one(env: Env) -> None:
     result = run_cli(env, "doctor")
     assert result.returncode == 3
-    assert "openmemoryd run" in result.stderr
+    assert "openmemoryd start" in result.stderr
 
 
 def test_a_secret_quoted_by_any_check_is_blanked() -> None:

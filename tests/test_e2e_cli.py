@@ -271,7 +271,7 @@ def test_daemon_not_running_exits_3(daemon: Daemon) -> None:
     daemon.stop()
     result = daemon.cli("status")
     assert result.returncode == 3
-    assert "openmemoryd run" in result.stderr
+    assert "openmemoryd start" in result.stderr
 
 
 def test_full_sync_streams_progress_to_the_end(daemon: Daemon) -> None:

@@ -35,7 +35,7 @@ from omem_protocol import (
 
 R = TypeVar("R")
 
-START_HINT = "start it with `openmemoryd run` (or `systemctl --user start openmemoryd`)"
+START_HINT = "start it with `openmemoryd start` (or `systemctl --user start openmemoryd`)"
 
 
 def encode(frame: Hello | Request) -> bytes:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
 EXIT_DAEMON_ERROR = 4
-START_HINT = "start the daemon: openmemoryd run (or systemctl --user start openmemoryd)"
+START_HINT = "start the daemon: openmemoryd start (or systemctl --user start openmemoryd)"
 
 T = TypeVar("T")
 R = TypeVar("R", bound=Msg)

@@ -138,7 +138,7 @@ def _fts5_check(conn: apsw.Connection) -> DoctorCheck:
     return ok(name, f"FTS5 works (SQLite {apsw.sqlite_lib_version()})")
 
 
-_START = "start openmemoryd (`openmemoryd run`, or `systemctl --user start openmemoryd`)"
+_START = "start openmemoryd (`openmemoryd start`, or `systemctl --user start openmemoryd`)"
 
 
 def _rebuild_fix(path: Path) -> str:
