@@ -12,6 +12,7 @@ from datetime import date
 import pytest
 
 from conftest import KEYWORD_ONLY, Daemon, Env
+from omem_client import BadRequestError
 from openmemoryd.search.rerank.local import LOCAL_MODEL, local_model_installed
 
 pytestmark = pytest.mark.e2e
@@ -207,6 +208,17 @@ def test_append_reads_stdin_and_targets_a_path(daemon: Daemon) -> None:
     empty = daemon.cli("append", "   ")
     assert empty.returncode == 4
     assert "empty" in empty.stderr
+
+
+def test_a_request_outside_its_bounds_says_which_field_and_why(daemon: Daemon) -> None:
+    empty = daemon.cli("search", "")
+    assert empty.returncode == 4, empty.stderr
+    assert "`query` must not be empty" in empty.stderr
+    long = daemon.cli("search", "x" * 9000)
+    assert "`query` must be at most 8192 characters long" in long.stderr
+    too_many = pytest.raises(BadRequestError, match="`limit` must be at most 100")
+    with daemon.client() as client, too_many:
+        client.search("tea", limit=1000)
 
 
 def test_text_that_is_not_utf8_is_refused_saying_what_to_do(daemon: Daemon) -> None:

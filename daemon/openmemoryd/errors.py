@@ -22,7 +22,8 @@ else reaching it is a bug and is reported as ``internal``.
 
 from __future__ import annotations
 
-from typing import ClassVar
+import re
+from typing import ClassVar, Final
 
 from omem_protocol import ErrorCode
 
@@ -78,3 +79,44 @@ class RemoteServiceError(Unavailable):
         super().__init__(message)
         self.retryable = retryable
         self.status = status
+
+
+# msgspec's wording of a value outside its field's bounds, and where it is.
+_AT: Final = re.compile(r"^(?P<what>.*) - at `\$\.(?P<field>[^`]+)`$")
+_BOUND: Final = re.compile(
+    r"^Expected `(?P<type>\w+)(?: \| null)?`(?P<of_length> of length)? (?P<op>[<>]=) (?P<n>[\d.]+)$"
+)
+_WRONG_TYPE: Final = re.compile(r"^Expected `(?P<want>[^`]+)`, got `(?P<got>\w+)`$")
+_MISSING: Final = re.compile(r"^Object missing required field `(?P<field>[^`]+)`$")
+
+
+def invalid_request(detail: str) -> str:
+    """The message of a request whose body does not fit its method's
+    parameters, in words a person reads ("`query` must not be empty", not
+    "Expected `str` of length >= 1 - at `$.query`"); msgspec's own wording
+    follows in brackets for programs that read it, and stands alone where it
+    is not one of the common forms."""
+    missing = _MISSING.match(detail)
+    if missing is not None:
+        return f"invalid request: `{missing['field']}` is required ({detail})"
+    at = _AT.match(detail)
+    if at is None:
+        return f"invalid request: {detail}"
+    field, what = at["field"], at["what"]
+    bound = _BOUND.match(what)
+    wrong = _WRONG_TYPE.match(what)
+    if bound is not None:
+        n, big = bound["n"], bound["op"] == "<="
+        if bound["of_length"]:
+            unit = "characters" if bound["type"] == "str" else "items"
+            if not big and n == "1":
+                said = "must not be empty"
+            else:
+                said = f"must be {'at most' if big else 'at least'} {n} {unit} long"
+        else:
+            said = f"must be {'at most' if big else 'at least'} {n}"
+    elif wrong is not None:
+        said = f"must be {wrong['want'].replace(' | null', '')}, not {wrong['got']}"
+    else:
+        return f"invalid request: {detail}"
+    return f"invalid request: `{field}` {said} ({detail})"

@@ -25,7 +25,7 @@ from omem_protocol import (
     StatusParams,
     StatusResult,
 )
-from openmemoryd.errors import BadRequest
+from openmemoryd.errors import BadRequest, invalid_request
 
 WorkspaceName = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9][a-z0-9_-]{0,31}$")]
 
@@ -194,7 +194,7 @@ def _convert(params: type[RequestBody], values: dict[str, Any], *, strict: bool)
     try:
         converted: RequestBody = msgspec.convert(values, params, strict=strict)
     except msgspec.ValidationError as exc:
-        raise BadRequest(f"invalid request: {exc}") from None
+        raise BadRequest(invalid_request(str(exc))) from None
     return converted
 
 

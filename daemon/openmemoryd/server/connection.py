@@ -52,7 +52,7 @@ from omem_protocol import (
 )
 from openmemoryd.api import CAPABILITIES, Api
 from openmemoryd.config import ServerSettings
-from openmemoryd.errors import OmemdError
+from openmemoryd.errors import OmemdError, invalid_request
 
 logger = logging.getLogger("openmemoryd.server")
 
@@ -165,7 +165,7 @@ class Connection:
             try:
                 body = decode_request_body(raw.body)
             except _UNDECODABLE as exc:
-                reply: ReplyBody = Error(code="bad_request", message=f"invalid request: {exc}")
+                reply: ReplyBody = Error(code="bad_request", message=invalid_request(str(exc)))
             else:
                 reply = await self._call(raw.id, body, raw.workspace)
             await self._send(Reply(id=raw.id, body=reply))
