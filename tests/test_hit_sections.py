@@ -173,3 +173,29 @@ def test_the_text_output_prints_the_section_and_a_budget_counts_it() -> None:
         line_cost(f"{hit.citation} · Notes > Lessons learned") - line_cost(hit.citation)
     )
     assert hit_cost(hit) > hit_cost(bare)
+
+
+def test_the_text_output_shows_a_run_of_blank_lines_as_one() -> None:
+    """A template's comment and hint lines are blank in the index: three in a
+    row under MEMORY.md's title. The JSON keeps them (exact line numbers);
+    the text an agent reads shows one."""
+    snippet = "# MEMORY.md - Long-term Memory\n\n\n\n## User Preferences\n\n- Dark mode"
+    hit = SearchHit(
+        path="MEMORY.md",
+        start_line=1,
+        end_line=7,
+        snippet=snippet,
+        score=0.9,
+        text_score=0.9,
+        vector_score=0.5,
+        source="memory",
+        citation="MEMORY.md#L1-L7",
+    )
+    assert _render.search_lines(result(hit))[1:] == [
+        "  # MEMORY.md - Long-term Memory",
+        "  ",
+        "  ## User Preferences",
+        "  ",
+        "  - Dark mode",
+    ]
+    assert hit.snippet.count("\n") == 6

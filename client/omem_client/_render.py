@@ -59,8 +59,20 @@ def search_lines(result: SearchResult, *, explain: bool = False) -> list[str]:
         lines.append(f"{hit.score:.3f} {hit.path}:{hit.start_line}-{hit.end_line}{where}")
         if explain:
             lines.append("  [" + _parts(hit) + "]")
-        lines.extend("  " + line for line in hit.snippet.split("\n"))
+        lines.extend(_indented(hit.snippet))
     return lines
+
+
+def _indented(snippet: str) -> list[str]:
+    """The snippet's lines indented, a run of blank lines shown as one: the
+    lines a template's comments and hints leave blank in the index (the JSON
+    keeps every line, so its line numbers stay exact)."""
+    shown: list[str] = []
+    for line in snippet.split("\n"):
+        if not line.strip() and shown and not shown[-1].strip():
+            continue
+        shown.append("  " + line)
+    return shown
 
 
 def _explain_header(result: SearchResult) -> list[str]:
