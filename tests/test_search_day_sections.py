@@ -14,13 +14,12 @@ import pytest
 
 from openmemoryd.config import IndexSettings, SearchSettings
 from openmemoryd.index import index_file
-from openmemoryd.index.chunker import chunk_markdown
 from openmemoryd.search import SearchContext, SearchQuery, run_search
-from openmemoryd.search.candidate import Candidate
 from openmemoryd.search.dates import memory_days, parse_query_dates
 from openmemoryd.search.timeline import day_sections
 from openmemoryd.store import dated_chunks, open_index
 from openmemoryd.workspace import PathPolicy
+from test_hit_sections import candidate  # every day of a file in one chunk
 
 TODAY = date(2026, 11, 25)  # a Wednesday
 NOW = datetime(2026, 11, 25, 12, 0).timestamp()
@@ -62,23 +61,6 @@ ZH = """# 日记
 ## 2026年11月24日 星期二
 买了一个新键盘。
 """
-
-
-def candidate(text: str, path: str) -> Candidate:
-    (chunk,) = chunk_markdown(text, max_tokens=2000)  # every day in one chunk
-    return Candidate(
-        id=1,
-        path=path,
-        source="memory",
-        start_line=chunk.start_line,
-        end_line=chunk.end_line,
-        heading=chunk.heading,
-        text=chunk.text,
-        text_score=None,
-        vector_score=None,
-        score=1.0,
-        inner_headings=chunk.inner_headings,
-    )
 
 
 def test_a_chunk_is_about_every_day_whose_heading_is_inside_it() -> None:
