@@ -110,6 +110,8 @@ def test_a_part_of_a_span_not_named_is_a_habit() -> None:
         "pay rent at the end of the month",
         "в начале месяца платим аренду",
         "年底发奖金",
+        "бегаю три раза на неделе",
+        "созвоны два раза на неделе",
     ):
         assert ranges(query) == [], query
     # 这周末 is the weekend, not the end of the week
@@ -195,6 +197,7 @@ def test_russian_absolute_dates(query: str, expected: list[tuple[str, str, bool]
         ("这个礼拜", "2026-11-23", "2026-11-25"),
         ("本星期的计划", "2026-11-23", "2026-11-25"),
         ("что решили на той неделе", "2026-11-16", "2026-11-22"),
+        ("что я делал на неделе", "2026-11-23", "2026-11-25"),  # "на неделе": this week
         # the one before last: 上上周 is not 上周
         ("what happened the week before last", "2026-11-09", "2026-11-15"),
         ("что было на позапрошлой неделе", "2026-11-09", "2026-11-15"),

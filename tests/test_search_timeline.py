@@ -38,6 +38,7 @@ CONTEXT = SearchContext(provider="none", model=None, stale=False)
         "2026年11月24日",
         "недавно",
         "что было на прошлой неделе",
+        "что было на неделе",
         "что я делал вчера",
         "2026-11-24",
         # "at work" asks for nothing more, in each language

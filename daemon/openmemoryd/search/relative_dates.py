@@ -53,7 +53,10 @@ _RELATIVE: Final = tuple(
             "last_week",
         ),
         (
+            # "на неделе" alone is this week as people say it ("что было на
+            # неделе"); "два раза на неделе" is a habit
             r"\bthis week\b|(?<!\w)(?:на\s+|за\s+)?эт(?:ой|у)\s+недел[еиюя](?!\w)"
+            r"|(?<!\w)(?<!раз )(?<!раза )на\s+неделе(?!\w)"
             r"|这个?(?:周|星期|礼拜)|本(?:周|星期|礼拜)",
             "this_week",
         ),
