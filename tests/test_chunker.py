@@ -6,7 +6,6 @@ calling the chunker's helpers, so a bug shared by both cannot hide.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from itertools import pairwise
 
@@ -19,6 +18,7 @@ from openmemoryd.index.chunker import Chunk, chunk_markdown, chunk_markdown_from
 from openmemoryd.search.hits import heading_at
 from openmemoryd.search.snippet import make_snippet
 from openmemoryd.text.tokens import estimate_tokens
+from openmemoryd.workspace.boilerplate import has_memory
 
 ZWJ = "\u200d"
 
@@ -708,12 +708,6 @@ def test_rejoin_examples(text: str) -> None:
     assert rejoin(text, chunk_markdown(text, max_tokens=16)) == text
 
 
-# A blank line, an ATX heading line, a thematic break (CommonMark's forms).
-_NOTHING_TO_READ = re.compile(
-    r"^\s*$|^ {0,3}#{1,6}(?:[ \t]|$)|^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$"
-)
-
-
 @settings(max_examples=150, deadline=None)
 @given(text=st.one_of(markdown(), st.text()))
 def test_at_the_default_size_a_hit_shows_its_whole_chunk(text: str) -> None:
@@ -728,9 +722,10 @@ def test_at_the_default_size_a_hit_shows_its_whole_chunk(text: str) -> None:
         assert len(chunk.text) <= limit
         shown = make_snippet(chunk.text, chunk.start_line, ["x"], limit, items=False)
         # the whole chunk, less only lines at its end with nothing to read
-        # (blank, a heading with nothing under it, a rule: `without_empty_end`)
+        # (blank, a heading with nothing under it, a rule: no memory, as the
+        # indexer counts it)
         lines = chunk.text.split("\n")
         kept = shown.end_line - shown.start_line + 1
         assert shown.start_line == chunk.start_line
         assert shown.text == "\n".join(lines[:kept])
-        assert all(_NOTHING_TO_READ.match(line) for line in lines[kept:]), lines[kept:]
+        assert not any(has_memory(line) for line in lines[kept:]), lines[kept:]

@@ -72,6 +72,7 @@ __all__ = [
     "QueryDates",
     "memory_date",
     "memory_days",
+    "named_by_day",
     "parse_query_dates",
 ]
 
@@ -454,7 +455,7 @@ def memory_days(path: str, heading: str, inner: InnerHeadings) -> tuple[date, ..
     day throughout), else its heading path's at its first line and at each
     heading line inside it (*inner*), each day once, in the order met."""
     first = memory_date(path, heading)
-    if not inner or _named_day(path):
+    if not inner or named_by_day(path):
         return () if first is None else (first,)
     days = [] if first is None else [first]
     for _, path_there in inner:
@@ -464,6 +465,7 @@ def memory_days(path: str, heading: str, inner: InnerHeadings) -> tuple[date, ..
     return tuple(days)
 
 
-def _named_day(path: str) -> bool:
-    """Whether *path*'s file name holds a day (`memory_date` reads it first)."""
+def named_by_day(path: str) -> bool:
+    """Whether *path*'s file name holds a day (`memory_date` reads it first):
+    a daily note is of that day throughout, whatever its headings say."""
     return memory_date(path, "") is not None

@@ -20,15 +20,14 @@ snippet is verbatim text of the chunk (no ellipses added).
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import Final
 
 from openmemoryd.search.items import matching_item
 from openmemoryd.text import safe_boundary, token_set, words_of
+from openmemoryd.workspace.boilerplate import has_memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,31 +50,23 @@ def make_snippet(
     return without_empty_end(_chosen(text, first_line, terms, max_chars, items))
 
 
-# An ATX heading line, and a thematic break (``---``, ``***``, ``___``).
-_HEADING: Final = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
-_BREAK: Final = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
-
-
 def without_empty_end(snippet: Snippet) -> Snippet:
     """*snippet* less its last lines while they hold nothing to read: blank
     lines, thematic breaks, and headings with nothing under them in the
-    snippet. A template's sections nobody filled in (``## Goals``,
-    ``## Constraints``, its closing ``---``) would otherwise end a hit on
-    PROJECT.md's one real line; the lines it shows are still one range,
-    its citation exact. The first line always stays."""
+    snippet: what the indexer counts as no memory (`has_memory`). A
+    template's sections nobody filled in (``## Goals``, ``## Constraints``,
+    its closing ``---``) would otherwise end a hit on PROJECT.md's one real
+    line; the lines it shows are still one range, its citation exact. The
+    first line always stays."""
     if snippet.cut:
         return snippet
     lines = snippet.text.split("\n")
     last = len(lines) - 1
-    while last > 0 and _holds_nothing(lines[last]):
+    while last > 0 and not has_memory(lines[last]):
         last -= 1
     if last == len(lines) - 1:
         return snippet
     return Snippet("\n".join(lines[: last + 1]), snippet.start_line, snippet.start_line + last)
-
-
-def _holds_nothing(line: str) -> bool:
-    return not line.strip() or bool(_HEADING.match(line) or _BREAK.match(line))
 
 
 def _chosen(

@@ -24,7 +24,7 @@ from typing import Final
 import apsw
 
 from openmemoryd.search.candidate import Candidate
-from openmemoryd.search.dates import QueryDates, memory_date
+from openmemoryd.search.dates import QueryDates, memory_date, named_by_day
 from openmemoryd.search.hits import heading_at, headings_within
 from openmemoryd.store import dated_chunks
 
@@ -107,7 +107,7 @@ def day_sections(candidate: Candidate) -> list[tuple[date, Candidate]]:
     candidate of its own lines; lines under no day are left out. A chunk of
     one day is returned whole."""
     inner = candidate.inner_headings
-    if not inner or memory_date(candidate.path, "") is not None:
+    if not inner or named_by_day(candidate.path):
         day = memory_date(candidate.path, candidate.heading)
         return [] if day is None else [(day, candidate)]
     lines = candidate.text.split("\n")
