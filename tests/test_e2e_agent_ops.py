@@ -61,6 +61,17 @@ def test_recall_of_a_tiny_or_unmatched_prompt_is_empty(daemon: Daemon) -> None:
     assert daemon.cli("recall", "zzzz unmatched words").stdout == ""
 
 
+def test_recall_of_a_short_chinese_prompt(daemon: Daemon) -> None:
+    # four Han characters are two words ("daughter", "allergy"), not a
+    # prompt too short to search; one character still is
+    with daemon.client() as client:
+        client.append("我女儿叫小雨，今年七岁，对花生过敏")
+        assert client.recall("好").skipped_reason == "query_too_short"
+        result = client.recall("女儿过敏")
+        assert result.skipped_reason is None
+        assert [m.text for m in result.memories] == ["我女儿叫小雨，今年七岁，对花生过敏"]
+
+
 # ---------------------------------------------------------------- capture
 
 

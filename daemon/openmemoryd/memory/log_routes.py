@@ -183,19 +183,26 @@ _RULES: Final[tuple[tuple[MemoryType, tuple[_Finder, ...]], ...]] = (
         (
             _en(
                 r"\b(?:my\s+name|i\s+am|i['’]m|i\s+live|i\s+work|i\s+was\s+born|i\s+have"
-                r"|my\s+(?:wife|husband|partner|kids?|children|birthday|job|role|timezone"
-                r"|time\s+zone|email|phone|address|company|team|manager|dog|cat)"
+                r"|my\s+(?:wife|husband|partner|kids?|children|sons?|daughters?|mom|mum"
+                r"|mother|dad|father|parents|brothers?|sisters?|family|birthday|job|role"
+                r"|timezone|time\s+zone|email|phone|address|company|team|manager|dog|cat)"
                 r"|the\s+user(?:['’]s)?|user\s+is)\b"
             ),
-            _zh(r"我叫|我是|我住|我在.{0,12}工作|我的.{1,10}是|我今年|我来自|我來自|用[户戶]"),
+            # "我女儿" and "我对花生过敏" say who the user is as "我的…是" does.
+            _zh(
+                r"我叫|我是|我住|我在.{0,12}工作|我的.{1,10}是|我今年|我来自|我來自|用[户戶]"
+                r"|我(?:的)?(?:女儿|女兒|儿子|兒子|孩子|老婆|妻子|老公|丈夫|爱人|愛人|妈妈|媽媽"
+                r"|爸爸|父母|哥哥|姐姐|弟弟|妹妹|家人|生日)|我对.{1,10}过敏|我對.{1,10}過敏"
+            ),
             # "пользователь" is the user; "пользователи сервиса" are the
             # project's users, so the plural is left to the project rule.
             _ru(
                 r"\bменя\s+зовут\b|\bя\s+(?:живу|работаю|родил\w*|из\b(?!-))"
-                r"|\bмо(?:й|я|[её]|и)\s+(?:жена|муж|дети|реб[её]нок|сын|дочь|день\s+рождения"
+                r"|\bмо(?:й|я|[её]|и)\s+(?:жена|муж|дети|реб[её]нок|сын|дочь|мама|мать|папа"
+                r"|отец|родители|брат|сестра|семья|день\s+рождения"
                 r"|почта|телефон|адрес|компания|команда|начальник|руководитель|собака|кошка|кот"
                 r"|часовой\s+пояс|имя|должность|профессия)\b"
-                r"|\bу\s+меня\s+есть\b|\bпользовател(?:ь|ю|я|ем|е)\b"
+                r"|\bу\s+меня\s+(?:есть\b|аллерги)|\bпользовател(?:ь|ю|я|ем|е)\b"
             ),
         ),
     ),
