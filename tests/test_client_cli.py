@@ -64,3 +64,37 @@ def test_progress_bar_is_silent_when_disabled(capsys: pytest.CaptureFixture[str]
     bar.update(Progress(id=1, done=1, total=2, phase="index"))
     bar.finish()
     assert capsys.readouterr().err == ""
+
+
+def test_an_empty_answer_names_its_reason_without_a_score_it_does_not_have() -> None:
+    from omem_client import _render
+    from omem_protocol import SearchResult
+
+    def empty(reason: str, best: float | None) -> list[str]:
+        return _render.search_notes(
+            SearchResult(
+                results=(),
+                mode="hybrid",
+                provider="local",
+                model=None,
+                degraded=False,
+                degraded_reason=None,
+                fallback=False,
+                stale=False,
+                empty_reason=reason,
+                best_score=best,
+                min_score=0.35,
+                threshold_relaxed=False,
+                took_ms=1.0,
+            )
+        )
+
+    assert empty("below_min_score", 0.04) == [
+        "(no match reached the minimum score (0.35, the closest 0.040);"
+        " a minimum score of 0 shows the closest matches anyway)"
+    ]
+    assert empty("below_min_score", None) == [
+        "(no match reached the minimum score (0.35); a minimum score of 0"
+        " shows the closest matches anyway)"
+    ]
+    assert empty("nothing_dated", 0.0) == ["(no notes of the days the query names)"]

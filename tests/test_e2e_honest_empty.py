@@ -122,6 +122,14 @@ def test_unrelated_queries_in_three_languages_return_nothing(used_workspace: Dae
         assert not reply["threshold_relaxed"]
 
 
+def test_an_empty_answer_says_how_close_it_came_and_how_to_see_it(used_workspace: Daemon) -> None:
+    result = used_workspace.cli("search", "lattice quantum chromodynamics")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "No matches."
+    assert "no match reached the minimum score (0.35, the closest 0." in result.stderr
+    assert "a minimum score of 0 shows the closest matches anyway" in result.stderr
+
+
 def test_asking_for_the_closest_matches_still_shows_them(used_workspace: Daemon) -> None:
     reply = _search(used_workspace, "lattice quantum chromodynamics", "--min-score", "0")
     assert reply["results"], "an explicit --min-score 0 must show the closest memories"

@@ -32,7 +32,7 @@ EMPTY_REASONS = {
     "index_empty": "the index is empty: add notes to the workspace or run `omem-client sync`",
     "no_terms": "the query has no searchable words",
     "no_match": "no note contains any of the query's words",
-    "below_min_score": "matches exist but none reached --min-score",
+    "below_min_score": "no match reached the minimum score",
     "nothing_dated": "no notes of the days the query names",
 }
 
@@ -146,8 +146,12 @@ def search_notes(result: SearchResult) -> list[str]:
     notes: list[str] = []
     if not result.results and result.empty_reason:
         reason = EMPTY_REASONS.get(result.empty_reason, result.empty_reason)
-        if result.best_score is not None:
-            reason += f" (best score {result.best_score:.3f} < {result.min_score:.2f})"
+        if result.empty_reason == "below_min_score":
+            closest = "" if result.best_score is None else f", the closest {result.best_score:.3f}"
+            reason += (
+                f" ({result.min_score:.2f}{closest}); a minimum score of 0"
+                " shows the closest matches anyway"
+            )
         notes.append(f"({reason})")
     if result.threshold_relaxed:
         notes.append(
