@@ -187,7 +187,7 @@ def test_tasks_given_as_separate_words_are_refused_but_a_chinese_phrase_is_a_tas
     daemon: Daemon,
 ) -> None:
     before = tasks_file(daemon).read_bytes() if tasks_file(daemon).exists() else None
-    for words in (("Fix", "the", "login", "bug"), ("修复", "打印机")):
+    for words in (("Fix", "the", "login", "bug"), ("写", "周报")):
         refused = daemon.cli("tasks", "add", *words)
         assert refused.returncode == 2, refused
         assert "ambiguous" in refused.stderr
@@ -199,6 +199,10 @@ def test_tasks_given_as_separate_words_are_refused_but_a_chinese_phrase_is_a_tas
         "Починить отопление",
         "Ship it",
     ]
+    # Chinese has no spaces: short tasks, each quoted, are tasks (写周报, 买菜)
+    short = daemon.cli("tasks", "add", "写周报", "买菜", "--json")
+    assert short.returncode == 0, short.stderr
+    assert [t["text"] for t in json.loads(short.stdout)["changed"]] == ["写周报", "买菜"]
 
 
 def test_bad_input_is_refused_and_nothing_is_written(daemon: Daemon) -> None:

@@ -321,8 +321,10 @@ def tasks_add(
 
 # Han, kana and Hangul: written without spaces, so a phrase is one "word".
 _CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-# A Chinese word is one to three characters; four or more are a phrase (修复打印机).
-_CJK_PHRASE: Final = 4
+# Chinese is written without spaces, so an argument of two characters or
+# more was typed as one, and short tasks are common (买菜, 交房租, 写周报):
+# only a lone character is as ambiguous as a lone English word.
+_CJK_PHRASE: Final = 2
 
 
 def _one_word(text: str) -> bool:
