@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -168,3 +169,21 @@ def test_a_snippet_of_headings_alone_keeps_its_first_line() -> None:
     # a line that only looks like a heading or a rule is text
     kept = make_snippet("Plan\n#hashtag\n--", 1, [], 700)
     assert kept.text == "Plan\n#hashtag\n--"
+
+
+@pytest.mark.parametrize(
+    ("query", "held"),
+    [
+        ("女儿过敏", True),  # 儿过 only joins 女儿 and 过敏
+        ("花生过敏", True),  # 生过 is in the note itself
+        ("女儿生日", False),  # 生日 is not in it
+        ("编辑器", False),  # 辑器 ends a word the note lacks
+        ("北京烤鸭", False),
+        ("daughter 女儿过敏", False),  # every other word is still needed
+    ],
+)
+def test_holds_every_forgives_a_bigram_that_only_joins_two_held_words(
+    query: str, held: bool
+) -> None:
+    note = "我女儿叫小雨，今年七岁，对花生过敏"
+    assert holds_every(note, query_terms(query)) is held

@@ -45,6 +45,18 @@ def test_stopwords_are_dropped_unless_nothing_else_remains() -> None:
     assert "之前" not in query_terms("之前讨论的那个方案")
 
 
+def test_cjk_queries_split_at_multi_character_stopwords() -> None:
+    # no bigram straddling 什么 (用什, 么编): no note on editors holds one
+    assert query_terms("我用什么编辑器") == ["我用", "编辑", "辑器"]
+    assert query_terms("为什么周五不能发布") == ["周五", "五不", "不能", "能发", "发布"]
+    assert query_terms("我们决定改用 Postgres") == ["决定", "定改", "改用", "postgres"]
+    # single-character stopwords stay inside the run: they are parts of words
+    assert query_terms("现在的目的") == ["现在", "在的", "的目", "目的"]
+    # a query of stopwords alone keeps them, as bigrams the index holds
+    assert query_terms("为什么") == ["为什", "什么"]
+    assert query_terms("什么") == ["什么"]
+
+
 def test_russian_words_are_indexed_and_searched_by_their_stems() -> None:
     forms = ["встреча", "встречи", "встречу", "встречей", "Встречами"]
     assert {index_terms(form) for form in forms} == {"встреч"}

@@ -26,7 +26,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from openmemoryd.search.items import matching_item
-from openmemoryd.text import safe_boundary, token_set, words_of
+from openmemoryd.text import count_cjk, safe_boundary, token_set, words_of
 from openmemoryd.workspace.boilerplate import has_memory
 
 
@@ -139,7 +139,15 @@ def line_matches(line: str, terms: Sequence[str]) -> int:
 
 
 def holds_every(text: str, terms: Sequence[str]) -> bool:
-    """Whether *text* holds every one of *terms* (as `line_matches` counts).
+    """Whether *text* holds every one of *terms* (as `line_matches` counts),
+    a CJK bigram that only joins two words it holds excepted.
+
+    Chinese is written without spaces, so the query 女儿过敏 ("daughter
+    allergy") is searched as 女儿, 儿过 and 过敏; a note "我女儿…对花生过敏"
+    holds both words, never the junction 儿过 between them, and must still
+    count as holding the whole query. A bigram is such a junction when the
+    text holds a query bigram ending in its first character and one starting
+    with its second (`_joins_held`).
 
     A term can only match where its first four characters stand (see
     `best_line`), so a text missing one of those is answered without being
@@ -148,9 +156,25 @@ def holds_every(text: str, terms: Sequence[str]) -> bool:
     if not terms:
         return True
     searchable = _searchable(text)
-    if any(term[:4] not in searchable for term in terms):
+    absent = [term for term in terms if term[:4] not in searchable]
+    if any(not _is_cjk_bigram(term) for term in absent):
         return False
-    return line_matches(text, terms) == len(terms)
+    held = terms_in(text, terms)
+    return all(term in held or _joins_held(term, held) for term in terms)
+
+
+def _is_cjk_bigram(term: str) -> bool:
+    return len(term) == 2 and count_cjk(term) == 2
+
+
+def _joins_held(term: str, held: AbstractSet[str]) -> bool:
+    """Whether CJK bigram *term* only joins two held bigrams: 儿过 between
+    女儿 and 过敏."""
+    if not _is_cjk_bigram(term):
+        return False
+    return any(h[1] == term[0] for h in held if _is_cjk_bigram(h)) and any(
+        h[0] == term[1] for h in held if _is_cjk_bigram(h)
+    )
 
 
 def terms_in(text: str, terms: Sequence[str]) -> frozenset[str]:

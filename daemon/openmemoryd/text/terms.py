@@ -8,7 +8,8 @@ matches it (OpenClaw #110500). We segment text ourselves before FTS5 sees it:
   after NFKC (so full-width ＡＢＣ and ABC are the same term); Russian words
   as their Snowball stems (`text.russian`: встречу and встреча are one term);
 * CJK runs: every character (unigram) and every adjacent pair (bigram) in the
-  indexed text; the query uses bigrams, or the unigram for a lone character.
+  indexed text; the query uses bigrams, or the unigram for a lone character,
+  of its runs split at multi-character stopwords (什么, 我们).
   A two-character query such as 周会 is one bigram and matches exactly.
 
 The index stores the space-joined terms, and ``porter unicode61`` then only
@@ -91,6 +92,13 @@ CJK_STOPWORDS: Final = frozenset(
 )
 
 
+# The stopwords of more than one character, longest first: a query's CJK
+# run is split at them before its bigrams are taken (`query_terms`).
+_CJK_STOP_SPLIT: Final = re.compile(
+    "(" + "|".join(sorted((w for w in CJK_STOPWORDS if len(w) > 1), key=len, reverse=True)) + ")"
+)
+
+
 def _runs(text: str) -> Iterator[tuple[bool, str]]:
     """Yield (is_cjk, run) for each term-bearing run of NFKC-normalised text."""
     for match in _RUN_RE.finditer(unicodedata.normalize("NFKC", text)):
@@ -132,19 +140,37 @@ def index_terms(text: str) -> str:
 def query_terms(query: str) -> list[str]:
     """Distinct search terms of *query*, in order, stopwords dropped.
 
+    A CJK run is first split at the stopwords of two characters or more
+    (什么, 我们, 为什么): 我用什么编辑器 ("what editor do I use") is
+    searched as 我用, 编辑 and 辑器, without the bigrams 用什 and 么编 that
+    straddle 什么 and that no note on editors holds. Single-character
+    stopwords (的, 在, 是) are left in place, as they are also parts of
+    words (目的, 现在, 但是).
+
     If every term is a stopword the stopwords are kept: a query of only
     common words still means something to the person who typed it.
     """
-    words: list[str] = []
-    for cjk, run in _runs(query):
-        if cjk:
-            words.extend(_bigrams(run) if len(run) > 1 else (run,))
-        else:
-            words.append(run)
-    distinct = list(dict.fromkeys(words))
-    content = [word for word in distinct if not _is_stopword(word)]
-    terms = (_word_term(word) for word in (content or distinct))
+    runs = list(_runs(query))
+    content = [word for word in _query_words(runs, split=True) if not _is_stopword(word)]
+    terms = (_word_term(word) for word in (content or _query_words(runs, split=False)))
     return list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
+
+
+def _query_words(runs: Sequence[tuple[bool, str]], *, split: bool) -> list[str]:
+    """The distinct words of a query's *runs*: a CJK run as its bigrams, or
+    with *split* as its multi-character stopwords and the bigrams of the
+    pieces between them."""
+    words: list[str] = []
+    for cjk, run in runs:
+        if not cjk:
+            words.append(run)
+            continue
+        for piece in filter(None, _CJK_STOP_SPLIT.split(run) if split else (run,)):
+            if split and piece in CJK_STOPWORDS:
+                words.append(piece)
+            else:
+                words.extend(_bigrams(piece) if len(piece) > 1 else (piece,))
+    return list(dict.fromkeys(words))
 
 
 def terms_changed_since(version: str | None) -> Callable[[str], bool] | None:
