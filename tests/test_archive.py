@@ -3,6 +3,7 @@ archives that cannot write outside the workspace."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import json
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from openmemoryd.errors import BadRequest
+from openmemoryd.errors import BadRequest, Conflict
 from openmemoryd.memory.archive import export_archive
 from openmemoryd.memory.importer import Outcome, apply_import, read_source
 from openmemoryd.workspace import PathPolicy, init_workspace
@@ -76,10 +77,37 @@ def test_export_is_the_markdown_with_a_checked_manifest(source: PathPolicy, tmp_
 def test_export_refuses_a_relative_or_odd_output(source: PathPolicy, tmp_path: Path) -> None:
     with pytest.raises(BadRequest, match="absolute"):
         export_archive(source, Path("memory.tar.gz"), max_file_bytes=LIMIT)
+    (tmp_path / "dir.tar.gz").mkdir()
     with pytest.raises(BadRequest, match="not a file"):
-        export_archive(source, tmp_path, max_file_bytes=LIMIT)
+        export_archive(source, tmp_path / "dir.tar.gz", max_file_bytes=LIMIT)
     with pytest.raises(BadRequest, match="no such directory"):
         export_archive(source, tmp_path / "missing" / "x.tar.gz", max_file_bytes=LIMIT)
+
+
+@pytest.mark.parametrize("name", ["passwd", "export.md", "notes.tar"])
+def test_an_export_is_a_tar_gz(source: PathPolicy, tmp_path: Path, name: str) -> None:
+    with pytest.raises(BadRequest, match=r"an export is a \.tar\.gz file"):
+        export_archive(source, tmp_path / name, max_file_bytes=LIMIT)
+    assert not (tmp_path / name).exists()
+
+
+def test_an_export_replaces_an_earlier_export_and_nothing_else(
+    source: PathPolicy, tmp_path: Path
+) -> None:
+    out = tmp_path / "memory.tar.gz"
+    export_archive(source, out, max_file_bytes=LIMIT)
+    first = out.read_bytes()
+    (source.workspace / "MEMORY.md").write_text("# Memory\n\n- a later line\n")
+    export_archive(source, out, max_file_bytes=LIMIT)  # the same command again
+    assert out.read_bytes() != first
+    for other in (b"precious", gzip.compress(b"not a tar"), first[: len(first) // 2]):
+        (tmp_path / "other.tgz").write_bytes(other)
+        with pytest.raises(Conflict, match="exists and is not an earlier export"):
+            export_archive(source, tmp_path / "other.tgz", max_file_bytes=LIMIT)
+        assert (tmp_path / "other.tgz").read_bytes() == other
+    (tmp_path / "link.tar.gz").symlink_to(out)
+    with pytest.raises(BadRequest, match="symbolic link"):
+        export_archive(source, tmp_path / "link.tar.gz", max_file_bytes=LIMIT)
 
 
 def test_round_trip_into_an_empty_workspace(source: PathPolicy, tmp_path: Path) -> None:

@@ -50,6 +50,28 @@ def test_export_path_is_relative_to_the_caller(daemon: Daemon, tmp_path: Path) -
     assert "no such directory" in bad.stderr
 
 
+def test_export_never_overwrites_what_is_not_an_earlier_export(
+    daemon: Daemon, tmp_path: Path
+) -> None:
+    # any client of the daemon could name any file its user may write
+    precious = tmp_path / "precious.tar.gz"
+    precious.write_text("not an archive\n")
+    passwd = tmp_path / "passwd"
+    passwd.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    refused = daemon.cli("export", "--output", str(precious))
+    assert refused.returncode != 0
+    assert "exists and is not an earlier export" in refused.stderr
+    refused = daemon.cli("export", "--output", str(passwd))
+    assert refused.returncode != 0
+    assert "an export is a .tar.gz file" in refused.stderr
+    assert precious.read_text() == "not an archive\n"
+    assert passwd.read_text() == "root:x:0:0:root:/root:/bin/bash\n"
+    archive = tmp_path / "memory.tar.gz"
+    for _ in range(2):  # the same command run again replaces its own export
+        done = daemon.cli("export", "--output", str(archive))
+        assert done.returncode == 0, done.stderr
+
+
 def test_import_without_a_daemon_and_its_failures(env: Env, tmp_path: Path) -> None:
     folder = tmp_path / "old-notes"
     (folder / "memory").mkdir(parents=True)

@@ -29,7 +29,7 @@ from typing import Final
 import msgspec
 
 from omem_protocol import __version__
-from openmemoryd.errors import BadRequest, OmemdError
+from openmemoryd.errors import BadRequest, Conflict, OmemdError
 from openmemoryd.memory.durable import fsync_dir, lock_shared, read_all
 from openmemoryd.workspace import MemoryPath, PathPolicy, open_beneath, scan_memory_files
 
@@ -39,6 +39,9 @@ MANIFEST: Final = "manifest.json"
 WORKSPACE_PREFIX: Final = "workspace/"
 EXTRA_PREFIX: Final = "extra/"
 LOCK_TIMEOUT_S: Final = 10.0
+ARCHIVE_SUFFIXES: Final = (".tar.gz", ".tgz")
+# A manifest lists every file of a workspace; far more than any holds.
+MAX_MANIFEST_BYTES: Final = 64 * 1024 * 1024
 
 
 class ManifestFile(msgspec.Struct, frozen=True):
@@ -68,12 +71,7 @@ class Exported:
 
 def export_archive(policy: PathPolicy, output: Path, *, max_file_bytes: int) -> Exported:
     """Write every memory file of *policy* to the archive *output*."""
-    if not output.is_absolute():
-        raise BadRequest(f"the export path must be absolute: {output}")
-    if not output.parent.is_dir():
-        raise BadRequest(f"no such directory for the export: {output.parent}")
-    if output.exists() and not output.is_file():
-        raise BadRequest(f"the export path exists and is not a file: {output}")
+    check_output(output)
     scan = scan_memory_files(policy)
     entries: list[tuple[ManifestFile, bytes]] = []
     skipped = list(scan.issues)
@@ -98,6 +96,48 @@ def export_archive(policy: PathPolicy, output: Path, *, max_file_bytes: int) -> 
     )
     _write_atomically(output, manifest, entries)
     return Exported(output, len(entries), sum(len(d) for _, d in entries), tuple(skipped))
+
+
+def check_output(output: Path) -> None:
+    """Refuse an *output* the export must not write.
+
+    The daemon writes where it is told, with its user's rights, for any
+    client of the socket or the HTTP API: ``{"output": "/etc/passwd"}`` once
+    replaced that file with an archive. So an export is only ever a new
+    ``.tar.gz`` (or ``.tgz``) file, never a Markdown file the watcher would
+    take for memory, or an earlier export replaced (the same command run
+    again).
+    """
+    if not output.is_absolute():
+        raise BadRequest(f"the export path must be absolute: {output}")
+    if not output.name.endswith(ARCHIVE_SUFFIXES):
+        raise BadRequest(f"an export is a .tar.gz file: {output}")
+    if not output.parent.is_dir():
+        raise BadRequest(f"no such directory for the export: {output.parent}")
+    if output.is_symlink():
+        raise BadRequest(f"the export path is a symbolic link: {output}")
+    if output.exists() and not output.is_file():
+        raise BadRequest(f"the export path exists and is not a file: {output}")
+    if output.exists() and not _is_export(output):
+        raise Conflict(
+            f"{output} exists and is not an earlier export: choose another name or move it"
+        )
+
+
+def _is_export(path: Path) -> bool:
+    """Whether *path* is an archive this module wrote: a gzipped tar whose
+    first member is a manifest of `FORMAT`."""
+    try:
+        with tarfile.open(path, mode="r:gz") as tar:
+            first = tar.next()
+            if first is None or first.name != MANIFEST or first.size > MAX_MANIFEST_BYTES:
+                return False
+            raw = tar.extractfile(first)
+            if raw is None:
+                return False
+            return msgspec.json.decode(raw.read(), type=Manifest).format == FORMAT
+    except (OSError, tarfile.TarError, EOFError, msgspec.DecodeError, ValueError):
+        return False
 
 
 def _read_shared(mp: MemoryPath, max_file_bytes: int) -> tuple[bytes, float]:
