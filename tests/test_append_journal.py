@@ -268,9 +268,19 @@ def test_a_line_counted_again_by_log_still_holds() -> None:
     assert not holds(b"# d\n- a\n- b (\xc3\x972)\n", "- a\n- b")  # blocks match exactly
 
 
+def test_a_file_saved_with_crlf_line_ends_or_a_bom_still_holds_its_blocks() -> None:
+    # a Windows editor, unix2dos or vim's ff=dos keep every line
+    assert holds(b"# Notes\r\n\r\n- existing\r\n\r\nagent note 1\r\n", "agent note 1")
+    assert holds(b"\xef\xbb\xbfagent note 1\n\nmore\n", "agent note 1")
+    assert holds(b"a\r\nb\r\n", "a\nb")
+    assert not holds(b"agent note 10\r\n", "agent note 1")
+
+
 def _framed_holds(content: bytes, block: str) -> bool:
-    """`holds` as first written: the content framed by newlines, then searched."""
+    """`holds` as first written: the content framed by newlines, then
+    searched (with its line ends and a leading byte-order mark read as LF)."""
     encoded = block.encode("utf-8")
+    content = content.removeprefix(b"\xef\xbb\xbf").replace(b"\r\n", b"\n")
     framed = b"\n" + content + b"\n"
     if b"\n" + encoded + b"\n" in framed:
         return True

@@ -349,3 +349,63 @@ def test_a_counted_line_lost_to_a_stale_save_is_restored(env: Env) -> None:
         assert "typed in the editor" in text
     finally:
         daemon.stop()
+
+
+def _issues(daemon: Daemon) -> list[str]:
+    with daemon.client() as client:
+        return [issue for issue in client.status().issues if "missing from" in issue]
+
+
+def test_a_deleted_file_stays_deleted_when_an_agent_writes_it_again(env: Env) -> None:
+    # All within the settle time, as for a file an agent is writing to.
+    daemon = start(env, settle_s=300.0)
+    try:
+        with daemon.client() as client:
+            for n in (1, 2, 3):
+                client.append(f"scratch line {n}", path="memory/scratch.md")
+            path = env.workspace / "memory" / "scratch.md"
+            path.unlink()
+            time.sleep(1.0)  # the keeper sees it gone
+            client.append("new line after rm", path="memory/scratch.md")
+            # a rename: the lines live on in the file they were moved to
+            client.append("notes line 1", path="memory/notes.md")
+            notes = env.workspace / "memory" / "notes.md"
+            notes.rename(env.workspace / "memory" / "notes-archive.md")
+            time.sleep(3.0)  # longer than a deleted file takes to leave the journal
+            assert _issues(daemon) == []
+            client.append("fresh notes", path="memory/notes.md")
+            time.sleep(2.0)  # several passes of the keeper
+            assert client.restore(dry_run=True).blocks == ()
+        assert path.read_text("utf-8") == "new line after rm\n"
+        assert notes.read_text("utf-8") == "fresh notes\n"
+        assert "notes line 1" in (notes.parent / "notes-archive.md").read_text("utf-8")
+        assert _issues(daemon) == []
+        assert "restored" not in daemon.log()
+    finally:
+        daemon.stop()
+
+
+def test_a_file_saved_with_crlf_line_ends_keeps_its_appends(env: Env) -> None:
+    daemon = start(env, settle_s=300.0)
+    try:
+        human = env.workspace / "memory" / "crlf.md"
+        human.parent.mkdir(parents=True, exist_ok=True)
+        human.write_bytes(b"# Human notes\n\n- existing line\n")
+        agents = env.workspace / "memory" / "agent.md"
+        with daemon.client() as client:
+            client.sync()
+            for n in (1, 2):
+                client.append(f"agent note {n}", path="memory/crlf.md")
+                client.append(f"agent note {n}", path="memory/agent.md")
+        for path in (human, agents):  # unix2dos, or vim's ff=dos
+            path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+        time.sleep(2.0)  # several passes of the keeper
+        assert _issues(daemon) == []
+        with daemon.client() as client:
+            assert client.restore(dry_run=True).blocks == ()
+        for path in (human, agents):
+            text = path.read_bytes()
+            assert text.count(b"agent note 1\r\n") == 1, text
+            assert b"agent note 1\n" not in text.replace(b"\r\n", b""), text
+    finally:
+        daemon.stop()

@@ -45,11 +45,23 @@ _INTERVAL_S: Final = 0.5
 _UNJOURNALLED_WAIT_S: Final = 10.0
 
 
+# A file absent this long was deleted or renamed by a person, not replaced
+# by an editor's save (which recreates it within milliseconds).
+_ABSENT_S: Final = 2.0
+
+
 def _read(mp: MemoryPath) -> bytes:
     try:
         return mp.absolute.read_bytes()
     except FileNotFoundError:
         return b""
+
+
+def _read_if_there(mp: MemoryPath) -> bytes | None:
+    try:
+        return mp.absolute.read_bytes()
+    except FileNotFoundError:
+        return None
 
 
 async def keep_journal(engine: JournalHost) -> None:
@@ -78,11 +90,14 @@ async def check_file(engine: JournalHost, key: str) -> list[Entry]:
     """
     mp = engine.policy.resolve(key)
     mark = engine.journal.mark()
-    content = await trio.to_thread.run_sync(_read, mp)
+    content = await trio.to_thread.run_sync(_read_if_there, mp)
     entries = engine.journal.entries_unless_writing(mp, _UNJOURNALLED_WAIT_S)
     if entries is None:
         return engine.journal.missing.get(key, [])
     entries = [e for e in entries if e.seq < mark]
+    if content is None:
+        return await _absent(engine, key, entries)
+    engine.journal.absent.pop(key, None)
     settings = engine.config.sync
     verdict = judge(
         content,
@@ -105,6 +120,24 @@ async def check_file(engine: JournalHost, key: str) -> list[Entry]:
                 key,
             )
     return verdict.missing
+
+
+async def _absent(engine: JournalHost, key: str, entries: list[Entry]) -> list[Entry]:
+    """A journalled file that is not there: its entries are neither missing
+    nor to restore (nothing rewrote it); once it has stayed away `_ABSENT_S`,
+    a person deleted or renamed it, and they leave the journal."""
+    now = time.monotonic()
+    since = engine.journal.absent.setdefault(key, now)
+    engine.journal.missing[key] = []
+    if now - since >= _ABSENT_S and entries:
+        await trio.to_thread.run_sync(engine.journal.drop, entries)
+        engine.journal.absent.pop(key, None)
+        logger.info(
+            "%s was deleted or renamed: its %d recent append(s) are no longer watched",
+            key,
+            len(entries),
+        )
+    return []
 
 
 async def restore_entries(

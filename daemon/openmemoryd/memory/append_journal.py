@@ -31,6 +31,12 @@ the same way, with the bytes before it *and* after it: a rewrite is stale for
 it when it holds exactly the bytes before the line, then exactly those that
 followed it, then more; it is put back under its heading.
 
+A file deleted or renamed away is a person's decision too: an append that
+finds its file empty (or absent) starts it anew and the entries of the old
+content leave the journal, and the keeper drops the entries of a file that
+stays absent (`engine.journal_keeper`). Deleting a file to write it again,
+as some editors save, is over in far less time than either takes to notice.
+
 Within ``settle_s`` one case cannot be told apart: deleting the *last*
 appended block and adding a line of one's own looks exactly like a stale
 rewrite, and is undone. After ``settle_s`` the block has left the journal.
@@ -61,6 +67,8 @@ __all__ = ["AppendJournal", "Entry", "Verdict", "holds", "judge"]
 # The count `log` puts on a line it saw again (`memory.sections.with_count`),
 # up to the end of that line or of the file.
 _COUNTED: Final = rb"[ \t]+\(\xc3\x97\d+\)[ \t]*(?:\r?\n|\Z)"
+
+_BOM: Final = b"\xef\xbb\xbf"
 
 logger = logging.getLogger(__name__)
 
@@ -131,8 +139,17 @@ def judge(
 def holds(content: bytes, block: str) -> bool:
     """True if *block* appears in *content* as whole lines (a short block
     inside a longer line does not count). A one-line block still holds when
-    `log` has since counted a repeat on it (``- tea`` as ``- tea (×2)``)."""
+    `log` has since counted a repeat on it (``- tea`` as ``- tea (×2)``).
+
+    Line ends and a leading byte-order mark do not count: an editor that
+    saves the file with CRLF line ends (or a BOM) keeps every line, and
+    reading the blocks as missing would have them appended a second time.
+    """
     encoded = block.encode("utf-8")
+    if content.startswith(_BOM):
+        content = content[len(_BOM) :]
+    if b"\r" in content:
+        content = content.replace(b"\r\n", b"\n")
     if (
         content == encoded
         or content.startswith(encoded + b"\n")
@@ -202,8 +219,10 @@ class AppendJournal:
         self._lock = threading.Lock()
         self._entries: dict[int, Entry] = {}
         self._base = 0  # every loaded entry's seq is at most this
-        # Kept by the keeper: per file, the entries last judged missing.
+        # Kept by the keeper: per file, the entries last judged missing, and
+        # since when (monotonic) a file with entries has been absent.
         self.missing: dict[str, list[Entry]] = {}
+        self.absent: dict[str, float] = {}
         self._load()
 
     def _load(self) -> None:
@@ -272,6 +291,14 @@ class AppendJournal:
             a.after_len,
             a.titles,
         )
+        if not a.before_len:
+            # Written to an empty file: whatever was appended to it before
+            # went with the content a person deleted, renamed or emptied, and
+            # putting it back would undo that (the file starts anew).
+            for earlier in [e for e in self._entries.values() if e.key == entry.key]:
+                if earlier.seq < entry.seq:
+                    del self._entries[earlier.seq]
+            self.missing.pop(entry.key, None)
         self._entries[entry.seq] = entry
         self._save()
         return entry
