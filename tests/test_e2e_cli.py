@@ -123,6 +123,18 @@ def test_chinese_and_mixed_search(daemon: Daemon) -> None:
     assert "每周一上午开周会" in daemon.cli("search", "周会").stdout
 
 
+def test_a_chinese_question_is_searched_by_its_words(daemon: Daemon) -> None:
+    family = daemon.env.workspace / "memory" / "family.md"
+    family.write_text("# 家里\n\n我女儿叫小雨，今年七岁，对花生过敏。\n")
+    daemon.cli("sync")
+    explained = daemon.cli("search", "小雨对什么过敏", "--explain")
+    # no pair straddling 什么 (雨对 stays: 对 is a word of its own)
+    assert "# terms: 小雨 雨对 过敏;" in explained.stdout
+    found = daemon.cli("search", "女儿过敏")
+    assert found.returncode == 0, found.stderr
+    assert hits(found.stdout)[0][1] == "memory/family.md", found.stdout + found.stderr
+
+
 def test_search_json_has_the_documented_shape(daemon: Daemon) -> None:
     daemon.cli("append", "Wei prefers oolong tea")
     result = daemon.cli("search", "oolong", "--json")
