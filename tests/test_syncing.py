@@ -30,6 +30,9 @@ class Host:
     def key_for_path(self, path: Path) -> str | None:
         return None
 
+    def already_indexed(self, key: str, path: Path) -> bool:
+        return False
+
     async def sync(
         self, *, full: bool = False, reason: str = "explicit", progress: object = None
     ) -> None:

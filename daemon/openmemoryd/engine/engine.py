@@ -238,6 +238,9 @@ class Engine:
     def key_for_path(self, path: Path) -> str | None:
         return self.files.key_for_path(path)
 
+    def already_indexed(self, key: str, path: Path) -> bool:
+        return self.files.already_indexed(key, path)
+
     async def apply_keys(self, keys: Iterable[str], *, reason: str) -> dict[str, float]:
         logger.debug("indexing %s (%s)", sorted(keys), reason)
         return await self.files.apply_keys(keys)
@@ -416,6 +419,8 @@ class Engine:
         # "absent"/"removed": the edit left no such file, and the index agrees
         # (session_end names TASKS.md even when it had no tasks to write).
         indexed = all(o.kind != "skipped" for o in outcomes)
+        if indexed:
+            self.files.note_written(conn, [mp.key for mp in paths])
         return result, indexed, None
 
     async def sync(

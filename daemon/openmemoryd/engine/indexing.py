@@ -31,7 +31,7 @@ from openmemoryd.errors import OmemdError
 from openmemoryd.index.indexer import FileOutcome, index_file
 from openmemoryd.index.resume import ChunkMemo
 from openmemoryd.index.sessions import SessionOutcome, index_session
-from openmemoryd.store import delete_file, indexed_files
+from openmemoryd.store import delete_file, indexed_file, indexed_files
 from openmemoryd.workspace import (
     SESSION_SUFFIX,
     MemoryPath,
@@ -59,6 +59,43 @@ class FileSync:
         # file that only grew is re-chunked from its end (`index.resume`).
         # Writer lane only; an index being built never uses it.
         self.memo = ChunkMemo()
+        # (mtime_ns, size) each file had when the daemon's own write to it
+        # was indexed in the same writer-lane call (`note_written`).
+        self._written: dict[str, tuple[int, int]] = {}
+
+    # ------------------------------------------------------------ own writes
+
+    def note_written(self, conn: apsw.Connection, keys: Iterable[str]) -> None:
+        """In the writer lane, right after the daemon wrote and indexed *keys*:
+        remember the file state the index recorded for each."""
+        for key in keys:
+            known = indexed_file(conn, key)
+            if known is None:
+                self._written.pop(key, None)
+            else:
+                self._written[key] = (known.mtime_ns, known.size)
+
+    def already_indexed(self, key: str, path: Path) -> bool:
+        """Whether the watcher's event for *key* is about the daemon's own
+        write, indexed before its reply: the file is as that write left it.
+
+        An append is searchable when it returns, yet the event its write
+        raises would sit in the sync queue for the debounce and make every
+        search in that time say the index is being updated, which agents
+        that append and then search always met. A change by anyone else
+        moves the file's mtime or size, and is queued as before.
+        """
+        written = self._written.get(key)
+        if written is None:
+            return False
+        try:
+            st = path.stat()
+        except OSError:
+            st = None
+        if st is not None and (st.st_mtime_ns, st.st_size) == written:
+            return True
+        self._written.pop(key, None)
+        return False
 
     # ------------------------------------------------------------ passes
 

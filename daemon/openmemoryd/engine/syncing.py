@@ -118,7 +118,8 @@ class Syncer:
     def _on_path_changed(self, path: Path) -> None:
         key = self._engine.key_for_path(path)
         if key is not None:
-            self.queue.notice([key], "watch")
+            if not self._engine.already_indexed(key, path):
+                self.queue.notice([key], "watch")
         elif path.suffix not in (".md", SESSION_SUFFIX) and not path.is_file():
             # a directory (or something gone): what was under it cannot be
             # listed from here, so compare everything with the index
