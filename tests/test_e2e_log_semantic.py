@@ -10,6 +10,7 @@ docs/cli.md documents: the rescaled cosine and the word overlap must both reach
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -64,3 +65,29 @@ def test_e5_pairs_land_on_the_right_side_of_the_thresholds(semantic: Daemon) -> 
     assert log(semantic, "写代码我喜欢用 Neovim")["status"] == "reinforced"
     unrelated = log(semantic, "Caroline went hiking in the Alps last summer")
     assert unrelated["status"] == "written"
+
+
+def test_a_huge_line_in_memory_does_not_hold_up_log_or_capture(semantic: Daemon) -> None:
+    # A document pasted as one line once made every later `log` wait minutes
+    # for the embedder to read all of it (about 3 s per 10,000 characters).
+    huge = "Очень длинная заметка про архитектуру и базу данных. " * 8000  # 420 KB
+    with semantic.client() as client:
+        client.append(huge, path="MEMORY.md")
+        client.sync()
+    started = time.monotonic()
+    logged = semantic.cli(
+        "--timeout", "60", "log", "--json", "Мы решили хранить архитектурные заметки в базе данных"
+    )
+    assert logged.returncode in (0, 1), logged.stderr
+    assert json.loads(logged.stdout)["status"] == "written"
+    captured = semantic.cli(
+        "--timeout",
+        "60",
+        "capture",
+        "--json",
+        stdin=json.dumps(
+            [{"role": "user", "content": "Запомни: заметки про архитектуру лежат в базе данных"}]
+        ),
+    )
+    assert captured.returncode == 0, captured.stderr
+    assert time.monotonic() - started < 60

@@ -59,6 +59,11 @@ NEIGHBOUR_CHUNKS: Final = 5
 # to one small batch (the lexically closest are kept).
 MAX_COMPARED_LINES: Final = 32
 
+# Characters of a line (and of the new text) compared at most. A memory
+# is a sentence or two; a line pasted whole from a document (800 KB once)
+# took the embedder minutes, and every `log` after it waited for that.
+MAX_COMPARED_CHARS: Final = 2000
+
 BULLET: Final = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[(?P<cat>[a-z]+)\]\s+)?")
 
 
@@ -129,13 +134,15 @@ async def nearby_lines(engine: Engine, text: str) -> list[MemoryLine]:
 
 
 async def cosines_to(engine: Engine, text: str, others: list[str]) -> list[float] | None:
-    """Cosine of *text* to each of *others* as documents; None without an
-    embedder or when it fails (a provider outage must not block writing)."""
+    """Cosine of *text* to each of *others* as documents (the first
+    `MAX_COMPARED_CHARS` of each); None without an embedder or when it fails
+    (a provider outage must not block writing)."""
     if not others or engine.vectors is None:
         return None
     embedder = engine.vectors.embedder
+    texts = [t[:MAX_COMPARED_CHARS] for t in (text, *others)]
     try:
-        vectors = await trio.to_thread.run_sync(embedder.embed_documents, [text, *others])
+        vectors = await trio.to_thread.run_sync(embedder.embed_documents, texts)
     except Exception as exc:
         logger.warning("embedding for similarity failed (%s); comparing words only", exc)
         return None
@@ -147,7 +154,10 @@ async def score_lines(
 ) -> tuple[list[Scored], str | None]:
     """Every line scored against *text*, best first, and why vectors were
     not used (None when they were)."""
-    lexical = {id(line): lexical_similarity(text, line.content) for line in lines}
+    text = text[:MAX_COMPARED_CHARS]
+    lexical = {
+        id(line): lexical_similarity(text, line.content[:MAX_COMPARED_CHARS]) for line in lines
+    }
     kept = sorted(lines, key=lambda line: lexical[id(line)], reverse=True)[:MAX_COMPARED_LINES]
     if engine.vectors is None:
         return [Scored(line, lexical[id(line)], None, None) for line in kept], (
