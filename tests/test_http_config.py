@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from openmemoryd.config import HttpSettings, Overrides, load_config
 from openmemoryd.config.reload import plan_reload
 from openmemoryd.errors import ConfigError
 from openmemoryd.gateway import TOKEN_ENV, ListenAddress, parse_listen, plan_gateway
-from openmemoryd.gateway.guard import host_problem, origin_problem, token_matches
+from openmemoryd.gateway.guard import bearer_token, host_problem, origin_problem, token_matches
 
 
 @pytest.mark.parametrize(
@@ -74,6 +75,38 @@ def test_token_sources_in_the_api_key_order() -> None:
     assert "inline" not in repr(plan_gateway(HttpSettings(token="inline"), {}))
 
 
+@pytest.mark.parametrize("token", ["s3cret-тест", "пароль", "ab cd", "tab\tin", "ünïcode", "é"])
+def test_a_token_no_client_can_send_is_refused_when_the_config_loads(env: Env, token: str) -> None:
+    """A header carries Latin-1 bytes; such a token was accepted and then never
+    matched, so the right token was answered "wrong"."""
+    env.write_config("[http]\ntoken = " + json.dumps(token) + "\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(Overrides(), env.vars)
+    message = str(caught.value)
+    assert message.startswith(f"invalid config file {env.config_file}: $.http.token: ")
+    assert "must be visible ASCII" in message
+    assert token not in message
+    assert token.split("-")[0] not in message  # no part of the secret either
+
+
+@pytest.mark.parametrize("token", ["s3cret!@#$%^&*()[]{}<>?,.;:|~`'\\", "  padded  ", "A" * 200])
+def test_visible_ascii_tokens_still_work(env: Env, token: str) -> None:
+    env.write_config("[http]\ntoken = " + json.dumps(token) + "\n")
+    config = load_config(Overrides(), env.vars)
+    assert plan_gateway(config.http, {}).token == token.strip()
+
+
+def test_a_token_from_a_variable_is_checked_and_named() -> None:
+    with pytest.raises(ConfigError, match=f"^the variable {TOKEN_ENV}: .*visible ASCII"):
+        plan_gateway(HttpSettings(), {TOKEN_ENV: "s3cret-тест"})
+    with pytest.raises(ConfigError, match=r"^the variable MY_TOKEN \(http\.token_env\): "):
+        plan_gateway(HttpSettings(token_env="MY_TOKEN"), {"MY_TOKEN": "a b"})
+    with pytest.raises(ConfigError, match=r"^http\.token: "):  # settings built in code
+        plan_gateway(HttpSettings(token="тест"), {})
+    # the config's token comes first: a variable it overrides is not read
+    assert plan_gateway(HttpSettings(token="ok"), {TOKEN_ENV: "тест"}).token == "ok"
+
+
 def test_config_file_and_flag(env: Env) -> None:
     assert load_config(Overrides(), env.vars).http == HttpSettings()
     env.write_config('[http]\nenabled = true\nlisten = "127.0.0.1:9999"\ntoken_env = "T"\n')
@@ -109,6 +142,10 @@ def test_guard_helpers() -> None:
     assert not token_matches("abc", "Bearer abd")
     assert not token_matches("abc", None)
     assert not token_matches("abc", "Bearer ab c")
+    assert bearer_token("Bearer  abc ") == "abc"
+    assert bearer_token("BEARER abc") == "abc"
+    for other in (None, "", "Bearer", "Bearer  ", "Basic abc", "abc", "Token abc"):
+        assert bearer_token(other) is None, other
 
 
 def test_the_docs_describe_the_http_api() -> None:

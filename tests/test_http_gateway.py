@@ -185,7 +185,11 @@ async def test_unknown_path_and_wrong_method(client: httpx.AsyncClient) -> None:
     wrong = await client.get("/search")
     assert wrong.status_code == 405
     assert wrong.headers["allow"] == "POST"
-    assert "POST" in error_of(wrong)["message"]
+    # its own code: a client switching on `code` must not read it as a bad body
+    assert error_of(wrong) == {
+        "code": "method_not_allowed",
+        "message": "/search takes POST, not GET",
+    }
     options = await client.options("/append")  # no CORS preflight is ever granted
     assert options.status_code == 405
 
@@ -382,13 +386,32 @@ async def test_bearer_token(api: Api) -> None:
         missing = await client.post("/search", json={"query": "x"})
         assert missing.status_code == 401
         assert missing.headers["www-authenticate"] == 'Bearer realm="openmemory"'
+        # 401's own code, not 403's `forbidden` (a path outside the workspace)
+        assert error_of(missing)["code"] == "unauthorized"
         assert error_of(missing)["message"].startswith("a bearer token is required")
-        for wrong in ("Bearer nope", f"Basic {TOKEN}", f"Bearer {TOKEN}x", "Bearer"):
+        # no bearer token tried (another scheme, or none after "Bearer"):
+        # told one is required, with no error code in the challenge (RFC 6750)
+        for other in (f"Basic {TOKEN}", "Basic dXNlcjpwYXNz", "Bearer", "Bearer   ", TOKEN):
+            response = await client.post(
+                "/search", json={"query": "x"}, headers={"authorization": other}
+            )
+            assert response.status_code == 401, other
+            assert response.headers["www-authenticate"] == 'Bearer realm="openmemory"', other
+            error = error_of(response)
+            assert error["code"] == "unauthorized"
+            assert error["message"].startswith("a bearer token is required"), other
+            assert "holds no bearer token" in error["message"]
+            assert TOKEN not in response.text
+        for wrong in ("Bearer nope", f"Bearer {TOKEN}x", f"bearer {TOKEN[:-1]}"):
             response = await client.post(
                 "/search", json={"query": "x"}, headers={"authorization": wrong}
             )
             assert response.status_code == 401, wrong
             assert "invalid_token" in response.headers["www-authenticate"]
+            assert error_of(response) == {
+                "code": "unauthorized",
+                "message": "the bearer token is wrong",
+            }
             assert TOKEN not in response.text
         ok = await client.post(
             "/search", json={"query": "x"}, headers={"authorization": f"Bearer {TOKEN}"}
@@ -408,7 +431,11 @@ async def test_bearer_token(api: Api) -> None:
 
 def test_every_socket_error_code_has_an_http_status() -> None:
     from omem_protocol import ERROR_CODES
-    from openmemoryd.gateway import STATUS_FOR_CODE
+    from openmemoryd.gateway import HTTP_ONLY_CODES, STATUS_FOR_CODE
 
     assert set(STATUS_FOR_CODE) == set(ERROR_CODES)
     assert all(400 <= status < 600 for status in STATUS_FOR_CODE.values())
+    # HTTP's own codes never collide with the socket's (the client library
+    # maps those to its exception classes) and name statuses the socket lacks
+    assert not set(HTTP_ONLY_CODES) & set(ERROR_CODES)
+    assert not set(HTTP_ONLY_CODES.values()) & set(STATUS_FOR_CODE.values())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from openmemoryd.config.http_token import check_http_token
 from openmemoryd.config.load import (
     LOG_LEVEL_ENV,
     STATE_DIR_ENV,
@@ -66,6 +67,7 @@ __all__ = [
     "ServerSettings",
     "SessionSettings",
     "SyncSettings",
+    "check_http_token",
     "load_config",
     "normalize_extra_paths",
 ]

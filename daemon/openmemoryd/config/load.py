@@ -18,6 +18,7 @@ import msgspec
 import platformdirs
 
 from omem_protocol import default_config_path, resolve_socket_path
+from openmemoryd.config.http_token import check_http_token
 from openmemoryd.config.model import Config, FileConfig, HttpSettings
 from openmemoryd.errors import ConfigError
 
@@ -88,13 +89,20 @@ def load_config(
         flush=file_config.flush,
         session_paths=normalize_extra_paths(workspace, file_config.sessions.paths),
         others=_other_workspaces(file_config, workspace, base),
-        http=_http_settings(file_config, flags),
+        http=_http_settings(file_config, flags, config_path),
         chat=file_config.chat,
     )
 
 
-def _http_settings(file_config: FileConfig, flags: Overrides) -> HttpSettings:
-    """``[http]``, with ``--http HOST:PORT`` turning it on at that address."""
+def _http_settings(
+    file_config: FileConfig, flags: Overrides, config_path: Path | None
+) -> HttpSettings:
+    """``[http]``, with ``--http HOST:PORT`` turning it on at that address.
+    Its token is checked here, whether or not HTTP is on: a token no client
+    can send is a mistake in the file, like a value out of range."""
+    check_http_token(
+        file_config.http.token.strip(), f"invalid config file {config_path}: $.http.token"
+    )
     if flags.http is None:
         return file_config.http
     return msgspec.structs.replace(file_config.http, enabled=True, listen=flags.http)

@@ -338,7 +338,12 @@ class HttpSettings(_Section, frozen=True):
     allowed_hosts: Annotated[
         tuple[str, ...], doc("Host names accepted besides loopback ones (remote setups only).")
     ] = ()
-    token: Annotated[str, doc("Bearer token clients must send; empty: none (loopback only).")] = ""
+    token: Annotated[
+        str,
+        doc(
+            "Bearer token clients must send: visible ASCII, no spaces; empty: none (loopback only)."
+        ),
+    ] = ""
     token_env: Annotated[
         str, doc("An environment variable holding the token, instead of OPENMEMORY_HTTP_TOKEN.")
     ] = ""

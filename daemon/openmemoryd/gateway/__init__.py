@@ -14,11 +14,12 @@ from openmemoryd.gateway.address import (
     parse_listen,
     plan_gateway,
 )
-from openmemoryd.gateway.asgi import STATUS_FOR_CODE, GatewayApp
+from openmemoryd.gateway.asgi import HTTP_ONLY_CODES, STATUS_FOR_CODE, GatewayApp
 from openmemoryd.gateway.openapi import build_openapi
 from openmemoryd.gateway.serve import bind_tcp, serve_http
 
 __all__ = [
+    "HTTP_ONLY_CODES",
     "STATUS_FOR_CODE",
     "TOKEN_ENV",
     "GatewayApp",

@@ -7,6 +7,8 @@ Invariants checked before anything binds:
   memory is never served to the network by accident or without a secret;
 * a `token_env` naming an unset variable is a start-up error, not "no token":
   a typo must not silently turn authentication off;
+* a token that is not visible ASCII is a start-up error: no client could
+  send it in a header, so the right token would be refused as wrong;
 * the token itself is only ever held here and in the app; it is never
   formatted into a message.
 """
@@ -19,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from openmemoryd.config import HttpSettings
+from openmemoryd.config import HttpSettings, check_http_token
 from openmemoryd.errors import ConfigError
 
 TOKEN_ENV: Final = "OPENMEMORY_HTTP_TOKEN"
@@ -86,9 +88,12 @@ def parse_listen(text: str) -> ListenAddress:
 
 def resolve_token(settings: HttpSettings, environ: Mapping[str, str]) -> str | None:
     """`token`, else `token_env`'s variable, else ``OPENMEMORY_HTTP_TOKEN``;
-    the same order as an embedding provider's API key."""
+    the same order as an embedding provider's API key. Whichever it is must
+    be visible ASCII (`check_http_token`): the error names where it came from."""
     if settings.token.strip():
-        return settings.token.strip()
+        token = settings.token.strip()
+        check_http_token(token, "http.token")
+        return token
     if settings.token_env:
         value = environ.get(settings.token_env, "").strip()
         if not value:
@@ -96,8 +101,11 @@ def resolve_token(settings: HttpSettings, environ: Mapping[str, str]) -> str | N
                 f"http.token_env names {settings.token_env}, which is not set; "
                 "set it or remove token_env"
             )
+        check_http_token(value, f"the variable {settings.token_env} (http.token_env)")
         return value
-    return environ.get(TOKEN_ENV, "").strip() or None
+    value = environ.get(TOKEN_ENV, "").strip()
+    check_http_token(value, f"the variable {TOKEN_ENV}")
+    return value or None
 
 
 def require_http_server() -> None:

@@ -25,7 +25,7 @@ from omem_protocol import PROTOCOL_VERSION, RequestBody, __version__
 from openmemoryd.api import Api
 from openmemoryd.errors import BadRequest, OmemdError
 from openmemoryd.gateway.address import GatewayPlan
-from openmemoryd.gateway.guard import host_problem, origin_problem, token_matches
+from openmemoryd.gateway.guard import bearer_token, host_problem, origin_problem, token_matches
 from openmemoryd.gateway.openapi import build_openapi
 from openmemoryd.gateway.routes import (
     ROUTES,
@@ -57,6 +57,14 @@ STATUS_FOR_CODE: Final = {
     "internal": 500,
     "unavailable": 503,
     "timeout": 504,
+}
+# Codes only the HTTP API sends, for statuses the socket has no use for: a
+# client that switches on `code` must be able to tell a missing token from a
+# path outside the workspace (``forbidden``, 403) and a wrong verb from a bad
+# body (``bad_request``, 400). The socket's `ErrorCode` set stays closed.
+HTTP_ONLY_CODES: Final = {
+    "unauthorized": 401,
+    "method_not_allowed": 405,
 }
 _JSON_HEADERS: Final = [
     (b"content-type", b"application/json"),
@@ -147,19 +155,20 @@ class GatewayApp:
         if scope.get("method") != route.method:
             raise HttpFailure(
                 405,
-                "bad_request",
+                "method_not_allowed",
                 f"{path} takes {route.method}, not {scope.get('method')}",
                 [(b"allow", route.method.encode("ascii"))],
             )
         if not route.public:
             self._check_token(headers.get("authorization"))
+        # Neither reads its query string: a probe's cache-buster (?_=1700000000)
+        # or a monitor's tag must not turn "up" into a 400.
         if path == "/openapi.json":
             return 200, [], self._openapi
-        query = _query(scope)
         if route.params is None:  # /health
-            query_params(route, query)
             health = HealthResult(status="ok", version=__version__, protocol=PROTOCOL_VERSION)
             return 200, [], _ENCODER.encode(health)
+        query = _query(scope)
         if self.inflight >= self.plan.max_inflight:
             raise HttpFailure(
                 429,
@@ -185,16 +194,14 @@ class GatewayApp:
         if self.plan.token is None or token_matches(self.plan.token, authorization):
             return
         challenge = b'Bearer realm="openmemory"'
-        if authorization is not None:
+        if bearer_token(authorization) is None:  # none given: RFC 6750 sends no error code
+            message = "a bearer token is required: send Authorization: Bearer <token>"
+            if authorization is not None:  # Basic, or "Bearer" alone; never echoed
+                message += " (the Authorization header sent holds no bearer token)"
+        else:
             challenge += b', error="invalid_token"'
-        raise HttpFailure(
-            401,
-            "forbidden",
-            "a bearer token is required: send Authorization: Bearer <token>"
-            if authorization is None
-            else "the bearer token is wrong",
-            [(b"www-authenticate", challenge)],
-        )
+            message = "the bearer token is wrong"
+        raise HttpFailure(401, "unauthorized", message, [(b"www-authenticate", challenge)])
 
     async def _params(
         self,

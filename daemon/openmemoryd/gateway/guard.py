@@ -42,14 +42,25 @@ def origin_problem(origin: str | None, allowed: Collection[str]) -> str | None:
     return "requests from web pages on other origins are refused"
 
 
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header; None when there
+    is no header, it names another scheme (``Basic ...``) or carries no token.
+    RFC 6750 treats those alike: the client did not try a bearer token, so it
+    is told one is required, not that its token is wrong."""
+    if authorization is None:
+        return None
+    scheme, _, given = authorization.strip().partition(" ")
+    if scheme.lower() != "bearer" or not given.strip():
+        return None
+    return given.strip()
+
+
 def token_matches(expected: str, authorization: str | None) -> bool:
     """``Authorization: Bearer <expected>``, compared in constant time."""
-    if authorization is None:
+    given = bearer_token(authorization)
+    if given is None:
         return False
-    scheme, _, given = authorization.strip().partition(" ")
-    if scheme.lower() != "bearer":
-        return False
-    return hmac.compare_digest(given.strip().encode("utf-8"), expected.encode("utf-8"))
+    return hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
 
 
 def _strip_port(host: str) -> str:

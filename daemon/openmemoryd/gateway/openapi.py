@@ -48,8 +48,16 @@ def build_openapi(*, token_required: bool) -> dict[str, Any]:
         schema["properties"]["workspace"] = {"anyOf": [_WORKSPACE, {"type": "null"}]}
         schema["additionalProperties"] = False  # `body_params` refuses unknown fields
     for route in ROUTES.values():
-        if route.aliases and route.params is not None:
-            _add_aliases(request_components[route.params.__name__], route.aliases)
+        if route.params is None or not route.from_body:
+            continue
+        schema = request_components[route.params.__name__]
+        if route.aliases:
+            _add_aliases(schema, route.aliases)
+        for name, aliases in route.item_aliases.items():
+            # the items' component (CaptureMessage, Turn) is shared by every
+            # route whose list holds it, so those routes take the same aliases
+            item = schema["properties"][name]["items"]["$ref"].rsplit("/", 1)[-1]
+            _add_aliases(request_components[item], aliases)
     body_ref = dict(zip(requests, request_refs, strict=True))
     result_ref = dict(zip(replies, reply_refs, strict=True))
     paths = {
@@ -129,7 +137,8 @@ def _query_parameter(name: str, field: str, route: Route) -> dict[str, Any]:
 
 def _add_aliases(schema: dict[str, Any], aliases: Mapping[str, str]) -> None:
     """Document each alias as the same field under another name: one of the
-    two is required where the field is, both together are refused."""
+    two is required where the field is, both together are refused. Adding
+    the same aliases twice (a shared component) changes nothing."""
     required = list(schema.get("required", ()))
     alternatives = []
     for alias, name in aliases.items():

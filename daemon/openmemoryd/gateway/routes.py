@@ -26,6 +26,7 @@ from omem_protocol import (
     StatusResult,
 )
 from openmemoryd.errors import BadRequest, invalid_request
+from openmemoryd.gateway.wording import body_error
 
 WorkspaceName = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9][a-z0-9_-]{0,31}$")]
 
@@ -62,6 +63,8 @@ class Route:
     public: bool = False  # served without the bearer token
     # body field -> Params field: names other memory tools' HTTP APIs use
     aliases: Mapping[str, str] = field(default_factory=dict)
+    # list field -> its items' aliases (item field -> Struct field)
+    item_aliases: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     writes: bool = False  # may answer 409 when a file changes under it
 
     @property
@@ -74,6 +77,10 @@ def method_path(method: Method[Any, Any]) -> str:
     return "/" + method.name.replace("_", "-")
 
 
+# A conversation as OpenAI-style chat APIs (and `omem-client`'s --messages)
+# spell it: {"role", "content"}; the wire's field is `text`.
+_MESSAGE_CONTENT: Final = {"content": "text"}
+
 # Where a method's route differs from the rule in `_method_route`.
 _SHAPES: Final[Mapping[str, Mapping[str, Any]]] = {
     "get": {
@@ -84,6 +91,9 @@ _SHAPES: Final[Mapping[str, Mapping[str, Any]]] = {
         "summary": "Append text to a memory file (`content` is accepted for `text`)",
         "aliases": {"content": "text"},
     },
+    "capture": {"item_aliases": {"messages": _MESSAGE_CONTENT}},
+    "compact": {"item_aliases": {"messages": _MESSAGE_CONTENT}},
+    "log_turns": {"item_aliases": {"turns": _MESSAGE_CONTENT}},
 }
 
 
@@ -99,6 +109,7 @@ def _method_route(method: Method[Any, Any]) -> Route:
         method.params,
         query=shape.get("query", {}),
         aliases=shape.get("aliases", {}),
+        item_aliases=shape.get("item_aliases", {}),
         writes=method.writes,
     )
 
@@ -122,11 +133,14 @@ def body_params(route: Route, payload: Any) -> tuple[RequestBody, str | None]:
         raise BadRequest("the request body must be a JSON object")
     fields = route.params.__struct_encode_fields__
     tag = route.params.__struct_config__.tag
-    for alias, name in route.aliases.items():
-        if alias in payload:
-            if name in payload:
-                raise BadRequest(f"give {name!r} or {alias!r}, not both")
-            payload[name] = payload.pop(alias)
+    renamed = _rename(payload, route.aliases, "")
+    aliases_at: dict[str, Mapping[str, str]] = {"": route.aliases}
+    for name, aliases in route.item_aliases.items():
+        items = payload.get(name)
+        for i, item in enumerate(items if isinstance(items, list) else ()):
+            if isinstance(item, dict):  # anything else: msgspec names the problem
+                aliases_at[f"{name}[{i}]"] = aliases
+                renamed.update(_rename(item, aliases, f"{name}[{i}]"))
     unknown = sorted(set(payload) - {*fields, "type", "workspace"})
     if unknown:
         raise BadRequest(
@@ -136,7 +150,28 @@ def body_params(route: Route, payload: Any) -> tuple[RequestBody, str | None]:
     if "type" in payload and payload["type"] != tag:
         raise BadRequest(f"field 'type' must be {tag!r} here (or be left out)")
     workspace = payload.pop("workspace", None)
-    return _convert(route.params, _integral(payload), strict=True), _workspace(workspace)
+    try:
+        params: RequestBody = msgspec.convert(_integral(payload), route.params, strict=True)
+    except msgspec.ValidationError as exc:
+        raise BadRequest(body_error(str(exc), route.params, renamed, aliases_at)) from None
+    return params, _workspace(workspace)
+
+
+def _rename(obj: dict[str, Any], aliases: Mapping[str, str], where: str) -> dict[str, str]:
+    """Rename *obj*'s alias keys to their fields, in place; exactly one of the
+    two may be given. Returns each renamed field's path -> the path as sent,
+    so an error about the value names what the caller wrote."""
+    renamed: dict[str, str] = {}
+    for alias, name in aliases.items():
+        if alias in obj:
+            if name in obj:
+                raise BadRequest(
+                    f"{where + ': ' if where else ''}give {name!r} or {alias!r}, not both"
+                )
+            obj[name] = obj.pop(alias)
+            prefix = f"{where}." if where else ""
+            renamed[prefix + name] = prefix + alias
+    return renamed
 
 
 def _integral(value: Any) -> Any:

@@ -1,0 +1,98 @@
+"""A refused request body in the words its sender used.
+
+`errors.invalid_request` turns msgspec's wording into a sentence, but it
+sees only msgspec's message. Here the Params type is known, so two things
+a curl user needs can be added on every HTTP route at once:
+
+* a value outside a fixed set (``"scope": "galaxy"``) lists the values
+  allowed, read from the field's type: msgspec says only "Invalid enum value";
+* a field sent under its alias (``content`` for ``text``) is named as sent,
+  and a missing field that has an alias says so, so the error does not send
+  the caller to a name they did not use.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from msgspec import inspect
+
+from openmemoryd.errors import invalid_request
+
+__all__ = ["allowed_values", "body_error"]
+
+_AT: Final = re.compile(r" - at `\$\.(?P<path>[^`]+)`$")
+_ENUM: Final = re.compile(r"^Invalid enum value (?P<value>.+) - at `\$\.(?P<path>[^`]+)`$")
+_MISSING: Final = re.compile(
+    r"^Object missing required field `(?P<field>[^`]+)`(?: - at `\$\.(?P<at>[^`]+)`)?$"
+)
+_STEP: Final = re.compile(r"\[\d+\]|[^.\[\]]+")
+_SEQUENCES: Final = (inspect.ListType, inspect.VarTupleType, inspect.SetType, inspect.FrozenSetType)
+
+
+def body_error(
+    detail: str,
+    params: type[Any],
+    renamed: Mapping[str, str],
+    aliases_at: Mapping[str, Mapping[str, str]],
+) -> str:
+    """The message for msgspec's *detail* about a body decoded as *params*.
+
+    *renamed* maps a field's path (``messages[0].text``) to the path the
+    caller sent (``messages[0].content``); *aliases_at* maps an object's path
+    (``""`` for the body, ``messages[0]``) to its aliases (alias -> field)."""
+    at = _AT.search(detail)
+    if at is not None and at["path"] in renamed:
+        detail = f"{detail[: at.start()]} - at `$.{renamed[at['path']]}`"
+    enum = _ENUM.match(detail)
+    if enum is not None:
+        values = allowed_values(params, enum["path"])
+        if values:
+            choices = ", ".join(map(str, values))
+            return f"invalid request: `{enum['path']}` must be one of: {choices} ({detail})"
+    message = invalid_request(detail)
+    missing = _MISSING.match(detail)
+    if missing is not None:
+        for alias, name in aliases_at.get(missing["at"] or "", {}).items():
+            if name == missing["field"]:
+                message += f"; {alias!r} is accepted for {name!r}"
+    return message
+
+
+def allowed_values(params: type[Any], path: str) -> tuple[Any, ...]:
+    """The values a ``Literal`` (or Enum) field at *path* (``scope``,
+    ``turns[0].role``) of *params* takes; empty if it is not one."""
+    info: inspect.Type | None = inspect.type_info(params)
+    for step in _STEP.findall(path):
+        info = _step(_unwrap(info), step)
+    found = _unwrap(info)
+    if isinstance(found, inspect.LiteralType):
+        return tuple(found.values)
+    if isinstance(found, inspect.EnumType):
+        return tuple(member.value for member in found.cls)
+    return ()
+
+
+def _step(info: inspect.Type | None, step: str) -> inspect.Type | None:
+    """The type one step (``[3]`` or a field name) inside *info*."""
+    if step.startswith("["):
+        return info.item_type if isinstance(info, _SEQUENCES) else None
+    if isinstance(info, inspect.StructType):
+        return next((f.type for f in info.fields if f.encode_name == step), None)
+    return None
+
+
+def _unwrap(info: inspect.Type | None) -> inspect.Type | None:
+    """*info* without its constraints and without ``| None``."""
+    while True:
+        if isinstance(info, inspect.Metadata):
+            info = info.type
+        elif isinstance(info, inspect.UnionType):
+            rest = [t for t in info.types if not isinstance(t, inspect.NoneType)]
+            if len(rest) != 1:
+                return info
+            info = rest[0]
+        else:
+            return info
