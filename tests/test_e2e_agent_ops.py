@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Daemon
-from omem_client import Client
+from omem_client import BadRequestError, Client
 
 pytestmark = pytest.mark.e2e
 
@@ -211,6 +211,51 @@ def test_forget_by_citation_erases_file_lines_and_every_index_trace(daemon: Daem
     assert "keep this one about saucers" in text
     assert b"marmalade-walrus" not in index_bytes(daemon)
     assert b"marmalade" not in index_bytes(daemon)
+
+
+def test_forget_by_a_chunks_citation_lists_its_memories_and_keeps_the_headings(
+    daemon: Daemon,
+) -> None:
+    # What search and recall cite is a chunk: forgetting all of it once took
+    # the whole user profile, template and headings with it.
+    user = daemon.env.workspace / "USER.md"
+    user.write_text(
+        "# USER.md - User Profile\n\n*Information about the person you're helping.*\n\n"
+        "- **Name:** Алексей\n- **Timezone:** \n\n## Notes\n"
+        "<!-- What do they care about? What are their habits? -->\n"
+        "- Я живу в Новосибирске\n- I am allergic to cats\n"
+        "  and can't stay in homes that have them\n- 我是素食者，不吃肉\n"
+    )
+    before = user.read_text()
+    with daemon.client() as client:
+        client.sync()
+        listed = client.forget(citation="USER.md#L1-L13")
+        assert listed.removed == ()
+        assert listed.reason == "several_memories"
+        assert [(c.citation, c.text) for c in listed.candidates] == [
+            ("USER.md#L5", "- **Name:** Алексей"),
+            ("USER.md#L10", "- Я живу в Новосибирске"),
+            (
+                "USER.md#L11-L12",
+                "- I am allergic to cats\n  and can't stay in homes that have them",
+            ),
+            ("USER.md#L13", "- 我是素食者，不吃肉"),
+        ]
+        assert user.read_text() == before
+        with pytest.raises(BadRequestError, match="holds no memory"):
+            client.forget(citation="USER.md#L8")  # ## Notes
+        # one memory cited with its heading: the memory goes, the heading stays
+        gone = client.forget(citation="USER.md#L8-L12")
+        assert gone.removed == ()  # two memories under it
+        gone = client.forget(citation="USER.md#L11-L12")
+        assert gone.removed == ("USER.md#L11-L12",)
+    text = user.read_text()
+    assert "allergic to cats" not in text
+    assert "## Notes\n" in text
+    assert "- 我是素食者，不吃肉" in text
+    shown = daemon.cli("forget", "USER.md#L1-L11")
+    assert shown.returncode == 1
+    assert "the citation holds several memories" in shown.stdout
 
 
 def test_forget_by_exact_text_and_ambiguity(daemon: Daemon) -> None:

@@ -386,7 +386,10 @@ def forget_lines(result: ForgetResult) -> list[str]:
         ]
     if not result.candidates:
         return ["Nothing matched; nothing was removed."]
-    why = "several places match" if result.reason == "several_matches" else "no single clear match"
+    why = {
+        "several_matches": "several places match",
+        "several_memories": "the citation holds several memories",
+    }.get(result.reason, "no single clear match")
     lines = [f"Nothing removed: {why}. Candidates:"]
     lines += [f"  {c.score:.2f} {c.citation} {c.text}" for c in result.candidates]
     lines.append("Forget one by its citation: omem-client forget PATH#Ln")

@@ -54,6 +54,7 @@ from openmemoryd.memory.capture_rules import screen
 from openmemoryd.memory.get import split_citation
 from openmemoryd.memory.log_gate import text_weight
 from openmemoryd.memory.remove import LineRange, remove_lines
+from openmemoryd.memory.units import memories_in
 from openmemoryd.search import SearchQuery
 from openmemoryd.search.hits import citation
 from openmemoryd.text.terms import token_set
@@ -259,8 +260,30 @@ async def forget(
     if len(given) != 1:
         raise BadRequest("forget needs exactly one of: a citation, a text or a query")
     if citation_ is not None:
-        targets = [await _by_citation(engine, citation_)]
-        return await _erase(engine, targets, reason="citation")
+        target = await _by_citation(engine, citation_)
+        inside = memories_in(target.text, target.span.start)
+        if len(inside) == 1:  # its lines alone: a heading cited with it stays
+            only = inside[0]
+            narrowed = _Target(target.mp, LineRange(only.start, only.end), only.text)
+            return await _erase(engine, [narrowed], reason="citation")
+        if not inside:
+            raise BadRequest(
+                f"{citation_} holds no memory (only headings, blank lines or template "
+                "text); nothing was removed"
+            )
+        # A chunk's citation (from search or recall): erasing all of it took
+        # whole sections with their headings. Each memory is listed instead.
+        return ForgetResult(
+            removed=(),
+            removed_text=(),
+            candidates=tuple(
+                ForgetCandidate(
+                    citation=citation(target.mp.key, m.start, m.end), text=m.text, score=1.0
+                )
+                for m in inside
+            ),
+            reason="several_memories",
+        )
     if text is not None:
         return await _forget_text(engine, text, all_)
     assert query is not None
