@@ -293,3 +293,18 @@ def test_packing_keeps_its_promises(
         assert spent(packed) <= budget or (len(kept) == 1 and hit_cost(kept[0]) > budget)
     if spent(answer) <= budget:
         assert packed is answer  # what fits is left as it is
+
+
+def test_a_hits_line_is_never_a_heading_but_the_memory_under_it() -> None:
+    # "deploy rollback" once showed a later hit as its heading alone: "## Deploy"
+    first = chunk("glacier", 0)
+    later = (
+        "# 2026-11-13\n\n## Deploy\n\n"
+        "The v2.4 release went out after the auth fix, canary at 5 %.\n\n## Заметки\n\n- разное"
+    )
+    budget = hit_cost(hit(first, 1)) + 30
+    assert hit_cost(hit(later, 2)) > 30  # shown in part
+    trimmed = within_budget(result(first, later), budget, ["deploy", "rollback"])
+    shown = trimmed.results[1]
+    assert shown.snippet == "The v2.4 release went out after the auth fix, canary at 5 %."
+    assert shown.start_line == 11 + 4  # its own line, cited exactly

@@ -41,6 +41,7 @@ from openmemoryd.search.dates import parse_query_dates
 from openmemoryd.search.hits import citation, heading_at, headings_within
 from openmemoryd.search.snippet import best_line, window_around
 from openmemoryd.text import fitting_prefix, line_cost, query_terms, safe_boundary
+from openmemoryd.workspace.boilerplate import has_memory
 
 ELLIPSIS: Final = "…"
 # Without a `limit`, a search with a budget considers as many hits as the
@@ -170,11 +171,23 @@ def _shown(hit: SearchHit, lines: Sequence[str], first: int, last: int) -> Searc
 
 
 def _best_line(hit: SearchHit, terms: Sequence[str]) -> SearchHit | None:
-    """*hit* as its best line alone (itself when that is all it has)."""
+    """*hit* as its best line alone (itself when that is all it has).
+
+    Never a heading: the line shown is cited with the heading path it is
+    under, so a heading alone (``## Deploy``) would spend the line on what
+    its label already says. A heading that holds the query's words gives way
+    to the first line of memory under it.
+    """
     lines = hit.snippet.split("\n")
-    best = best_line(lines, terms)[0]
+    memory = [line if has_memory(line) else "" for line in lines]
+    best, hits = best_line(memory, terms)
     if best is None:
         return None
+    if not hits:
+        named, named_hits = best_line(lines, terms)
+        if named_hits and named is not None:
+            under = next((i for i in range(named + 1, len(lines)) if memory[i].strip()), None)
+            best = best if under is None else under
     return _shown(hit, lines, best, best)
 
 
