@@ -145,17 +145,18 @@ def _memory_text(snippet: str, source: str) -> tuple[str, str]:
 def render_block(memories: Sequence[RecalledMemory]) -> str:
     """The ``<relevant-memories>`` block ("" for no memories).
 
-    `html.escape` (quotes included) leaves no ``<``, ``>``, ``&`` or quote in
-    the memory text or citation, so nothing inside can end the block early
-    or pose as markup.
+    `html.escape` leaves no ``<``, ``>`` or ``&`` in the memory text or
+    citation, so nothing inside can end the block early or pose as markup.
+    Quotes are left as written: the block is text, not an attribute, and
+    every "can't" read as "can&#x27;t" by the model it is put before.
     """
     if not memories:
         return ""
     lines = ["<relevant-memories>", RECALL_PREAMBLE]
     for number, memory in enumerate(memories, 1):
-        text = html.escape(memory.text, quote=True)
-        cited = html.escape(memory.citation, quote=True)
-        lines.append(f"{number}. [{html.escape(memory.category)}] {text} ({cited})")
+        text = html.escape(memory.text, quote=False)
+        cited = html.escape(memory.citation, quote=False)
+        lines.append(f"{number}. [{html.escape(memory.category, quote=False)}] {text} ({cited})")
     lines.append("</relevant-memories>")
     return "\n".join(lines)
 
