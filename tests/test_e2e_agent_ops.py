@@ -113,6 +113,27 @@ def test_capture_writes_bullets_searchable_at_once_and_says_why_not(daemon: Daem
         assert lines[line_no - 1].startswith("- [preference] Remember that I prefer oolong")
 
 
+def test_captures_after_a_section_of_the_day_get_their_own_heading(daemon: Daemon) -> None:
+    def said(text: str) -> list[dict[str, str]]:
+        return [{"role": "user", "content": text}]
+
+    with daemon.client() as client:
+        client.append("## Встреча с Иваном\n\nОбсудили миграцию на gRPC.")
+        first = client.capture(said("Remember that my dentist appointment is on Friday at 3pm"))
+        second = client.capture(said("记住：我妻子叫小红，她对花生过敏"))
+        text = today_file(daemon).read_text()
+        lines = text.splitlines()
+        assert text.count("## Captured") == 1  # the second goes under it too
+        for result, start in ((first, "- [fact] Remember"), (second, "- [entity] 记住")):
+            line = int(result.captured[0].citation.split("#L")[1])
+            assert lines[line - 1].startswith(start)  # cited exactly
+        hit = client.search("dentist appointment Friday").results[0]
+        assert hit.section() == "Captured"
+        client.append("## Ужин\n\nЗаказать столик.")
+        client.capture(said("Remember that my passport expires in March 2027"))
+        assert today_file(daemon).read_text().count("## Captured") == 2
+
+
 def test_capture_skips_what_is_already_remembered(daemon: Daemon) -> None:
     fact = "I always deploy on Tuesdays after the standup."
     with daemon.client() as client:

@@ -25,6 +25,8 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 import apsw
@@ -50,6 +52,7 @@ from openmemoryd.engine.similar import (
 )
 from openmemoryd.errors import BadRequest, NotFound
 from openmemoryd.index.indexer import index_file
+from openmemoryd.memory.append import target_path
 from openmemoryd.memory.capture_rules import screen
 from openmemoryd.memory.get import split_citation
 from openmemoryd.memory.log_gate import text_weight
@@ -78,6 +81,8 @@ FORGET_LISTED: Final = 0.5  # lines at least this close are listed as candidates
 FORGET_RIVAL: Final = 0.7  # ... and a second one this close makes the match unclear
 
 _HEADING: Final = re.compile(r"^#{1,6}\s")
+_SECTION: Final = re.compile(r"^#{2,6}\s")  # below a file's title
+CAPTURED_HEADING: Final = "## Captured"
 
 
 # ---------------------------------------------------------------- recall
@@ -199,10 +204,12 @@ async def capture(
     path: str | None = None
     if chosen:
         block = "\n".join(f"- [{category}] {text}" for _, category, _, text in chosen)
-        appended = await engine.append(block, None)
+        heading = await _capture_heading(engine)
+        appended = await engine.append(f"{heading}\n\n{block}" if heading else block, None)
         path = appended.path
+        first = appended.start_line + (2 if heading else 0)
         for offset, (index, category, trigger, text) in enumerate(chosen):
-            line = appended.start_line + offset
+            line = first + offset
             captured.append(
                 CapturedMemory(
                     index=index,
@@ -219,6 +226,27 @@ async def capture(
         path=path,
         took_ms=round((time.perf_counter() - started) * 1000, 3),
     )
+
+
+async def _capture_heading(engine: Engine) -> str:
+    """The heading captured memories need before them in today's file: none
+    while the file has no section yet (only its date title) or its last one
+    holds captures already, else `CAPTURED_HEADING`. Appended after a
+    meeting's "## Встреча с Иваном", a user's allergy and dentist were read
+    (and cited by search) as part of that meeting."""
+    mp = target_path(engine.policy, None, date.today())
+    text = await trio.to_thread.run_sync(_text_or_empty, mp.absolute)
+    last = next((line for line in reversed(text.split("\n")) if _SECTION.match(line)), None)
+    if last is None or last.strip() == CAPTURED_HEADING:
+        return ""
+    return CAPTURED_HEADING
+
+
+def _text_or_empty(path: Path) -> str:
+    try:
+        return path.read_text("utf-8", errors="replace")
+    except FileNotFoundError:
+        return ""
 
 
 async def _already_remembered(engine: Engine, text: str, batch: list[str]) -> str | None:
