@@ -56,6 +56,29 @@ def test_recall_prints_an_escaped_untrusted_block(daemon: Daemon) -> None:
     assert shown.stdout.strip() == block
 
 
+def test_recall_quotes_the_memories_of_a_hit_that_hold_the_prompts_words(
+    daemon: Daemon,
+) -> None:
+    with daemon.client() as client:
+        for note in (
+            "昨天和李雷开会，讨论了 Q1 的路线图。",
+            "- [fact] my dentist appointment is next Friday at 3pm",
+            "- [entity] 我妻子叫小红，她对花生过敏",
+            "Test note about the orange cat named Mango",
+        ):
+            client.append(note)
+        result = client.recall("what is the orange cat called, Mango?")
+        assert [m.text for m in result.memories] == ["Test note about the orange cat named Mango"]
+        line = result.memories[0].start_line
+        assert (
+            result.memories[0].citation
+            == f"{today_file(daemon).relative_to(daemon.env.workspace)}#L{line}"
+        )
+        assert today_file(daemon).read_text().splitlines()[line - 1].startswith("Test note")
+        assert "花生" not in result.block
+        assert "dentist" not in result.block
+
+
 def test_recall_of_a_tiny_or_unmatched_prompt_is_empty(daemon: Daemon) -> None:
     with daemon.client() as client:
         client.append("the lighthouse keeper logs the weather at dawn")

@@ -91,5 +91,7 @@ def test_recall_passes_the_item_on(notes: Daemon) -> None:
     reply = notes.cli_json("recall", "what did I pay for the standing desk")
     desk = [m for m in reply["memories"] if "standing desk" in m["text"]]
     assert desk, reply
-    assert desk[0]["citation"] == "memory/2026-11-25.md#L5-L7"
+    # the item itself, not its neighbours: recall quotes the memories that
+    # hold the prompt's words
+    assert desk[0]["citation"] == "memory/2026-11-25.md#L6"
     assert "billing" not in desk[0]["text"]  # the rest of the day's list is not in it

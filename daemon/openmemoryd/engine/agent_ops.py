@@ -59,7 +59,9 @@ from openmemoryd.memory.log_gate import text_weight
 from openmemoryd.memory.remove import LineRange, remove_lines
 from openmemoryd.memory.units import memories_in
 from openmemoryd.search import SearchQuery
+from openmemoryd.search.budget import budget_terms
 from openmemoryd.search.hits import citation
+from openmemoryd.search.snippet import line_matches
 from openmemoryd.text.terms import token_set
 from openmemoryd.workspace import MemoryPath, scan_memory_files
 
@@ -110,25 +112,48 @@ async def recall(
         )
     )
     memories = []
+    terms = budget_terms(query)
     for hit in found.results:
-        category, text = _memory_text(hit.snippet, hit.source)
-        memories.append(
-            RecalledMemory(
-                text=text,
-                score=hit.score,
-                category=category,
-                citation=hit.citation,
-                path=hit.path,
-                start_line=hit.start_line,
-                end_line=hit.end_line,
+        for start, end, snippet in _recalled_parts(hit.snippet, hit.start_line, terms):
+            category, text = _memory_text(snippet, hit.source)
+            memories.append(
+                RecalledMemory(
+                    text=text,
+                    score=hit.score,
+                    category=category,
+                    citation=citation(hit.path, start, end),
+                    path=hit.path,
+                    start_line=start,
+                    end_line=end,
+                )
             )
-        )
+    del memories[limit or engine.config.recall.limit :]
     return RecallResult(
         block=render_block(memories),
         memories=tuple(memories),
         took_ms=round((time.perf_counter() - started) * 1000, 3),
         degraded=found.degraded,
     )
+
+
+def _recalled_parts(
+    snippet: str, first_line: int, terms: Sequence[str]
+) -> list[tuple[int, int, str]]:
+    """The parts of a hit to recall, as (first line, last line, text): the
+    memories of its snippet that hold a word of the prompt, each on its own,
+    or the whole snippet when none does (a match by meaning alone) or it is
+    one memory.
+
+    A hit is a chunk, and a day's chunk holds a meeting, a dentist, an
+    allergy and a cat: recalled whole, run together on one line, "orange
+    cat Mango" put the user's wife's allergy into the prompt with it.
+    """
+    whole = [(first_line, first_line + snippet.count("\n"), snippet)]
+    units = memories_in(snippet, first_line)
+    if len(units) < 2:
+        return whole
+    holding = [u for u in units if line_matches(u.text, terms)]
+    return [(u.start, u.end, u.text) for u in holding] or whole
 
 
 def _memory_text(snippet: str, source: str) -> tuple[str, str]:
