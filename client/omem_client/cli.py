@@ -38,6 +38,7 @@ from omem_client._cli_io import (
     EXIT_UNREACHABLE,
     Options,
     append_command,
+    command_output,
     fail,
     get_command,
     json_errors,
@@ -317,6 +318,27 @@ def doctor(ctx: typer.Context, as_json: JsonOpt = False) -> None:
 # The agent commands register after the ones above, so `--help` lists memory
 # commands first.
 from omem_client import _cli_agent  # noqa: E402, F401
+
+
+def _with_command_output(commands: typer.Typer) -> None:
+    """Run the body of every command of *commands* (and of its groups, as
+    `tasks`) inside `command_output`: its stdout escaped on a terminal, a
+    reader that stops early no error. Done here, to every registered
+    callback, so that commands printing with ``typer.echo`` are covered as
+    those printing through `_cli_io`; wrapping the bodies rather than the
+    whole app leaves typer's own output (help in colour, usage errors) as
+    it was. `mcp` is left alone: its stdout is the MCP SDK's protocol stream.
+    """
+    infos = [*commands.registered_commands, commands.registered_callback]
+    for info in infos:
+        if info is not None and info.callback is not None and info.callback is not mcp:
+            info.callback = command_output(info.callback)
+    for group in commands.registered_groups:
+        if group.typer_instance is not None:
+            _with_command_output(group.typer_instance)
+
+
+_with_command_output(app)
 
 __all__ = ["EXIT_DAEMON_ERROR", "EXIT_UNREACHABLE", "app", "main"]
 

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 import apsw
 import trio
 
-from omem_protocol import PROTOCOL_VERSION, DoctorCheck, DoctorResult
+from omem_protocol import PROTOCOL_VERSION, DoctorCheck, DoctorResult, StatusResult
 from openmemoryd.config import Config, Overrides, load_config
+from openmemoryd.doctor.files import files_check, noted_files, unreadable_paths
 from openmemoryd.doctor.index import inspect_index, sqlite_checks
 from openmemoryd.doctor.paths import socket_check, state_dir_check, workspace_check
 from openmemoryd.doctor.report import fail, finish, ok, secrets_of, warn
@@ -33,12 +34,12 @@ from openmemoryd.doctor.runtime import (
     PROBE_TEXT,
     appends_check,
     embedder_off,
-    files_check,
     probe_outcome,
     watcher_check,
 )
 from openmemoryd.embed import EmbeddingError
 from openmemoryd.engine.journal_keeper import missing_report
+from openmemoryd.engine.recovery import IndexDamaged
 from openmemoryd.engine.status_report import embedding_status, workspace_status
 from openmemoryd.errors import ConfigError
 
@@ -81,7 +82,7 @@ async def diagnose_engine(engine: Engine, info: DaemonInfo) -> DoctorResult:
     elif (off := default_without_model(config.search.rerank)) is not None:
         checks.append(off)
     checks.append(watcher_check(engine.syncer.statistics(), config))
-    checks.append(files_check(status.sources, syncing=status.syncing, running=True))
+    checks.append(await _files_check(engine, status))
     checks.append(appends_check(missing_report(engine)))
     return finish(checks, started, secrets_of(config, os.environ))
 
@@ -112,6 +113,18 @@ async def _index_check(engine: Engine) -> DoctorCheck:
             f"cannot read {path}: {exc}",
             "restart openmemoryd: an index it cannot open is moved aside and rebuilt",
         )
+
+
+async def _files_check(engine: Engine, status: StatusResult) -> DoctorCheck:
+    """The counts `status` gave, with the files it lists as issues."""
+    try:
+        noted = await engine.read(noted_files)
+    except IndexDamaged:  # the index check says so
+        noted = []
+    unreadable = await trio.to_thread.run_sync(unreadable_paths, engine.policy)
+    return files_check(
+        status.sources, syncing=status.syncing, running=True, noted=noted, unreadable=unreadable
+    )
 
 
 async def _probe_reranker(engine: Engine) -> DoctorCheck:

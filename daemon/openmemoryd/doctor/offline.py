@@ -20,6 +20,7 @@ import msgspec
 from omem_client import Client, DaemonNotRunning, OmemError
 from omem_protocol import DoctorCheck, DoctorResult, StatusResult, __version__, default_config_path
 from openmemoryd.config import Config, Overrides, load_config
+from openmemoryd.doctor.files import files_check, noted_files, unreadable_paths
 from openmemoryd.doctor.index import open_index_check, sqlite_checks
 from openmemoryd.doctor.paths import socket_check, state_dir_check, workspace_check
 from openmemoryd.doctor.report import fail, finish, ok, secrets_of, warn
@@ -28,7 +29,6 @@ from openmemoryd.doctor.runtime import (
     PROBE_TEXT,
     appends_check,
     embedder_off,
-    files_check,
     inotify_check,
     probe_outcome,
     watcher_check,
@@ -36,7 +36,7 @@ from openmemoryd.doctor.runtime import (
 from openmemoryd.embed.registry import choose_embedder
 from openmemoryd.engine.counts import count_sources
 from openmemoryd.errors import ConfigError
-from openmemoryd.store import source_totals
+from openmemoryd.store import IndexedFile, source_totals
 from openmemoryd.workspace import PathPolicy, SessionLocator, scan_memory_files
 
 PROBE_TIMEOUT_S = 10.0
@@ -77,7 +77,15 @@ def diagnose(overrides: Overrides, environ: Mapping[str, str]) -> DoctorResult:
         if status is not None:
             if status.sync is not None:
                 checks.append(watcher_check(status.sync, config))
-            checks.append(files_check(status.sources, syncing=status.syncing, running=True))
+            checks.append(
+                files_check(
+                    status.sources,
+                    syncing=status.syncing,
+                    running=True,
+                    noted=_noted(conn),
+                    unreadable=unreadable_paths(_policy(config)),
+                )
+            )
             checks.append(appends_check(status.issues))
         else:
             checks.append(inotify_check(config))
@@ -134,9 +142,23 @@ def _probe_embedder(config: Config, environ: Mapping[str, str]) -> DoctorCheck:
         embedder.close()
 
 
+def _policy(config: Config) -> PathPolicy:
+    return PathPolicy(config.workspace, config.extra_paths)
+
+
+def _noted(conn: apsw.Connection | None) -> list[IndexedFile]:
+    """The index's noted files; none when it cannot be read (its check says why)."""
+    if conn is None:
+        return []
+    try:
+        return noted_files(conn)
+    except apsw.Error:
+        return []
+
+
 def _files_on_disk(config: Config, conn: apsw.Connection) -> DoctorCheck:
     """No daemon to ask: scan the disk and read the index's totals."""
-    scan = scan_memory_files(PathPolicy(config.workspace, config.extra_paths))
+    scan = scan_memory_files(_policy(config))
     sessions = (
         SessionLocator(config.sessions_dir, config.session_paths).scan()
         if config.sessions.enabled
@@ -146,4 +168,10 @@ def _files_on_disk(config: Config, conn: apsw.Connection) -> DoctorCheck:
         totals = source_totals(conn)
     except apsw.Error as exc:
         return fail("files", f"cannot read the index: {exc}", "see the index check above")
-    return files_check(count_sources(scan, sessions, totals), syncing=False, running=False)
+    return files_check(
+        count_sources(scan, sessions, totals),
+        syncing=False,
+        running=False,
+        noted=_noted(conn),
+        unreadable=scan.issues,
+    )

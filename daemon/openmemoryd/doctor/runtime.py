@@ -1,4 +1,4 @@
-"""Checks of the moving parts: the embedder, the file watcher, indexing progress.
+"""Checks of the moving parts: the embedder, the file watcher, journalled appends.
 
 Each takes what it judges as plain values, so the same verdict is reached
 from inside the daemon (its live embedder and syncer) and from
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Final, Protocol
 
-from omem_protocol import DoctorCheck, SourceCounts
+from omem_protocol import DoctorCheck
 from openmemoryd.config import Config, EmbeddingSettings
 from openmemoryd.doctor.report import fail, ok, warn
 from openmemoryd.embed import Embedder, EmbeddingError, Vectors
@@ -178,36 +178,7 @@ _SEE_LOG = (
     "restarting openmemoryd restarts it"
 )
 
-# ---------------------------------------------------------------- files
-
-
-def files_check(sources: Sequence[SourceCounts], *, syncing: bool, running: bool) -> DoctorCheck:
-    """Files on disk against files indexed, per source."""
-    name = "files"
-    summary = ", ".join(
-        f"{s.source} {s.files_indexed}/{s.files_on_disk} ({s.chunks} chunks)" for s in sources
-    )
-    summary = f"indexed/on disk: {summary or 'no files'}"
-    missing = sum(max(0, s.files_on_disk - s.files_indexed) for s in sources)
-    gone = sum(max(0, s.files_indexed - s.files_on_disk) for s in sources)
-    if not missing and not gone:
-        return ok(name, summary)
-    parts = []
-    if missing:
-        parts.append(f"{missing} file(s) on disk not yet indexed")
-    if gone:
-        parts.append(f"{gone} indexed file(s) no longer on disk")
-    during = " while a sync runs" if syncing else ""
-    if not running:
-        fix = "start openmemoryd: it reconciles the index with the files on start"
-    elif syncing:
-        fix = "wait for the sync to finish (`omem-client status` shows it)"
-    else:
-        fix = (
-            "run `omem-client sync`; files it skips (too large, unreadable) and "
-            "transcripts waiting for more lines are listed by `omem-client status`"
-        )
-    return warn(name, f"{' and '.join(parts)}{during}; {summary}", fix)
+# ---------------------------------------------------------------- appends
 
 
 def appends_check(issues: Iterable[str]) -> DoctorCheck:
