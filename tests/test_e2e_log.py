@@ -84,7 +84,7 @@ def test_conflict_is_shown_and_replaced_only_when_asked(daemon: Daemon) -> None:
     assert memory_md(daemon) == before
     dry = daemon.cli("log", LIGHT, "--replace", "--dry-run")
     assert dry.returncode == 0
-    assert dry.stdout.startswith("Dry run, nothing changed. Replaced MEMORY.md#L")
+    assert dry.stdout.startswith("Dry run, nothing changed. Would replace MEMORY.md#L")
     assert memory_md(daemon) == before
     replaced = daemon.cli("log", LIGHT, "--replace")
     assert replaced.returncode == 0

@@ -10,6 +10,7 @@ daemon's typed result.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -19,6 +20,7 @@ from mcp import types
 
 from omem_client import _render
 from omem_client._async import AsyncClient
+from omem_client._mcp_answers import log_answer, primer_answer
 from omem_client._mcp_args import (
     AppendArgs,
     CaptureArgs,
@@ -37,7 +39,7 @@ from omem_client._mcp_args import (
     UpdateTasksArgs,
     given,
 )
-from omem_protocol import CaptureMessage, GetResult, Method, Msg, SearchResult
+from omem_protocol import CaptureMessage, GetResult, LogResult, Method, Msg, SearchResult
 from omem_protocol import methods as m
 
 __all__ = ["TOOLS", "TOOLS_BY_NAME", "Answer", "Tool", "input_schema"]
@@ -119,20 +121,13 @@ async def _forget(client: AsyncClient, a: ForgetArgs) -> Answer:
     result = await client.forget(
         citation=given(a.citation), text=given(a.text), query=given(a.query), all=a.all
     )
-    if result.removed or not result.candidates:
-        return "\n".join(_render.forget_lines(result)), result
-    # The CLI's lines end with a shell hint; the model needs the tool's words instead.
-    lines = _render.forget_lines(result)[:-1]
-    lines.append("Ask the user which one they mean, then call memory_forget with its citation.")
-    return "\n".join(lines), result
+    # The candidates' shell hint is said in the tool's words (`HINTS`).
+    return "\n".join(_render.forget_lines(result)), result
 
 
 async def _primer(client: AsyncClient, a: PrimerArgs) -> Answer:
     result = await client.primer(budget=given(a.budget), private=a.private, today=given(a.today))
-    lines = [result.text or "Nothing to start with: the memory files are empty."]
-    if result.omitted:
-        lines += ["", "Left out: " + "; ".join(result.omitted)]
-    return "\n".join(lines), result
+    return primer_answer(result, "Call memory_primer again with budget={budget}."), result
 
 
 async def _compact(client: AsyncClient, a: CompactArgs) -> Answer:
@@ -180,14 +175,24 @@ async def _update_tasks(client: AsyncClient, a: UpdateTasksArgs) -> Answer:
 
 async def _log(client: AsyncClient, a: LogArgs) -> Answer:
     result = await client.log(a.content, type=given(a.type), replace=a.replace, dry_run=a.dry_run)
-    lines = _render.log_lines(result)
-    if result.status == "conflict":
-        # The CLI's last line is a shell hint; the model needs the tool's words instead.
-        lines[-1] = (
-            "Ask the user which version is right; if it is the new one, call memory_log "
-            "again with replace=true."
-        )
-    return "\n".join(lines), result
+    return log_answer(result, _keep_both)
+
+
+_ROOT_FILES = ("MEMORY.md", "USER.md", "PROJECT.md")
+
+
+def _keep_both(result: LogResult) -> str:
+    """memory_log can swap the line; only memory_append, which writes text as
+    given without this check, can keep both (at the end of the file)."""
+    path = result.path if result.path in _ROOT_FILES else None
+    call = f"path {json.dumps(path)}, " if path else ""
+    where = f"the end of {path}" if path else "today's daily file"
+    text = json.dumps(f"- {result.text}", ensure_ascii=False)
+    return (
+        "If the new one is to replace the old one, call memory_log again with replace=true. "
+        f"If both hold, keep the new one with memory_append ({call}text {text}): it goes to "
+        f"{where} as given."
+    )
 
 
 # ---------------------------------------------------------------- the tools
@@ -206,6 +211,9 @@ class Tool(Generic[A]):
     # None: read-only when the method does not write. A tool that uses only
     # the reading half of a method (listing tasks) says so here.
     only_reads: bool | None = None
+    # What the daemon refusing a call (bad_request, not_found, ...) means for
+    # the files, said after the refusal when the model needs to know it.
+    when_refused: str = ""
 
     @property
     def read_only(self) -> bool:
@@ -370,6 +378,7 @@ TOOLS: tuple[Tool[Any], ...] = (
         UpdateTasksArgs,
         _update_tasks,
         m.TASKS,
+        when_refused="No task was changed: either every named task is changed or none is.",
     ),
     Tool(
         "memory_log",

@@ -386,11 +386,14 @@ def forget_lines(result: ForgetResult) -> list[str]:
         ]
     if not result.candidates:
         return ["Nothing matched; nothing was removed."]
+    lone = len(result.candidates) == 1
     why = {
         "several_matches": "several places match",
         "several_memories": "the citation holds several memories",
-    }.get(result.reason, "no single clear match")
-    lines = [f"Nothing removed: {why}. Candidates:"]
+    }.get(
+        result.reason, "the closest match is not a clear one" if lone else "no single clear match"
+    )
+    lines = [f"Nothing removed: {why}. {'Candidate' if lone else 'Candidates'}:"]
     lines += [f"  {c.score:.2f} {c.citation} {c.text}" for c in result.candidates]
     lines.append("Forget one by its citation: omem-client forget PATH#Ln")
     return lines
@@ -513,14 +516,18 @@ def log_lines(result: LogResult) -> list[str]:
             f"{similar.similarity:.2f}, words {similar.lexical:.2f}): {similar.text}"
         )
     elif result.status == "reinforced" and similar is not None:
-        head = f"Reinforced {similar.citation} (now ×{similar.count + 1}): {similar.text}"
+        done, now = ("Would reinforce", "to") if result.dry_run else ("Reinforced", "now")
+        head = f"{done} {similar.citation} ({now} ×{similar.count + 1}): {similar.text}"
     elif result.status == "replaced" and similar is not None:
-        head = f"Replaced {similar.citation}: {similar.text} → {result.text}"
+        done = "Would replace" if result.dry_run else "Replaced"
+        head = f"{done} {similar.citation}: {similar.text} → {result.text}"
     else:
         where = result.citation or result.path or "?"
         section = f" (§ {result.section})" if result.section else ""
-        head = f"Written to {where}{section}: {result.text}"
+        done = "Would be written to" if result.dry_run else "Written to"
+        head = f"{done} {where}{section}: {result.text}"
     if result.dry_run and result.status not in ("rejected", "conflict"):
+        # What a dry run says it did must not read as done ("Written to").
         head = "Dry run, nothing changed. " + head
     lines = [head]
     lines += [f"  masked: {masked}" for masked in result.redactions]

@@ -14,7 +14,11 @@ Invariants:
   repeating them cannot do anything twice.
 * Nothing a tool call can do stops the bridge: bad arguments, daemon errors
   and an absent daemon become tool results with ``isError`` set and a message
-  the model can act on.
+  the model can act on. Every request is answered, even a line the SDK's
+  parser refuses (`_mcp_wire`).
+* The model reads the tools' words, not the CLI's: a hint naming a command
+  (``omem-client tasks --all``) is said as the profile's tool that does it
+  (`Profile.in_tool_words`), since an MCP agent has no shell.
 * Each tool's arguments are one msgspec Struct, which both generates the
   ``inputSchema`` the host shows the model and validates what comes back, so
   the two cannot disagree.
@@ -39,8 +43,11 @@ from mcp.shared.exceptions import MCPError
 
 from omem_client._async import AsyncClient
 from omem_client._errors import ConnectError, DaemonError, DaemonNotRunning, OmemError
+from omem_client._mcp_answers import REFUSALS
 from omem_client._mcp_profiles import DEFAULT_PROFILE, PROFILES, Profile
-from omem_protocol import __version__
+from omem_client._mcp_tools import Tool
+from omem_client._mcp_wire import LONE_SURROGATE, AnsweringReader, lone_surrogate_at
+from omem_protocol import Msg, __version__
 
 __all__ = ["Bridge", "build_server", "run", "serve_stdio"]
 
@@ -79,10 +86,25 @@ class Bridge:
         if tool is None:
             known = ", ".join(self._tools)
             raise MCPError(types.INVALID_PARAMS, f"unknown tool {name!r} (known: {known})")
+        # Before parsing: such text parses, then cannot be sent to the daemon
+        # (nor stored as Markdown); the model can send it again whole.
+        where = lone_surrogate_at(arguments or {})
+        if where is not None:
+            return _error(f"invalid arguments for {name}: {LONE_SURROGATE} - at `{where}`")
         try:
             args = tool.parse(arguments or {})
         except msgspec.ValidationError as exc:
             return _error(f"invalid arguments for {name}: {exc}")
+        text, result = await self._run(tool, args)
+        if result is None:
+            return _error(self.profile.in_tool_words(text))
+        return types.CallToolResult(
+            content=[types.TextContent(text=self.profile.in_tool_words(text))],
+            structured_content=msgspec.to_builtins(result),
+        )
+
+    async def _run(self, tool: Tool[Any], args: Any) -> tuple[str, Msg | None]:
+        """The tool's text and result, or the error's text and None."""
         client = self._connected()
         try:
             try:
@@ -96,22 +118,22 @@ class Bridge:
                     raise
                 text, result = await tool.call(client, args)
         except DaemonNotRunning as exc:
-            return _error(f"{exc}. The memory tools work again as soon as it runs.")
+            return f"{exc}. The memory tools work again as soon as it runs.", None
         except ConnectError as exc:
             if tool.read_only:
-                return _error(str(exc))
-            return _error(
+                return str(exc), None
+            return (
                 f"{exc}. The change may or may not have been made: check with memory_search "
                 "before repeating it."
-            )
+            ), None
         except DaemonError as exc:
-            return _error(f"openmemoryd refused the call ({exc.code}): {exc}")
+            refused = f"openmemoryd refused the call ({exc.code}): {exc}"
+            if tool.when_refused and exc.code in REFUSALS:
+                refused += f". {tool.when_refused}"
+            return refused, None
         except OmemError as exc:
-            return _error(str(exc))
-        return types.CallToolResult(
-            content=[types.TextContent(text=text)],
-            structured_content=msgspec.to_builtins(result),
-        )
+            return str(exc), None
+        return text, result
 
     async def aclose(self) -> None:
         client, self._client = self._client, None
@@ -164,7 +186,11 @@ async def serve_stdio(bridge: Bridge) -> None:
     server = build_server(bridge)
     try:
         async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            await server.run(
+                AnsweringReader(read_stream, write_stream),
+                write_stream,
+                server.create_initialization_options(),
+            )
     finally:
         with anyio.CancelScope(shield=True):
             await bridge.aclose()

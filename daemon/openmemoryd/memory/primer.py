@@ -15,7 +15,9 @@ token budget:
   it and hand the rest on, so one long daily log cannot starve USER.md;
 * a file cut short keeps its start, except daily logs, which keep their
   end (the newest entries), and the cut is marked with the command that
-  shows the rest.
+  shows the rest;
+* a file with no room at all is named with the smallest budget that would
+  show some of it, so a caller whose budget held nothing can ask again.
 
 Token counts use `estimate_tokens` per line (newline included), whose sum is
 never below the estimate of the joined text, so the primer never exceeds its
@@ -102,10 +104,14 @@ def build_primer(
     shares = _shares([part.size for part in parts], budget)
     rendered: list[str] = []
     sections: list[Section] = []
-    for part, share in zip(parts, shares, strict=True):
+    for index, (part, share) in enumerate(zip(parts, shares, strict=True)):
         block = _fit(part, share)
         if block is None:
-            omitted.append(f"{part.source.path}: no room in the budget")
+            shown_from = _budget_showing(parts, index)
+            omitted.append(
+                f"{part.source.path}: no room in the budget "
+                f"(shown from a budget of {shown_from} tokens)"
+            )
             continue
         text, section = block
         rendered.append(text)
@@ -229,6 +235,33 @@ def _shares(sizes: list[int], budget: int) -> list[int]:
         shares[index] = min(sizes[index], fair)
         remaining -= shares[index]
     return shares
+
+
+def _need(part: _Part) -> int:
+    """The smallest share in which `_fit` shows something of *part*: all of
+    it, or its header, the cut marker and the first line it keeps."""
+    first = part.costs[-1] if part.source.keep_tail else part.costs[0]
+    return min(part.size, _cost(part.header) + _cost(_marker(part, len(part.lines))) + first)
+
+
+def _budget_showing(parts: list[_Part], index: int) -> int:
+    """The smallest budget whose fair share shows something of ``parts[index]``.
+
+    A file left out only for want of room is not empty, and the reply must
+    say so with a number the caller can ask for again: a small budget split
+    six ways (50 tokens, a tool schema's minimum) shows nothing at all.
+    Shares grow with the budget, so a bisection finds it.
+    """
+    sizes = [part.size for part in parts]
+    need = _need(parts[index])
+    low, high = need, sum(sizes) + _cost("") * len(sizes)  # at `high` everything fits
+    while low < high:
+        middle = (low + high) // 2
+        if _shares(sizes, middle)[index] >= need:
+            high = middle
+        else:
+            low = middle + 1
+    return low
 
 
 def _fit(part: _Part, share: int) -> tuple[str, Section] | None:

@@ -1,0 +1,116 @@
+"""What the model reads when the CLI's words would not do.
+
+The tools return the CLI's rendering of the daemon's replies, but a model
+has no shell and fewer options than the CLI: a log conflict must not offer
+``force``, which no MCP tool takes; a hint must name a tool, not
+``omem-client tasks --all``; an empty primer must say whether the files are
+empty or the budget held nothing. Each profile supplies what its own tools
+can do (`Profile.hints`, the *advice* of `log_answer`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import msgspec
+
+from omem_client import _render
+from omem_protocol import LogResult, Msg, PrimerResult
+
+__all__ = [
+    "CLI_FORGET",
+    "CLI_GET",
+    "CLI_STATUS",
+    "CLI_SYNC",
+    "CLI_TASK_IDS",
+    "HINTS",
+    "REFUSALS",
+    "conflict_lead",
+    "log_answer",
+    "primer_answer",
+]
+
+# The hints the daemon and the CLI's rendering give as shell commands. An MCP
+# agent has no shell: each profile says them with its own tools (`HINTS` here,
+# the default profile's), or as something to ask the user.
+CLI_TASK_IDS = "(see `omem-client tasks --all` for ids)"  # a task reference matched nothing
+CLI_STATUS = "(see `omem-client status`)"  # written, but the index failed
+CLI_SYNC = "add notes to the workspace or run `omem-client sync`"  # a search of an empty index
+CLI_GET = " lines: omem-client get "  # the primer cut a file short
+CLI_FORGET = "Forget one by its citation: omem-client forget PATH#Ln"  # forget found candidates
+
+HINTS: tuple[tuple[str, str], ...] = (
+    (CLI_TASK_IDS, '(memory_tasks with status "all" lists every task with its id)'),
+    (CLI_STATUS, "(memory_status says why)"),
+    (CLI_SYNC, "add notes with memory_append, or ask the user to run `omem-client sync`"),
+    (CLI_GET, " lines: memory_get with path "),
+    (CLI_FORGET, "Ask the user which one they mean, then call memory_forget with its citation."),
+)
+
+# Codes with which the daemon refuses a request before acting on it: nothing
+# changed, which a tool's `Tool.when_refused` may spell out.
+REFUSALS = frozenset({"bad_request", "not_found", "forbidden", "too_large"})
+
+# The daemon names, for each file left out for want of room, the budget that shows it.
+_SHOWN_FROM = re.compile(r"no room in the budget \(shown from a budget of (\d+) tokens\)")
+
+
+def primer_answer(result: PrimerResult, ask_again: str) -> str:
+    """The primer, or, when it is empty, why: no memories yet, or none that fit.
+
+    "The memory files are empty" after a budget too small for anything made
+    a model conclude it knew nothing about the user. *ask_again* says how
+    to see more (``{budget}`` is the smallest budget that shows something).
+    """
+    lines = [result.text]
+    if not result.text:
+        needed = [int(m[1]) for m in map(_SHOWN_FROM.search, result.omitted) if m]
+        if needed:
+            smallest = min(needed)
+            lines = [
+                f"Nothing fitted in a budget of {result.budget} tokens, but the memory files "
+                f"are not empty: a budget of {smallest} tokens shows the first of them. "
+                + ask_again.format(budget=smallest)
+            ]
+        else:
+            lines = ["Nothing to start with: the memory files hold no memories yet."]
+    if result.omitted:
+        lines += ["", "Left out: " + "; ".join(result.omitted)]
+    return "\n".join(lines)
+
+
+# The daemon's conflict reason offers its own parameters, force among them;
+# no MCP tool has force (a model may not override the gate), so it goes.
+_DAEMON_OPTIONS = "; pass replace to swap that line for this one, or force to keep both"
+# Word overlap from which the daemon alone calls two memories a conflict (its
+# CONFLICT_AT): such a pair differs in a detail; below it, only in meaning.
+_SAME_WORDING = 0.85
+
+
+def log_answer(result: LogResult, advice: Callable[[LogResult], str]) -> tuple[str, Msg]:
+    """A log's reply in a tool's words: after a conflict, *advice* says
+    what this profile's tools can do about it (the CLI's flags they cannot)."""
+    if result.status != "conflict":
+        return "\n".join(_render.log_lines(result)), result
+    reasons = tuple(reason.replace(_DAEMON_OPTIONS, "") for reason in result.reasons)
+    result = msgspec.structs.replace(result, reasons=reasons)
+    lines = _render.log_lines(result)[:-1]  # the last line names the CLI's flags
+    return "\n".join([*lines, f"{conflict_lead(result)} {advice(result)}"]), result
+
+
+def conflict_lead(result: LogResult) -> str:
+    """What the conflict likely is, so the question put to the user fits it.
+
+    Nearly the same words with a detail changed ("dark mode" / "light
+    mode") are one memory in two versions. Two sentences close only in
+    meaning (a missing .env file / missing migrations, both about a staging
+    deploy) may well be two different facts.
+    """
+    similar = result.similar
+    if similar is not None and similar.lexical >= _SAME_WORDING:
+        return "The two differ in a detail: ask the user which version is right."
+    return (
+        "The two are close in meaning but not in wording, so they may be two different "
+        "facts: ask the user whether the new one replaces the old one."
+    )

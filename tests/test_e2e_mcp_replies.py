@@ -1,0 +1,347 @@
+"""What the model reads through the real bridge and the real daemon: only
+what its tools can do, and true.
+
+Found by driving `omem-client mcp` as a multilingual user would: a log
+conflict offered ``force``, which no MCP tool has; a dry run said "Written
+to"; a primer too small for anything said the files were empty; errors
+named shell commands; a string cut mid-emoji was never answered; and the
+openclaw-memory profile refused its own server's memory types.
+"""
+
+from __future__ import annotations
+
+import json
+import select
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from datetime import date
+from typing import Any
+
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client, types
+
+from conftest import Daemon, Env
+
+pytestmark = pytest.mark.e2e
+
+DARK = "I prefer dark mode in every editor"
+LIGHT = "I prefer light mode in every editor"
+CUT_EMOJI = "\ud83d"  # what JSON.stringify writes for a string cut in the middle of 🐘
+
+
+@asynccontextmanager
+async def bridge(env: Env, *mcp_options: str) -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "omem_client", "mcp", *mcp_options], env=env.vars
+    )
+    with (env.root / "bridge.log").open("a") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            yield session
+
+
+async def call(
+    session: ClientSession, tool: str, /, **arguments: Any
+) -> tuple[bool, str, dict[str, Any] | None]:
+    result = await session.call_tool(tool, arguments)
+    text = "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+    return bool(result.is_error), text, result.structured_content
+
+
+async def ok(session: ClientSession, tool: str, /, **arguments: Any) -> tuple[str, dict[str, Any]]:
+    failed, text, structured = await call(session, tool, **arguments)
+    assert not failed, text
+    assert structured is not None
+    return text, structured
+
+
+async def refused(session: ClientSession, tool: str, /, **arguments: Any) -> str:
+    failed, text, _ = await call(session, tool, **arguments)
+    assert failed, text
+    return text
+
+
+# ---------------------------------------------------------------- D1: a log conflict
+
+
+async def test_a_conflict_offers_only_what_the_tools_can_do(daemon: Daemon) -> None:
+    memory = daemon.env.workspace / "MEMORY.md"
+    async with bridge(daemon.env) as session:
+        await ok(session, "memory_log", content=DARK)
+        text, conflict = await ok(session, "memory_log", content=LIGHT)
+        assert conflict["status"] == "conflict"
+        # no MCP tool has force: neither the text nor the structured reasons offer it
+        assert "force" not in text
+        assert not any("force" in reason for reason in conflict["reasons"])
+        assert "--replace" not in text
+        last = text.splitlines()[-1]
+        # nearly the same words: one memory in two versions
+        assert last.startswith("The two differ in a detail: ask the user which version is right.")
+        assert "call memory_log again with replace=true" in last
+        assert f'memory_append (path "MEMORY.md", text "- {LIGHT}")' in last
+        assert LIGHT not in memory.read_text("utf-8")
+
+        # the way to keep both that the reply gives works
+        await ok(session, "memory_append", path="MEMORY.md", text=f"- {LIGHT}")
+    kept = memory.read_text("utf-8")
+    assert f"- {DARK}" in kept
+    assert f"- {LIGHT}" in kept
+
+
+async def test_profiles_without_replace_say_what_is_left(daemon: Daemon) -> None:
+    async with bridge(daemon.env, "--profile", "openclaw") as session:
+        _, first = await ok(session, "memory_store", text=DARK, category="preference")
+        text, conflict = await ok(session, "memory_store", text=LIGHT, category="preference")
+        assert conflict["status"] == "conflict"
+        assert f'call memory_forget with memoryId "{first["citation"]}"' in text
+        assert "Swap it with --replace" not in text
+    async with bridge(daemon.env, "--profile", "openclaw-memory") as session:
+        text, conflict = await ok(session, "memory_log", content=LIGHT)
+        assert conflict["status"] == "conflict"
+        assert "replace=true" not in text  # this memory_log has no replace
+        assert "These tools cannot swap the old memory or keep both" in text
+        assert "pass replace" not in text
+
+
+# ---------------------------------------------------------------- D2: a dry run
+
+
+async def test_a_dry_run_says_would_be_written(daemon: Daemon) -> None:
+    before = (daemon.env.workspace / "MEMORY.md").read_text("utf-8")
+    async with bridge(daemon.env) as session:
+        text, dry = await ok(
+            session, "memory_log", content="The user prefers light themes", dry_run=True
+        )
+    assert dry["status"] == "written"
+    assert text.startswith(
+        "Dry run, nothing changed. Would be written to MEMORY.md (§ User Preferences): "
+        "The user prefers light themes"
+    )
+    assert "Written to" not in text
+    cli = daemon.cli("log", "--dry-run", "The user prefers light themes")
+    assert cli.returncode == 0, cli.stderr
+    assert cli.stdout.startswith("Dry run, nothing changed. Would be written to MEMORY.md")
+    assert (daemon.env.workspace / "MEMORY.md").read_text("utf-8") == before
+
+
+# ---------------------------------------------------------------- D12: a small primer
+
+
+async def test_a_primer_with_no_room_says_which_budget_would_do(daemon: Daemon) -> None:
+    async with bridge(daemon.env) as session:
+        text, empty = await ok(session, "memory_primer", budget=50)
+        assert empty["text"] == ""
+        assert text.startswith("Nothing to start with: the memory files hold no memories yet.")
+
+        long_line = "Alexei lives in Novosibirsk and writes the billing service in Go " * 3
+        (daemon.env.workspace / "USER.md").write_text(f"# USER.md\n\n- {long_line}\n")
+        (daemon.env.workspace / "MEMORY.md").write_text(f"# MEMORY.md\n\n- {long_line}\n")
+        text, small = await ok(session, "memory_primer", budget=50, private=True)
+        assert small["text"] == ""
+        first = text.splitlines()[0]
+        assert "the memory files are not empty" in first
+        assert first.startswith(
+            "Nothing fitted in a budget of 50 tokens, but the memory files are not empty: "
+            "a budget of "
+        )
+        needed = int(first.split("a budget of ")[2].split()[0])
+        assert needed > 50
+        assert first.endswith(f"Call memory_primer again with budget={needed}.")
+        assert "USER.md: no room in the budget (shown from a budget of" in text
+
+        text, enough = await ok(session, "memory_primer", budget=needed, private=True)
+        assert "Alexei lives in Novosibirsk" in text
+        assert enough["tokens"] <= needed
+
+
+# ---------------------------------------------------------------- D15: hints in tool words
+
+
+async def test_a_task_error_names_the_tool_and_says_nothing_changed(daemon: Daemon) -> None:
+    async with bridge(daemon.env) as session:
+        await ok(session, "memory_update_tasks", action="add", tasks=["Renew the TLS certificate"])
+        message = await refused(
+            session, "memory_update_tasks", action="done", tasks=["TLS", "несуществующая задача"]
+        )
+        assert "omem-client" not in message
+        assert "no task matches 'несуществующая задача'" in message
+        assert '(memory_tasks with status "all" lists every task with its id)' in message
+        assert message.endswith(
+            "No task was changed: either every named task is changed or none is."
+        )
+        _, still = await ok(session, "memory_tasks")
+        assert [t["text"] for t in still["tasks"]] == ["Renew the TLS certificate"]
+
+    async with bridge(daemon.env, "--profile", "openclaw-memory") as session:
+        failed, message, _ = await call(
+            session,
+            "memory_update_tasks",
+            tasks_json=json.dumps({"add": ["Book the ferry"], "done": ["zebra"]}),
+        )
+        assert failed
+        assert "omem-client" not in message
+        assert 'memory_read with path "memory/TASKS.md" shows every task' in message
+        assert message.endswith("No task was changed by 'done'; 'add', before it, went through.")
+
+
+async def test_a_cut_primer_points_at_the_tool_that_reads_the_rest(daemon: Daemon) -> None:
+    today = daemon.env.workspace / "memory" / f"{date.today().isoformat()}.md"
+    today.parent.mkdir(exist_ok=True)
+    today.write_text("\n".join(f"- ferry note {n} " + "and more " * 10 for n in range(60)))
+    async with bridge(daemon.env) as session:
+        text, _ = await ok(session, "memory_primer", budget=200)
+    assert f"earlier lines: memory_get with path memory/{today.name})" in text
+    assert "omem-client" not in text
+
+
+# ---------------------------------------------------------------- D16: every request answered
+
+
+@contextmanager
+def raw_bridge(env: Env) -> Iterator[subprocess.Popen[bytes]]:
+    """`omem-client mcp` on pipes, initialized, for lines no SDK client would send."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "omem_client", "mcp"],
+        env=env.vars,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        hello = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        }
+        send(proc, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}))
+        assert answer(proc)["id"] == 1
+        send(proc, json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        yield proc
+    finally:
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        proc.stdin.close()
+        proc.wait(10)
+        proc.stdout.close()
+
+
+def send(proc: subprocess.Popen[bytes], line: str) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write(line.encode() + b"\n")
+    proc.stdin.flush()
+
+
+def answer(proc: subprocess.Popen[bytes], timeout: float = 20.0) -> dict[str, Any]:
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    assert ready, "the bridge did not answer"
+    reply: dict[str, Any] = json.loads(proc.stdout.readline())
+    return reply
+
+
+def tool_call(request_id: int, tool: str, **arguments: Any) -> str:
+    # ensure_ascii (the default) writes a lone surrogate as the escape a Node host sends
+    params = {"name": tool, "arguments": arguments}
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+    )
+
+
+def test_a_lone_surrogate_and_a_broken_line_are_answered(daemon: Daemon) -> None:
+    today = daemon.env.workspace / "memory" / f"{date.today().isoformat()}.md"
+    with raw_bridge(daemon.env) as proc:
+        for request_id, tool, arguments in [
+            (10, "memory_search", {"query": f"Postgres {CUT_EMOJI}"}),
+            (11, "memory_append", {"text": f"Заметка с эмодзи 🎉 и обрезанным {CUT_EMOJI}"}),
+            (12, "memory_log", {"content": "I prefer emoji in commit messages 🎉 \udcff"}),
+        ]:
+            send(proc, tool_call(request_id, tool, **arguments))
+            reply = answer(proc)
+            assert reply["id"] == request_id
+            assert reply["result"]["isError"] is True
+            (content,) = reply["result"]["content"]
+            assert content["text"] == (
+                f"invalid arguments for {tool}: text contains an invalid character "
+                f"(a lone surrogate: an emoji cut in half?) - at `$.{next(iter(arguments))}`"
+            )
+
+        send(proc, "{not json")
+        reply = answer(proc)
+        assert reply["id"] is None
+        assert reply["error"]["code"] == -32700
+
+        send(proc, json.dumps({"jsonrpc": "2.0", "id": 13, "method": "tools/call", "params": "x"}))
+        reply = answer(proc)
+        assert (reply["id"], reply["error"]["code"]) == (13, -32600)
+
+        # and the bridge goes on serving, whole emoji and all
+        send(proc, tool_call(14, "memory_append", text="Postgres 🐘 16 runs the billing database"))
+        reply = answer(proc)
+        assert reply["id"] == 14
+        assert reply["result"]["isError"] is False
+    written = today.read_text("utf-8")
+    assert "Postgres 🐘 16" in written
+    assert "Заметка" not in written
+
+
+# ---------------------------------------------------------------- D17: the emulated server's types
+
+
+async def test_openclaw_memory_accepts_its_own_memory_types(daemon: Daemon) -> None:
+    async with bridge(daemon.env, "--profile", "openclaw-memory") as session:
+        listed = {t.name: t for t in (await session.list_tools()).tools}
+        offered = set(listed["memory_log"].input_schema["properties"]["type"]["enum"])
+        assert {"instruction", "pattern", "user", "context", "journal"} <= offered
+        text, written = await ok(
+            session,
+            "memory_log",
+            content="Пользователь предпочитает общаться на русском языке",
+            type="instruction",
+        )
+        assert (written["status"], written["memory_type"]) == ("written", "preference")
+        assert written["path"] == "MEMORY.md"
+        assert "type preference (given as 'instruction')" in text
+        _, project = await ok(
+            session,
+            "memory_log",
+            content="The billing service must answer within 200 ms",
+            type="context",
+        )
+        assert (project["memory_type"], project["path"]) == ("project", "PROJECT.md")
+        failed, message, _ = await call(session, "memory_log", content="x" * 20, type="mood")
+        assert failed
+        assert "`$.type`" in message
+
+
+@pytest.fixture
+def semantic(env: Env) -> Iterator[Daemon]:
+    env.write_config("")  # defaults: the local embedder, as a user runs it
+    handle = Daemon(env).start()
+    try:
+        yield handle
+    finally:
+        handle.stop()
+
+
+@pytest.mark.slow
+async def test_two_lessons_close_only_in_meaning_are_put_as_two_facts(semantic: Daemon) -> None:
+    # e5 puts any two sentences about a staging deploy close: the dogfood report's pair
+    env_lesson = (
+        "Lesson learned: last Tuesday the staging deploy failed because the .env file was "
+        "missing; always check env files first"
+    )
+    migrations = "Lesson: the staging deploy broke because nobody ran the database migrations first"
+    async with bridge(semantic.env) as session:
+        await ok(session, "memory_log", content=env_lesson)
+        text, conflict = await ok(session, "memory_log", content=migrations)
+    assert conflict["status"] == "conflict"
+    assert conflict["similar"]["lexical"] < 0.85
+    last = text.splitlines()[-1]
+    assert last.startswith("The two are close in meaning but not in wording, so they may be two")
+    assert f'memory_append (path "MEMORY.md", text "- {migrations}")' in last
+    assert "force" not in text

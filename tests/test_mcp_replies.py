@@ -1,0 +1,203 @@
+"""The bridge's own words, without a daemon: conflicts, primers, shell hints
+and lines the SDK's parser refuses (`test_e2e_mcp_replies.py` drives them
+through the real bridge and daemon)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pydantic
+import pytest
+from mcp import types
+
+from omem_client import _mcp_tools
+from omem_client._mcp_answers import conflict_lead, log_answer, primer_answer
+from omem_client._mcp_profiles import PROFILES, LogContentArgs
+from omem_client._mcp_tools import input_schema
+from omem_client._mcp_wire import lone_surrogate_at, triage
+from omem_protocol import LogResult, LogSimilar, PrimerResult
+from openmemoryd.memory.log_routes import ALIASES, TYPES
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def conflict(lexical: float) -> LogResult:
+    """The staging-deploy pair of the dogfood report: e5 0.96 similar, 0.43 in words."""
+    old = "Lesson learned: the staging deploy failed because the .env file was missing"
+    return LogResult(
+        status="conflict",
+        memory_type="lesson",
+        text="Lesson: the staging deploy broke because nobody ran the migrations first",
+        reasons=(
+            "type lesson (keyword 'lesson')",
+            "dedupe: 0.96 similar to MEMORY.md#L19 (words 0.43): a possible conflict, nothing "
+            "written; pass replace to swap that line for this one, or force to keep both",
+        ),
+        path="MEMORY.md",
+        section="Lessons Learned",
+        similar=LogSimilar(
+            citation="MEMORY.md#L19",
+            path="MEMORY.md",
+            line=19,
+            text=old,
+            similarity=0.96,
+            lexical=lexical,
+        ),
+    )
+
+
+def test_two_facts_close_only_in_meaning_are_not_called_two_versions() -> None:
+    text, result = log_answer(conflict(0.43), lambda r: "ADVICE")
+    assert text.splitlines()[-1] == (
+        "The two are close in meaning but not in wording, so they may be two different "
+        "facts: ask the user whether the new one replaces the old one. ADVICE"
+    )
+    assert "force" not in text
+    assert isinstance(result, LogResult)
+    # the structured reply no longer offers force either
+    assert result.reasons[-1] == (
+        "dedupe: 0.96 similar to MEMORY.md#L19 (words 0.43): a possible conflict, nothing written"
+    )
+    assert conflict_lead(conflict(0.9)).startswith("The two differ in a detail")
+
+
+def test_keeping_both_is_offered_as_the_append_it_takes() -> None:
+    text, _ = log_answer(conflict(0.43), _mcp_tools._keep_both)
+    new = conflict(0.43).text
+    assert text.endswith(
+        "If the new one is to replace the old one, call memory_log again with replace=true. If "
+        f'both hold, keep the new one with memory_append (path "MEMORY.md", text "- {new}"): it '
+        "goes to the end of MEMORY.md as given."
+    )
+
+
+def primer(text: str, omitted: tuple[str, ...], budget: int = 50) -> PrimerResult:
+    return PrimerResult(
+        text=text, sections=(), tokens=0, budget=budget, omitted=omitted, took_ms=0.0
+    )
+
+
+def test_an_empty_primer_says_whether_the_files_are_empty_or_the_budget_small() -> None:
+    full = primer(
+        "",
+        (
+            "USER.md: no room in the budget (shown from a budget of 97 tokens)",
+            "PROJECT.md: still the template",
+            "MEMORY.md: no room in the budget (shown from a budget of 120 tokens)",
+        ),
+    )
+    text = primer_answer(full, "Call memory_primer again with budget={budget}.")
+    assert text.splitlines()[0] == (
+        "Nothing fitted in a budget of 50 tokens, but the memory files are not empty: a "
+        "budget of 97 tokens shows the first of them. Call memory_primer again with budget=97."
+    )
+    assert text.splitlines()[-1].startswith("Left out: USER.md: no room in the budget")
+    fresh = primer("", ("USER.md: still the template", "memory/2026-11-28.md: missing"))
+    assert primer_answer(fresh, "").startswith("Nothing to start with: the memory files hold no")
+    assert primer_answer(primer("## User (USER.md)\n- Wei", ()), "") == "## User (USER.md)\n- Wei"
+
+
+def test_every_shell_hint_a_profile_translates_is_still_said_somewhere() -> None:
+    """A hint whose wording changed at its source would reach the model as a shell command."""
+    sources = [
+        p.read_text("utf-8")
+        for package in ("daemon/openmemoryd", "client/omem_client")
+        for p in (ROOT / package).rglob("*.py")
+        if p.name != "_mcp_answers.py"
+    ]
+    for profile in PROFILES.values():
+        for cli, said in profile.hints:
+            assert any(cli in source for source in sources), cli
+            assert "omem-client" not in said or "ask the user" in said or "the user can" in said
+
+
+def test_a_profile_says_hints_in_its_own_tools() -> None:
+    message = "no task matches 'x' (see `omem-client tasks --all` for ids)"
+    assert PROFILES["openmemory"].in_tool_words(message) == (
+        "no task matches 'x' (memory_tasks with status \"all\" lists every task with its id)"
+    )
+    assert "memory_read" in PROFILES["openclaw-memory"].in_tool_words(message)
+
+
+def test_openclaw_memory_takes_every_type_the_daemon_knows_by_that_servers_names() -> None:
+    offered = set(input_schema(LogContentArgs)["properties"]["type"]["enum"])
+    documented = {"instruction", "pattern", "user", "context", "journal"}  # docs/cli.md
+    assert offered == set(TYPES) | documented
+    assert documented <= set(ALIASES)
+
+
+# ---------------------------------------------------------------- lines the SDK refuses
+
+
+def refusal(line: str) -> Exception:
+    try:
+        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except pydantic.ValidationError as exc:
+        return exc
+    raise AssertionError(f"the SDK parses {line!r}")
+
+
+def request(params: Any, request_id: Any = 7, method: str = "tools/call") -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+
+
+def test_a_tool_call_with_a_cut_emoji_goes_on_to_the_tool() -> None:
+    line = request({"name": "memory_search", "arguments": {"query": "Postgres \ud83d"}})
+    message, reply = triage(refusal(line))
+    assert reply is None
+    assert isinstance(message, types.JSONRPCRequest)
+    assert message.params is not None
+    assert message.params["arguments"] == {"query": "Postgres \ud83d"}
+
+
+@pytest.mark.parametrize(
+    ("line", "answer"),
+    [
+        ("{not json", (None, types.PARSE_ERROR)),
+        ('{"jsonrpc": "2.0", "id": 3, "method": "tools/call"', (None, types.PARSE_ERROR)),
+        ("[1, 2]", (None, types.INVALID_REQUEST)),
+        ('"hello"', (None, types.INVALID_REQUEST)),
+        ('{"jsonrpc": "2.0", "id": 3}', (3, types.INVALID_REQUEST)),
+        ('{"jsonrpc": "2.0", "method": 5}', (None, types.INVALID_REQUEST)),
+        (request("not an object"), (7, types.INVALID_REQUEST)),
+        (request({"name": "memory_search\ud83d", "arguments": {}}), (7, types.INVALID_PARAMS)),
+        (request({"query": "\udcff"}, method="prompts/get"), (7, types.INVALID_PARAMS)),
+        (request({}, request_id="id-\ud83d"), (None, types.INVALID_REQUEST)),
+    ],
+)
+def test_a_request_the_sdk_cannot_read_gets_an_error(
+    line: str, answer: tuple[int | None, int]
+) -> None:
+    message, reply = triage(refusal(line))
+    assert message is None
+    assert reply is not None
+    assert (reply.id, reply.error.code) == answer
+    # never echoes what it could not read: a lone surrogate cannot be written
+    assert reply.model_dump_json()
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "   ",
+        '{"jsonrpc": "2.0", "method": "notifications/progress", "params": "x"}',
+        json.dumps(
+            {"jsonrpc": "2.0", "method": "notifications/message", "params": {"m": "\ud83d"}}
+        ),
+        '{"jsonrpc": "2.0", "id": 4, "result": "not an object"}',
+        '{"jsonrpc": "2.0", "id": 4, "error": "not an object"}',
+    ],
+)
+def test_notifications_responses_and_blank_lines_are_never_answered(line: str) -> None:
+    message, reply = triage(refusal(line))
+    assert (message, reply) == (None, None)
+
+
+def test_the_first_lone_surrogate_is_named_by_its_path() -> None:
+    assert lone_surrogate_at({"query": "fine 🐘"}) is None
+    assert lone_surrogate_at(
+        {"a": "ok", "messages": [{"content": "x"}, {"content": "\udcff"}]}
+    ) == ("$.messages[1].content")
+    assert lone_surrogate_at({"a\ud83d": 1}) == "$"
