@@ -139,3 +139,26 @@ def test_concurrent_appends_lose_nothing(policy: PathPolicy) -> None:
     assert sorted(entries) == sorted(f"writer {n} entry {i}" for n in range(8) for i in range(25))
     assert lines[0] == "# 2026-11-22"
     assert lines.count("# 2026-11-22") == 1
+
+
+def test_a_crlf_file_gets_crlf_lines(policy: PathPolicy) -> None:
+    path = policy.workspace / "memory" / "crlf.md"
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(b"# Notes\r\n\r\n- first\r\n")
+    mp = policy.resolve("memory/crlf.md")
+    done = append_block(mp, "second\nthird", 1 << 20)
+    assert path.read_bytes() == b"# Notes\r\n\r\n- first\r\n\r\nsecond\r\nthird\r\n"
+    assert (done.start_line, done.end_line) == (5, 6)
+    append_block(mp, "fourth", 1 << 20)  # the known state of the file, not read again
+    assert path.read_bytes().endswith(b"third\r\n\r\nfourth\r\n")
+    assert b"\n" not in path.read_bytes().replace(b"\r\n", b"")
+
+
+def test_a_file_that_is_not_utf8_is_refused_whole(policy: PathPolicy) -> None:
+    path = policy.workspace / "memory" / "latin1.md"
+    path.parent.mkdir(exist_ok=True)
+    before = "# Café notes\n\n- crème brûlée\n".encode("latin-1")
+    path.write_bytes(before)
+    with pytest.raises(Forbidden, match=r"not UTF-8 text \(byte 0xe9 at offset 5\).*iconv"):
+        append_block(policy.resolve("memory/latin1.md"), "новая строка", 1 << 20)
+    assert path.read_bytes() == before

@@ -148,10 +148,13 @@ def append_block(
             existing = read_all(fd)
             if b"\x00" in existing:  # as `get` and the indexer judge it: text would be lost in it
                 raise Forbidden(f"not a text file: {mp.key}")
+            _check_utf8(existing, mp.key)
             so_far = FileSoFar.of(existing)
         created = so_far.size == 0
-        prefix = _separator(so_far.tail, mp.key)
-        payload = (prefix + block + "\n").encode("utf-8")
+        crlf = _crlf(so_far.tail)
+        prefix = _separator(so_far.tail.replace(b"\r\n", b"\n"), mp.key)
+        lines = prefix + block + "\n"
+        payload = (lines.replace("\n", "\r\n") if crlf else lines).encode("utf-8")
         if so_far.size + len(payload) > max_file_bytes:
             raise TooLarge(f"{mp.key} would exceed the {max_file_bytes}-byte file limit")
         write_all(fd, payload)
@@ -211,6 +214,26 @@ def open_locked(mp: MemoryPath) -> int:
             return fd
         os.close(fd)
     raise Conflict(f"{mp.key} kept being replaced while appending; try again")
+
+
+def _crlf(tail: bytes) -> bool:
+    """Whether a file ending in *tail* has CRLF line ends (every line break
+    in it is one): a block appended there follows them, not LF, so a file a
+    Windows editor keeps does not end up with two kinds of line end."""
+    breaks = tail.count(b"\n")
+    return breaks > 0 and tail.count(b"\r\n") == breaks
+
+
+def _check_utf8(existing: bytes, key: str) -> None:
+    """Refuse to append UTF-8 text to a file that is not UTF-8 (Latin-1, say):
+    the file would hold two encodings and read right in neither."""
+    try:
+        existing.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Forbidden(
+            f"{key} is not UTF-8 text (byte 0x{existing[exc.start]:02x} at offset {exc.start}): "
+            f"nothing was appended; convert it first, e.g. iconv -f latin1 -t utf-8"
+        ) from None
 
 
 def _separator(existing: bytes, key: str) -> str:
