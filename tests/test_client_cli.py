@@ -67,27 +67,14 @@ def test_progress_bar_is_silent_when_disabled(capsys: pytest.CaptureFixture[str]
 
 
 def test_an_empty_answer_names_its_reason_without_a_score_it_does_not_have() -> None:
+    import msgspec
+
+    from conftest import search_result
     from omem_client import _render
-    from omem_protocol import SearchResult
 
     def empty(reason: str, best: float | None) -> list[str]:
-        return _render.search_notes(
-            SearchResult(
-                results=(),
-                mode="hybrid",
-                provider="local",
-                model=None,
-                degraded=False,
-                degraded_reason=None,
-                fallback=False,
-                stale=False,
-                empty_reason=reason,
-                best_score=best,
-                min_score=0.35,
-                threshold_relaxed=False,
-                took_ms=1.0,
-            )
-        )
+        reply = msgspec.structs.replace(search_result([]), empty_reason=reason, best_score=best)
+        return _render.search_notes(reply)
 
     assert empty("below_min_score", 0.04) == [
         "(no match reached the minimum score (0.35, the closest 0.040);"

@@ -9,38 +9,25 @@ validated against the tool's output schema (the method's result).
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from datetime import date
 from typing import Any
 
 import jsonschema
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client, types
+from mcp import ClientSession, types
 
 from conftest import Daemon, Env
 from omem_client._errors import BadRequestError
 from omem_client._mcp_profiles import PROFILES, task_changes
 from omem_protocol import MCP_PROFILES
+from test_mcp_bridge import bridge
 
 pytestmark = pytest.mark.e2e
 
 
-@asynccontextmanager
-async def profile_session(env: Env, profile: str) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "omem_client", "mcp", "--profile", profile],
-        env=env.vars,
-    )
-    with (env.root / "bridge.log").open("a") as errlog:
-        async with (
-            stdio_client(params, errlog=errlog) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            yield session
+def profile_session(env: Env, profile: str) -> AbstractAsyncContextManager[ClientSession]:
+    return bridge(env, mcp_options=("--profile", profile))
 
 
 async def ok(session: ClientSession, tool: str, **arguments: Any) -> tuple[str, dict[str, Any]]:

@@ -14,15 +14,16 @@ import json
 import select
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Iterator
+from contextlib import AbstractAsyncContextManager, contextmanager
 from datetime import date
 from typing import Any
 
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client, types
+from mcp import ClientSession, types
 
 from conftest import Daemon, Env
+from test_mcp_bridge import bridge as mcp_session
 
 pytestmark = pytest.mark.e2e
 
@@ -31,18 +32,8 @@ LIGHT = "I prefer light mode in every editor"
 CUT_EMOJI = "\ud83d"  # what JSON.stringify writes for a string cut in the middle of 🐘
 
 
-@asynccontextmanager
-async def bridge(env: Env, *mcp_options: str) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "omem_client", "mcp", *mcp_options], env=env.vars
-    )
-    with (env.root / "bridge.log").open("a") as errlog:
-        async with (
-            stdio_client(params, errlog=errlog) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            yield session
+def bridge(env: Env, *mcp_options: str) -> AbstractAsyncContextManager[ClientSession]:
+    return mcp_session(env, mcp_options=mcp_options)
 
 
 async def call(

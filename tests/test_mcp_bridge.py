@@ -46,10 +46,15 @@ TOOLS = {
 
 
 @asynccontextmanager
-async def bridge(env: Env, *options: str) -> AsyncIterator[ClientSession]:
-    """An initialized MCP session with a freshly spawned ``omem-client mcp``."""
+async def bridge(
+    env: Env, *options: str, mcp_options: tuple[str, ...] = ()
+) -> AsyncIterator[ClientSession]:
+    """An initialized MCP session with a freshly spawned ``omem-client
+    [options] mcp [mcp_options]``."""
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "omem_client", *options, "mcp"], env=env.vars
+        command=sys.executable,
+        args=["-m", "omem_client", *options, "mcp", *mcp_options],
+        env=env.vars,
     )
     with (env.root / "bridge.log").open("a") as errlog:
         async with (
