@@ -86,3 +86,21 @@ class Embedder(Protocol):
     def close(self) -> None:
         """Release connections, processes or memory."""
         ...
+
+
+@runtime_checkable
+class EmbedsNow(Protocol):
+    """A provider that can embed a few passages for a caller waiting on them
+    without queueing them behind indexing.
+
+    `log`, `capture` and `forget` compare a new memory with a few dozen
+    remembered lines while an agent waits. The local model embeds passages
+    in a worker process that indexing keeps busy while agents append, and
+    those comparisons waited behind its batches: a `log` beside agents
+    appending took many times as long as alone. A provider that has the
+    model in the daemon's own process as well says so with this method.
+    """
+
+    def embed_documents_now(self, texts: Sequence[str]) -> Vectors:
+        """`Embedder.embed_documents` for a few short *texts*, now."""
+        ...

@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 import trio
 
+from openmemoryd.embed import Embedder, EmbedsNow, Vectors
 from openmemoryd.errors import BadRequest, Forbidden, NotFound
 from openmemoryd.memory.sections import split_count
 from openmemoryd.search import SearchQuery
@@ -49,6 +51,7 @@ __all__ = [
     "lexical_similarity",
     "memory_content",
     "nearby_lines",
+    "passages_now",
     "score_lines",
 ]
 
@@ -142,11 +145,19 @@ async def cosines_to(engine: Engine, text: str, others: list[str]) -> list[float
     embedder = engine.vectors.embedder
     texts = [t[:MAX_COMPARED_CHARS] for t in (text, *others)]
     try:
-        vectors = await trio.to_thread.run_sync(embedder.embed_documents, texts)
+        vectors = await trio.to_thread.run_sync(passages_now(embedder), texts)
     except Exception as exc:
         logger.warning("embedding for similarity failed (%s); comparing words only", exc)
         return None
     return [float(v) for v in vectors[1:] @ vectors[0]]
+
+
+def passages_now(embedder: Embedder) -> Callable[[Sequence[str]], Vectors]:
+    """How to embed a few passages a caller waits on: in the daemon's own
+    process where the provider can (`EmbedsNow`), not behind indexing."""
+    if isinstance(embedder, EmbedsNow):
+        return embedder.embed_documents_now
+    return embedder.embed_documents
 
 
 async def score_lines(

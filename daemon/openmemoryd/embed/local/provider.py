@@ -158,6 +158,24 @@ class LocalEmbedder:
             message = f"the local model failed on a query ({model.engine}): {exc}"
             raise EmbeddingError(message, retryable=True) from exc
 
+    def embed_documents_now(self, texts: Sequence[str]) -> Vectors:
+        """*texts* embedded as passages by the query model, in this process:
+        not queued behind the worker's indexing batches (`EmbedsNow`). For a
+        few short texts; the vectors are the worker's (the same model and
+        recipe)."""
+        if not texts:
+            return np.zeros((0, self._spec.dims), dtype=np.float32)
+        try:
+            model = self._model()
+        except Exception as exc:
+            raise EmbeddingError(f"cannot load the local model: {exc}", retryable=False) from exc
+        try:
+            with self._encode_lock:
+                return sanitize(model.encode(list(texts), is_query=False))
+        except Exception as exc:
+            message = f"the local model failed on passages ({model.engine}): {exc}"
+            raise EmbeddingError(message, retryable=True) from exc
+
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self._spec.dims), dtype=np.float32)
