@@ -1,6 +1,7 @@
 """End to end: what a user testing the HTTP API ran into, through the real
-daemon and hypercorn (the dogfood report's token, error-code, message-alias,
-raw-UTF-8-URL, enum and health findings)."""
+daemon and hypercorn: a token no client can send, error codes that named
+another status, OpenAI-style messages, raw UTF-8 in a URL, enum values and
+a health probe's query string."""
 
 from __future__ import annotations
 

@@ -57,7 +57,7 @@ async def refused(session: ClientSession, tool: str, /, **arguments: Any) -> str
     return text
 
 
-# ---------------------------------------------------------------- D1: a log conflict
+# ---------------------------------------------------------------- a log conflict
 
 
 async def test_a_conflict_offers_only_what_the_tools_can_do(daemon: Daemon) -> None:
@@ -99,7 +99,7 @@ async def test_profiles_without_replace_say_what_is_left(daemon: Daemon) -> None
         assert "pass replace" not in text
 
 
-# ---------------------------------------------------------------- D2: a dry run
+# ---------------------------------------------------------------- a dry run
 
 
 async def test_a_dry_run_says_would_be_written(daemon: Daemon) -> None:
@@ -120,7 +120,7 @@ async def test_a_dry_run_says_would_be_written(daemon: Daemon) -> None:
     assert (daemon.env.workspace / "MEMORY.md").read_text("utf-8") == before
 
 
-# ---------------------------------------------------------------- D12: a small primer
+# ---------------------------------------------------------------- a small primer
 
 
 async def test_a_primer_with_no_room_says_which_budget_would_do(daemon: Daemon) -> None:
@@ -150,7 +150,7 @@ async def test_a_primer_with_no_room_says_which_budget_would_do(daemon: Daemon) 
         assert enough["tokens"] <= needed
 
 
-# ---------------------------------------------------------------- D15: hints in tool words
+# ---------------------------------------------------------------- hints in tool words
 
 
 async def test_a_task_error_names_the_tool_and_says_nothing_changed(daemon: Daemon) -> None:
@@ -190,7 +190,7 @@ async def test_a_cut_primer_points_at_the_tool_that_reads_the_rest(daemon: Daemo
     assert "omem-client" not in text
 
 
-# ---------------------------------------------------------------- D16: every request answered
+# ---------------------------------------------------------------- every request answered
 
 
 @contextmanager
@@ -280,7 +280,7 @@ def test_a_lone_surrogate_and_a_broken_line_are_answered(daemon: Daemon) -> None
     assert "Заметка" not in written
 
 
-# ---------------------------------------------------------------- D17: the emulated server's types
+# ---------------------------------------------------------------- the emulated server's types
 
 
 async def test_openclaw_memory_accepts_its_own_memory_types(daemon: Daemon) -> None:
@@ -321,7 +321,7 @@ def semantic(env: Env) -> Iterator[Daemon]:
 
 @pytest.mark.slow
 async def test_two_lessons_close_only_in_meaning_are_put_as_two_facts(semantic: Daemon) -> None:
-    # e5 puts any two sentences about a staging deploy close: the dogfood report's pair
+    # e5 puts any two sentences about a staging deploy close, as with this pair
     env_lesson = (
         "Lesson learned: last Tuesday the staging deploy failed because the .env file was "
         "missing; always check env files first"
@@ -336,3 +336,17 @@ async def test_two_lessons_close_only_in_meaning_are_put_as_two_facts(semantic: 
     assert last.startswith("The two are close in meaning but not in wording, so they may be two")
     assert f'memory_append (path "MEMORY.md", text "- {migrations}")' in last
     assert "force" not in text
+
+
+async def test_memory_get_of_a_long_file_gives_what_a_host_accepts(daemon: Daemon) -> None:
+    big = daemon.env.workspace / "memory" / "big-zh.md"
+    big.parent.mkdir(exist_ok=True)
+    big.write_text("\n".join(f"- 第{n}条：这是一个很长的备注。" * 20 for n in range(1, 301)) + "\n")
+    async with bridge(daemon.env) as session:
+        text, result = await ok(session, "memory_get", path="memory/big-zh.md")
+        assert len(result["text"]) <= 20_000
+        last = result["to_line"]
+        assert 1 < last < 300
+        assert text.endswith(f"ask for the lines from {last + 1} on to read further]")
+        _, more = await ok(session, "memory_get", path="memory/big-zh.md", from_line=last + 1)
+        assert more["from_line"] == last + 1

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def conflict(lexical: float) -> LogResult:
-    """The staging-deploy pair of the dogfood report: e5 0.96 similar, 0.43 in words."""
+    """Two lessons about a staging deploy: e5 finds them 0.96 similar, 0.43 in words."""
     old = "Lesson learned: the staging deploy failed because the .env file was missing"
     return LogResult(
         status="conflict",
@@ -201,3 +201,23 @@ def test_the_first_lone_surrogate_is_named_by_its_path() -> None:
         {"a": "ok", "messages": [{"content": "x"}, {"content": "\udcff"}]}
     ) == ("$.messages[1].content")
     assert lone_surrogate_at({"a\ud83d": 1}) == "$"
+
+
+def test_a_file_too_long_for_one_tool_result_is_given_in_part() -> None:
+    from omem_protocol import GetResult
+
+    lines = [f"- line {n} " + "слово " * 40 for n in range(1, 401)]
+    whole = GetResult(
+        path="memory/big.md", text="\n".join(lines), from_line=1, to_line=400, total_lines=400
+    )
+    text, shown = _mcp_tools.get_answer(whole)
+    assert isinstance(shown, GetResult)
+    assert len(shown.text) <= _mcp_tools.MAX_GET_CHARS
+    assert shown.text == "\n".join(lines[: shown.to_line])  # whole lines, cited exactly
+    assert text.startswith(f"memory/big.md lines 1-{shown.to_line} of 400:\n")
+    assert text.endswith(f"ask for the lines from {shown.to_line + 1} on to read further]")
+    one = GetResult(path="a.md", text="这" * 300_000, from_line=1, to_line=1, total_lines=1)
+    text, shown = _mcp_tools.get_answer(one)
+    assert len(shown.text) == _mcp_tools.MAX_GET_CHARS  # the start of a line too long alone
+    small = GetResult(path="a.md", text="short", from_line=1, to_line=1, total_lines=1)
+    assert _mcp_tools.get_answer(small) == ("a.md lines 1-1 of 1:\nshort", small)

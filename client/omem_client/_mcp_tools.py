@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 import msgspec
 from mcp import types
@@ -90,12 +90,41 @@ def search_answer(result: SearchResult) -> Answer:
     return "\n".join([*lines, *([""] if notes else []), *notes]), result
 
 
+# Characters of a file one tool result shows at most: MCP hosts refuse or cut
+# larger results (Claude Code warns past 10,000 tokens), and a document
+# pasted into memory as one append made `memory_get` answer 300,000.
+MAX_GET_CHARS: Final = 20_000
+
+
 def get_answer(result: GetResult) -> Answer:
-    """Lines of a memory file, said with where they come from."""
+    """Lines of a memory file, said with where they come from; past
+    `MAX_GET_CHARS`, the whole lines that fit and where to read on."""
     if not result.to_line:
         return f"{result.path}: no lines there ({result.total_lines} lines in all)", result
+    more = ""
+    if len(result.text) > MAX_GET_CHARS:
+        result = _first_part(result)
+        more = (
+            f"\n[cut at {MAX_GET_CHARS:,} characters: ask for the lines from "
+            f"{result.to_line + 1} on to read further]"
+        )
     where = f"{result.path} lines {result.from_line}-{result.to_line} of {result.total_lines}"
-    return f"{where}:\n{result.text}", result
+    return f"{where}:\n{result.text}{more}", result
+
+
+def _first_part(result: GetResult) -> GetResult:
+    """*result* cut to the whole lines that fit in `MAX_GET_CHARS` (the start
+    of its first line when that alone is longer)."""
+    lines = result.text.split("\n")
+    kept: list[str] = []
+    size = 0
+    for line in lines:
+        if kept and size + len(line) + 1 > MAX_GET_CHARS:
+            break
+        kept.append(line[:MAX_GET_CHARS])
+        size += len(line) + 1
+    to_line = result.from_line + len(kept) - 1
+    return msgspec.structs.replace(result, text="\n".join(kept), to_line=to_line)
 
 
 async def _append(client: AsyncClient, a: AppendArgs) -> Answer:
