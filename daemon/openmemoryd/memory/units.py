@@ -24,12 +24,11 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from openmemoryd.workspace.boilerplate import mask_boilerplate
+from openmemoryd.workspace.boilerplate import has_memory, mask_boilerplate
 
 __all__ = ["Memory", "memories_in"]
 
 _LIST_ITEM: Final = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\S")
-_HEADING_OR_RULE: Final = re.compile(r"^\s{0,3}(?:#{1,6}(?:\s.*)?|[-*_=](?:\s*[-*_=]){2,})\s*$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +50,7 @@ def memories_in(text: str, first_line: int) -> list[Memory]:
     last = -1
     for index, line in enumerate(masked):
         bare = line.rstrip("\r")
-        if not bare.strip() or _HEADING_OR_RULE.match(bare):
+        if not has_memory(bare):  # blank, a heading or a rule
             if open_start is not None:
                 found.append(_memory(lines, open_start, last, first_line))
                 open_start = None
