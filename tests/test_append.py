@@ -152,13 +152,3 @@ def test_a_crlf_file_gets_crlf_lines(policy: PathPolicy) -> None:
     append_block(mp, "fourth", 1 << 20)  # the known state of the file, not read again
     assert path.read_bytes().endswith(b"third\r\n\r\nfourth\r\n")
     assert b"\n" not in path.read_bytes().replace(b"\r\n", b"")
-
-
-def test_a_file_that_is_not_utf8_is_refused_whole(policy: PathPolicy) -> None:
-    path = policy.workspace / "memory" / "latin1.md"
-    path.parent.mkdir(exist_ok=True)
-    before = "# Café notes\n\n- crème brûlée\n".encode("latin-1")
-    path.write_bytes(before)
-    with pytest.raises(Forbidden, match=r"not UTF-8 text \(byte 0xe9 at offset 5\).*iconv"):
-        append_block(policy.resolve("memory/latin1.md"), "новая строка", 1 << 20)
-    assert path.read_bytes() == before

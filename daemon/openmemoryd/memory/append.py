@@ -148,7 +148,6 @@ def append_block(
             existing = read_all(fd)
             if b"\x00" in existing:  # as `get` and the indexer judge it: text would be lost in it
                 raise Forbidden(f"not a text file: {mp.key}")
-            _check_utf8(existing, mp.key)
             so_far = FileSoFar.of(existing)
         created = so_far.size == 0
         crlf = _crlf(so_far.tail)
@@ -222,18 +221,6 @@ def _crlf(tail: bytes) -> bool:
     Windows editor keeps does not end up with two kinds of line end."""
     breaks = tail.count(b"\n")
     return breaks > 0 and tail.count(b"\r\n") == breaks
-
-
-def _check_utf8(existing: bytes, key: str) -> None:
-    """Refuse to append UTF-8 text to a file that is not UTF-8 (Latin-1, say):
-    the file would hold two encodings and read right in neither."""
-    try:
-        existing.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise Forbidden(
-            f"{key} is not UTF-8 text (byte 0x{existing[exc.start]:02x} at offset {exc.start}): "
-            f"nothing was appended; convert it first, e.g. iconv -f latin1 -t utf-8"
-        ) from None
 
 
 def _separator(existing: bytes, key: str) -> str:
