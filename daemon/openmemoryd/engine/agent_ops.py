@@ -45,12 +45,11 @@ from omem_protocol import (
 from openmemoryd.engine.journal_keeper import forget_absent
 from openmemoryd.engine.similar import (
     BULLET,
-    MAX_COMPARED_CHARS,
     cosines_to,
+    embed_compared,
     hit_lines,
     memory_content,
     nearby_lines,
-    passages_now,
 )
 from openmemoryd.errors import BadRequest, NotFound
 from openmemoryd.index.indexer import index_file
@@ -455,10 +454,7 @@ async def _with_vector_scores(
     embedder = engine.vectors.embedder
     try:
         query_vector = await trio.to_thread.run_sync(embedder.embed_query, query)
-        lines = await trio.to_thread.run_sync(
-            passages_now(embedder),
-            [memory_content(t.text)[:MAX_COMPARED_CHARS] for _, t in options],
-        )
+        lines = await embed_compared(embedder, [memory_content(t.text) for _, t in options])
     except Exception:
         return options
     cosines = lines @ query_vector.reshape(-1)

@@ -51,10 +51,8 @@ _ABSENT_S: Final = 2.0
 
 
 def _read(mp: MemoryPath) -> bytes:
-    try:
-        return mp.absolute.read_bytes()
-    except FileNotFoundError:
-        return b""
+    content = _read_if_there(mp)
+    return b"" if content is None else content
 
 
 def _read_if_there(mp: MemoryPath) -> bytes | None:

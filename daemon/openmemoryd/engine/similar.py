@@ -47,6 +47,7 @@ __all__ = [
     "MemoryLine",
     "Scored",
     "cosines_to",
+    "embed_compared",
     "hit_lines",
     "lexical_similarity",
     "memory_content",
@@ -142,14 +143,19 @@ async def cosines_to(engine: Engine, text: str, others: list[str]) -> list[float
     (a provider outage must not block writing)."""
     if not others or engine.vectors is None:
         return None
-    embedder = engine.vectors.embedder
-    texts = [t[:MAX_COMPARED_CHARS] for t in (text, *others)]
     try:
-        vectors = await trio.to_thread.run_sync(passages_now(embedder), texts)
+        vectors = await embed_compared(engine.vectors.embedder, [text, *others])
     except Exception as exc:
         logger.warning("embedding for similarity failed (%s); comparing words only", exc)
         return None
     return [float(v) for v in vectors[1:] @ vectors[0]]
+
+
+async def embed_compared(embedder: Embedder, texts: Sequence[str]) -> Vectors:
+    """*texts* (the first `MAX_COMPARED_CHARS` of each) embedded as passages
+    for a comparison a caller waits on (`passages_now`), in a worker thread."""
+    capped = [text[:MAX_COMPARED_CHARS] for text in texts]
+    return await trio.to_thread.run_sync(passages_now(embedder), capped)
 
 
 def passages_now(embedder: Embedder) -> Callable[[Sequence[str]], Vectors]:
