@@ -31,13 +31,66 @@ def test_export_then_import_restores_what_was_forgotten(daemon: Daemon, tmp_path
         assert client.search("oolong").results == ()
     restored = run_openmemoryd(daemon.env, "import", str(archive))
     assert restored.returncode == 0, restored.stderr
-    assert "merged into MEMORY.md (1 new lines)" in restored.stdout
+    assert "merged into MEMORY.md (1 new line)" in restored.stdout
     assert "Indexed by the running daemon" in restored.stdout
     with daemon.client() as client:
         hits = client.search("oolong").results  # searchable when the command returned
     assert [h.path for h in hits] == ["MEMORY.md"]
     again = run_openmemoryd(daemon.env, "import", str(archive))
     assert "0 new, 0 merged" in again.stdout  # a second import changes nothing
+
+
+def test_an_older_export_brings_back_no_done_task_nor_outdated_line(
+    daemon: Daemon, tmp_path: Path
+) -> None:
+    # the user's report: export, complete a task, correct a line, import the export
+    memory = daemon.env.workspace / "MEMORY.md"
+    # written by hand: a hand edit of lines an agent appended seconds ago
+    # would look like an editor's stale save, which the daemon undoes
+    # (docs/durability.md), and this is about what the import does
+    text = memory.read_text() + "\n- Деплой идёт на Kubernetes с марта\n- Wei prefers oolong tea\n"
+    memory.write_text(text)
+    with daemon.client() as client:
+        task = client.tasks("add", ["完成接口文档"]).tasks[0]
+    archive = tmp_path / "openmemory-export.tar.gz"
+    assert daemon.cli("export", "--output", str(archive)).returncode == 0
+    assert daemon.cli("tasks", "done", task.id).returncode == 0
+    memory.write_text(text.replace("Kubernetes", "Nomad").replace("- Wei prefers oolong tea\n", ""))
+    tasks_before = (daemon.env.workspace / "memory" / "TASKS.md").read_bytes()
+    nomad_line = memory.read_text().splitlines().index("- Деплой идёт на Nomad с марта") + 1
+
+    dry = run_openmemoryd(daemon.env, "import", "--dry-run", str(archive))
+    assert dry.returncode == 0, dry.stderr
+    assert "Would hold back 1 line" in dry.stdout
+    result = run_openmemoryd(daemon.env, "import", str(archive))
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "merged into MEMORY.md (1 new line, 1 held back)" in out  # the forgotten one
+    assert "unchanged memory/TASKS.md" in out
+    assert (
+        "Held back 1 line that looks like an older version of a line you have now "
+        "(`--all-lines` adds it too):\n"
+        f"  MEMORY.md:{nomad_line} now: - Деплой идёт на Nomad с марта\n"
+        "    the import has: - Деплой идёт на Kubernetes с марта\n"
+    ) in out
+    assert (daemon.env.workspace / "memory" / "TASKS.md").read_bytes() == tasks_before
+    now = memory.read_text()
+    assert now.startswith(
+        text.replace("Kubernetes", "Nomad").replace("- Wei prefers oolong tea\n", "")
+    )
+    assert "Kubernetes" not in now
+    assert now.endswith("- Wei prefers oolong tea\n")
+    listed = daemon.cli("tasks", "--all")
+    assert listed.stdout.count("完成接口文档") == 1, listed.stdout
+    assert listed.stdout.splitlines()[-1] == "0 open, 1 done"
+    with daemon.client() as client:
+        assert [h.path for h in client.search("Kubernetes").results] == []
+
+    forced = run_openmemoryd(daemon.env, "import", "--all-lines", str(archive))
+    assert "merged into MEMORY.md (1 new line)" in forced.stdout
+    assert "Held back" not in forced.stdout
+    assert memory.read_text().endswith("- Деплой идёт на Kubernetes с марта\n")
+    assert daemon.cli("tasks", "--all").stdout.count("完成接口文档") == 1  # still the one task
 
 
 def test_export_path_is_relative_to_the_caller(daemon: Daemon, tmp_path: Path) -> None:

@@ -428,6 +428,13 @@ def import_(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Only say what would be created or merged.")
     ] = False,
+    all_lines: Annotated[
+        bool,
+        typer.Option(
+            "--all-lines",
+            help="Also add lines that look like an older version of a line you have now.",
+        ),
+    ] = False,
     config: ConfigOpt = None,
     workspace: WorkspaceOpt = None,
     state_dir: StateDirOpt = None,
@@ -435,13 +442,17 @@ def import_(
 ) -> None:
     """Bring an export or another tool's Markdown into the workspace; overwrites nothing.
 
-    New files are created; a file that differs gains the lines it lacks. A
-    running daemon indexes the result before this returns.
+    New files are created; a file that differs gains the lines it lacks,
+    except those that look like an older version of a line it has now
+    (listed; `--all-lines` adds them) and tasks it has in another state.
+    A running daemon indexes the result before this returns.
     """
     resolved = _load(config, workspace, state_dir, socket)
     try:
         init_workspace(resolved.workspace)
-        outcomes = import_memory(resolved, source.expanduser().absolute(), dry_run=dry_run)
+        outcomes = import_memory(
+            resolved, source.expanduser().absolute(), dry_run=dry_run, all_lines=all_lines
+        )
     except OmemdError as exc:
         typer.echo(f"openmemoryd: {exc}", err=True)
         raise typer.Exit(1) from None

@@ -7,23 +7,42 @@ asked to sync, so the imported memory is searchable when the command ends.
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from pathlib import Path
+from typing import Final
 
 from omem_client import Client, OmemError
 from openmemoryd.config import Config
 from openmemoryd.memory.importer import Outcome, apply_import, read_source
 from openmemoryd.workspace import PathPolicy
 
+# What a terminal would obey in a line of someone else's Markdown (ESC, BEL,
+# the C1 controls…), and the lone surrogates that stand for bytes that are
+# not UTF-8 (printing one raises). The report shows them escaped.
+_UNPRINTABLE: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
-def import_memory(config: Config, source: Path, *, dry_run: bool) -> list[Outcome]:
+
+def import_memory(
+    config: Config, source: Path, *, dry_run: bool, all_lines: bool = False
+) -> list[Outcome]:
     limit = config.index.max_file_bytes
     incoming = read_source(source, max_file_bytes=limit)
     policy = PathPolicy(config.workspace, config.extra_paths)
-    return apply_import(policy, incoming, dry_run=dry_run, today=date.today(), max_file_bytes=limit)
+    return apply_import(
+        policy,
+        incoming,
+        dry_run=dry_run,
+        today=date.today(),
+        max_file_bytes=limit,
+        all_lines=all_lines,
+    )
 
 
 def outcome_lines(outcomes: list[Outcome], *, dry_run: bool) -> list[str]:
+    """The report: a line per file, a total, then every line held back or left
+    out, with the workspace line it was measured against, so the user can
+    judge it (and add it with ``--all-lines`` or by hand)."""
     verbs = (
         {"create": "would create", "merge": "would merge into", "unchanged": "unchanged"}
         if dry_run
@@ -31,14 +50,57 @@ def outcome_lines(outcomes: list[Outcome], *, dry_run: bool) -> list[str]:
     )
     lines = []
     for o in outcomes:
-        extra = f" ({o.lines_added} new lines)" if o.action == "merge" else ""
-        lines.append(f"  {verbs[o.action]} {o.target}{extra}  <- {o.origin}")
+        notes = []
+        if o.action == "merge":
+            notes.append(_count(o.lines_added, "new line"))
+        if o.held_back:
+            notes.append(f"{len(o.held_back)} held back")
+        if o.not_text:
+            notes.append(f"{len(o.not_text)} not UTF-8")
+        extra = f" ({', '.join(notes)})" if notes else ""
+        lines.append(f"  {verbs[o.action]} {_shown(o.target)}{extra}  <- {_shown(o.origin)}")
     counts = {a: sum(o.action == a for o in outcomes) for a in ("create", "merge", "unchanged")}
     lines.append(
-        f"{len(outcomes)} files: {counts['create']} new, {counts['merge']} merged, "
+        f"{_count(len(outcomes), 'file')}: {counts['create']} new, {counts['merge']} merged, "
         f"{counts['unchanged']} unchanged" + (" (dry run: nothing written)" if dry_run else "")
     )
+    held = [(o.target, h) for o in outcomes for h in o.held_back]
+    if held:
+        verb = "Would hold back" if dry_run else "Held back"
+        lines.append(
+            f"{verb} 1 line that looks like an older version of a line you have now"
+            " (`--all-lines` adds it too):"
+            if len(held) == 1
+            else f"{verb} {len(held)} lines that look like older versions of lines you have"
+            " now (`--all-lines` adds them too):"
+        )
+        for target, h in held:
+            lines.append(f"  {_shown(target)}:{h.current_line} now: {_shown(h.current.strip())}")
+            lines.append(f"    the import has: {_shown(h.line.strip())}")
+    not_text = [(o.target, line) for o in outcomes for line in o.not_text]
+    if not_text:
+        lines.append(
+            f"Left out {_count(len(not_text), 'line')} that {'is' if len(not_text) == 1 else 'are'}"
+            " not UTF-8 text (the source still has them):"
+        )
+        lines += [f"  {_shown(target)}: {_shown(line.strip())}" for target, line in not_text]
     return lines
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _shown(text: str) -> str:
+    """*text* safe to print: see `_UNPRINTABLE` (a surrogate shows the byte it stands for)."""
+
+    def escape(found: re.Match[str]) -> str:
+        code = ord(found.group())
+        if 0xDC80 <= code <= 0xDCFF:
+            return f"\\x{code - 0xDC00:02x}"
+        return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+    return _UNPRINTABLE.sub(escape, text)
 
 
 def sync_running_daemon(config: Config) -> str:
