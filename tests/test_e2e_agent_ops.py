@@ -366,3 +366,57 @@ def test_forget_refuses_bad_citations(daemon: Daemon) -> None:
         assert result.returncode == 4, bad
         assert result.stderr.strip(), bad
     assert "one line" in today_file(daemon).read_text()
+
+
+def test_forgetting_the_last_captured_memory_takes_its_heading_too(
+    daemon: Daemon, tmp_path: Path
+) -> None:
+    """Capture writes ``## Captured`` after a section of the day; forgetting
+    what it captured, by citation and then by query, gives the file back as
+    it was, while the heading stays as long as a memory is under it and a
+    heading a person wrote stays even when emptied."""
+    with daemon.client() as client:
+        client.append("## Meeting with Ivan\n\n- discussed the Q3 roadmap")
+    before = today_file(daemon).read_text()
+    conv = tmp_path / "conv.json"
+    conv.write_text(
+        json.dumps(
+            [
+                {"role": "user", "content": "Remember that my dentist appointment is on Friday"},
+                {"role": "user", "content": "记住：我妻子叫小红，她对花生过敏"},
+            ]
+        )
+    )
+    captured = json.loads(daemon.cli("capture", "--messages", str(conv), "--json").stdout)
+    dentist, _ = (c["citation"] for c in captured["captured"])
+    assert today_file(daemon).read_text().count("## Captured") == 1
+
+    gone = daemon.cli("forget", dentist)
+    assert gone.returncode == 0, gone.stderr
+    after_one = today_file(daemon).read_text()
+    assert after_one == before + "\n## Captured\n\n- [entity] 记住：我妻子叫小红，她对花生过敏\n"
+
+    gone = daemon.cli("forget", "--query", "记住：我妻子叫小红，她对花生过敏")
+    assert gone.returncode == 0, gone.stdout
+    assert today_file(daemon).read_text() == before
+    with daemon.client() as client:
+        assert not [h for h in client.search("Captured").results if h.section() == "Captured"]
+        roadmap = client.search("Q3 roadmap").results[0]
+        assert client.forget(citation=roadmap.citation).removed
+    # a heading a person (or an agent's append) wrote is theirs, even empty
+    assert today_file(daemon).read_text().endswith("## Meeting with Ivan\n")
+
+
+def test_an_emptied_captured_section_between_two_sections_closes_up(daemon: Daemon) -> None:
+    with daemon.client() as client:
+        client.append("## Встреча с Иваном\n\nОбсудили миграцию на gRPC.")
+        result = client.capture(
+            [{"role": "user", "content": "Remember that my passport expires in March 2027"}]
+        )
+        client.append("## Ужин\n\nЗаказать столик.")
+        assert client.forget(citation=result.captured[0].citation).removed
+        assert all("passport" not in h.snippet for h in client.search("passport").results)
+    assert today_file(daemon).read_text() == (
+        f"# {date.today().isoformat()}\n\n## Встреча с Иваном\n\nОбсудили миграцию на gRPC.\n"
+        "\n## Ужин\n\nЗаказать столик.\n"
+    )

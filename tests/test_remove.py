@@ -55,6 +55,16 @@ def test_a_changed_file_is_left_alone(policy: PathPolicy) -> None:
     with pytest.raises(Conflict, match="not there"):
         remove_lines(policy.resolve("MEMORY.md"), [LineRange(3, 9)], ["c"])
     assert path.read_bytes() == before
+    # nor does an emptied heading go when the memory under it changed
+    day = write(policy, "memory/day.md", "# Day\n\n## Captured\n\n- [fact] edited\n")
+    with pytest.raises(Conflict, match="changed since it was read"):
+        remove_lines(
+            policy.resolve("memory/day.md"),
+            [LineRange(5, 5)],
+            ["- [fact] original"],
+            own_headings=("## Captured",),
+        )
+    assert day.read_text() == "# Day\n\n## Captured\n\n- [fact] edited\n"
 
 
 def test_mode_and_foreign_bytes_survive_and_no_temp_file_is_left(policy: PathPolicy) -> None:
@@ -127,3 +137,102 @@ def test_concurrent_appends_and_removals_lose_no_append(policy: PathPolicy) -> N
     assert not [line for line in lines if line.startswith("- old")]
     news = sorted(line for line in lines if line.startswith("- new"))
     assert news == sorted(f"- new {n}.{i}" for n in range(4) for i in range(20))
+
+
+# ------------------------------------------------- the headings the daemon writes
+
+CAPTURED = ("## Captured",)
+DAY = "# 2026-11-28\n\n## Meeting with Ivan\n\n- discussed the Q3 roadmap\n"
+
+
+def forget(policy: PathPolicy, text: str, line: str, key: str = "memory/day.md") -> str:
+    """*text* as the file, the line reading *line* forgotten as `forget` does."""
+    path = write(policy, key, text)
+    at = text.splitlines().index(line) + 1
+    remove_lines(policy.resolve(key), [LineRange(at, at)], [line], own_headings=CAPTURED)
+    return path.read_text()
+
+
+def test_the_last_captured_memory_takes_its_heading_with_it(policy: PathPolicy) -> None:
+    captured = DAY + "\n## Captured\n\n- [fact] dentist on Friday\n"
+    assert forget(policy, captured, "- [fact] dentist on Friday") == DAY  # as before the capture
+
+
+def test_an_emptied_captured_section_between_two_others_leaves_one_blank_line(
+    policy: PathPolicy,
+) -> None:
+    text = DAY + "\n## Captured\n\n- [fact] dentist on Friday\n\n## Dinner\n\nbook a table\n"
+    assert forget(policy, text, "- [fact] dentist on Friday") == (
+        DAY + "\n## Dinner\n\nbook a table\n"
+    )
+
+
+def test_the_heading_stays_while_a_memory_is_left_under_it(policy: PathPolicy) -> None:
+    text = DAY + "\n## Captured\n\n- [fact] dentist on Friday\n- [entity] wife is Xiaohong\n"
+    assert forget(policy, text, "- [fact] dentist on Friday") == (
+        DAY + "\n## Captured\n\n- [entity] wife is Xiaohong\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "under",
+    [
+        "a line a person wrote",
+        "<!-- keep this for later -->",
+        "### Doctors",  # a deeper heading belongs to the section
+        "```\nnot a heading\n```",
+    ],
+)
+def test_anything_but_blank_lines_keeps_the_heading(policy: PathPolicy, under: str) -> None:
+    text = DAY + f"\n## Captured\n\n- [fact] dentist on Friday\n\n{under}\n"
+    assert forget(policy, text, "- [fact] dentist on Friday") == (
+        DAY + f"\n## Captured\n\n{under}\n"
+    )
+
+
+def test_a_persons_heading_emptied_by_a_forget_stays(policy: PathPolicy) -> None:
+    for heading in ("## Notes", "## captured", "### Captured", "## Captured notes"):
+        text = DAY + f"\n{heading}\n\n- [fact] dentist on Friday\n"
+        assert forget(policy, text, "- [fact] dentist on Friday") == DAY + f"\n{heading}\n"
+
+
+def test_an_empty_captured_heading_the_forget_did_not_touch_stays(policy: PathPolicy) -> None:
+    text = "# 2026-11-28\n\n## Captured\n\n## Captured\n\n- [fact] dentist on Friday\n"
+    assert forget(policy, text, "- [fact] dentist on Friday") == "# 2026-11-28\n\n## Captured\n"
+    text = "# 2026-11-28\n\n## Captured\n\n## Dinner\n\n- book a table\n- call Bo\n"
+    assert forget(policy, text, "- call Bo") == (
+        "# 2026-11-28\n\n## Captured\n\n## Dinner\n\n- book a table\n"
+    )
+
+
+def test_a_captured_heading_inside_a_code_block_is_not_one(policy: PathPolicy) -> None:
+    text = "# Notes\n\n```\n## Captured\n\n- [fact] an example\n"  # unclosed: code to the end
+    assert forget(policy, text, "- [fact] an example") == "# Notes\n\n```\n## Captured\n"
+
+
+def test_without_own_headings_every_heading_stays(policy: PathPolicy) -> None:
+    path = write(policy, "memory/day.md", DAY + "\n## Captured\n\n- [fact] dentist\n")
+    remove_lines(policy.resolve("memory/day.md"), [LineRange(9, 9)], ["- [fact] dentist"])
+    assert path.read_text() == DAY + "\n## Captured\n"
+
+
+def test_crlf_and_foreign_bytes_around_an_emptied_heading_survive(policy: PathPolicy) -> None:
+    path = policy.workspace / "memory" / "day.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    day = b"# Day\r\n\r\n## Caf\xe9\r\n\r\nlatin-1 text\r\n"
+    path.write_bytes(day + b"\r\n## Captured\r\n\r\n- [fact] x\r\n\r\n## Next\r\n\r\n\xff tail\r\n")
+    remove_lines(
+        policy.resolve("memory/day.md"), [LineRange(9, 9)], ["- [fact] x\r"], own_headings=CAPTURED
+    )
+    assert path.read_bytes() == day + b"\r\n## Next\r\n\r\n\xff tail\r\n"
+
+
+def test_blank_runs_away_from_the_removal_are_kept_as_written(policy: PathPolicy) -> None:
+    """Only the blank lines at a removal close up: a person's double blank
+    line elsewhere, and blank lines ending the file, are theirs."""
+    text = "# Notes\n\n\n- one\n\n- drop me\n\n- two\n\n\n"
+    assert forget(policy, text, "- drop me", "MEMORY.md") == "# Notes\n\n\n- one\n\n- two\n\n\n"
+    # removals at the end take the blank lines before them; two blank runs
+    # meeting at a removal keep the longer one
+    assert forget(policy, "a\n\n- x\n\n", "- x", "MEMORY.md") == "a\n"
+    assert forget(policy, "a\n\n\n- x\n\nb\n", "- x", "MEMORY.md") == "a\n\n\nb\n"

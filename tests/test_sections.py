@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from openmemoryd.memory.sections import insert_bullet, replace_line, split_count, with_count
+from openmemoryd.memory.sections import (
+    insert_bullet,
+    replace_line,
+    sections_headed,
+    split_count,
+    with_count,
+)
 from openmemoryd.workspace import SECTIONS, template_text
 
 PREFS = ("User Preferences", "Preferences")
@@ -103,3 +109,22 @@ def test_a_memory_goes_under_the_section_a_chinese_or_russian_file_already_has()
     decision = insert_bullet(before, SECTIONS["decision"][1], "- Деплой по вторникам")
     assert not decision.created_section
     assert decision.text.splitlines()[decision.line - 2] == "- Только PostgreSQL"
+
+
+def test_sections_headed_finds_the_exact_heading_outside_code_up_to_its_level() -> None:
+    lines = [
+        "# Day\n",  # 0
+        "## Captured\n",  # 1
+        "### Doctors\n",  # 2: deeper, inside the section
+        "- dentist\n",  # 3
+        "## Dinner\n",  # 4: same level, ends it
+        "```\n",  # 5
+        "## Captured\n",  # 6: code, not a heading
+        "```\n",  # 7
+        "## captured\n",  # 8: another case, a person's
+        "## Captured  \r\n",  # 9: spaces and CRLF aside, the same
+        "---\n",  # 10: a thematic break ends it
+        "after\n",  # 11
+    ]
+    assert sections_headed(lines, "## Captured") == [(1, 4), (9, 10)]
+    assert sections_headed(lines, "## Nothing") == []

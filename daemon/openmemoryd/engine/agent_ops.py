@@ -15,7 +15,9 @@ updated before the call returns.
 * **forget** removes lines from their Markdown file (`memory.remove`) and
   then every trace from the index: chunks, FTS entries, vectors and cached
   embeddings; with ``secure_delete`` on, the FTS index optimised and the WAL
-  checkpointed, the text is no longer anywhere in the database files.
+  checkpointed, the text is no longer anywhere in the database files. The
+  ``## Captured`` heading capture wrote goes with the last memory under it:
+  left empty, it would be a heading of nothing that the day's file never had.
 """
 
 from __future__ import annotations
@@ -491,7 +493,10 @@ def _erase_in_file(conn: apsw.Connection, engine: Engine, group: list[_Target]) 
     """In the writer lane: lines out of the file, then out of the index."""
     mp = group[0].mp
     before = {row[0] for row in conn.execute("SELECT hash FROM chunks WHERE path = ?", (mp.key,))}
-    texts = remove_lines(mp, [t.span for t in group], [t.text for t in group])
+    # a `## Captured` heading left with no memory under it goes too (`remove_lines`)
+    texts = remove_lines(
+        mp, [t.span for t in group], [t.text for t in group], own_headings=(CAPTURED_HEADING,)
+    )
     forget_absent(engine, mp, texts)  # forgotten on purpose: never restored
     index_file(conn, mp.key, mp, engine.config.index, force=True)
     with conn:

@@ -35,6 +35,7 @@ __all__ = [
     "insert_bullet",
     "replace_line",
     "section_body",
+    "sections_headed",
     "split_count",
     "with_count",
 ]
@@ -104,15 +105,38 @@ def _section_span(lines: list[str], titles: tuple[str, ...]) -> tuple[int, int] 
         match = _HEADING.match(_body(line)) if markdown[i] else None
         if match is None or match.group(2).casefold() not in wanted:
             continue
-        level = len(match.group(1))
-        for j in range(i + 1, len(lines)):
-            if not markdown[j]:
-                continue
-            other = _HEADING.match(_body(lines[j]))
-            if (other and len(other.group(1)) <= level) or _BREAK.match(_body(lines[j])):
-                return i, j
-        return i, len(lines)
+        return i, _section_end(lines, markdown, i, len(match.group(1)))
     return None
+
+
+def _section_end(lines: list[str], markdown: list[bool], heading: int, level: int) -> int:
+    """Where the section of the heading at index *heading* (of *level*) ends
+    (exclusive): at the next heading of the same or a higher level, or a
+    thematic break, outside code fences; else at the end of the file."""
+    for j in range(heading + 1, len(lines)):
+        if not markdown[j]:
+            continue
+        other = _HEADING.match(_body(lines[j]))
+        if (other and len(other.group(1)) <= level) or _BREAK.match(_body(lines[j])):
+            return j
+    return len(lines)
+
+
+def sections_headed(lines: list[str], heading: str) -> list[tuple[int, int]]:
+    """(heading index, end index exclusive) of every section whose heading
+    line is exactly *heading* (``## Captured``; its level and words, spaces
+    around it aside), outside code fences. Exact, not any case as for `log`'s
+    sections: this finds the headings the daemon writes itself, and a person's
+    ``## captured`` is theirs."""
+    markdown = _outside_fences(lines)
+    spans = []
+    for i, line in enumerate(lines):
+        if not markdown[i] or line.strip() != heading:
+            continue
+        match = _HEADING.match(_body(line))
+        if match is not None:
+            spans.append((i, _section_end(lines, markdown, i, len(match.group(1)))))
+    return spans
 
 
 def section_body(lines: list[str], titles: tuple[str, ...]) -> tuple[str, int, int] | None:
