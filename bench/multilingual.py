@@ -44,11 +44,14 @@ after the set's own, and reported as their own rows ("zh, asked in en").
 With ``--mixed`` the sets share one workspace instead, each under
 ``memory/<set>/`` (`moved`): one person's notes in several languages, where
 the note that answers a question competes with notes in the question's own
-language (rows "zh, mixed", "zh, mixed, asked in en").
+language (rows "zh, mixed", "zh, mixed, asked in en"). With
+``--interleaved`` they share the files themselves, merged line by line
+(`interleaved`): notes kept in two or three languages at once, each chunk
+holding lines of each.
 Latency is each ranked reply's ``took_ms`` (query embedding included).
 
 Run: ``python -m bench.multilingual [--sets ru,zh,en] [--methods calibrated,bm25,vector]
-[--mixed] [--embed-nice N]``.
+[--mixed | --interleaved] [--embed-nice N]``.
 """
 
 from __future__ import annotations
@@ -171,6 +174,62 @@ def moved(eval_set: EvalSet) -> EvalSet:
             Translated(t.language, questions(t.questions), t.unrelated) for t in eval_set.translated
         ),
     )
+
+
+def interleaved(sets: Sequence[EvalSet]) -> list[EvalSet]:
+    """*sets* written line by line into the same files (``--interleaved``):
+    one person who writes each day's note in two or three languages.
+
+    Files are paired by kind: the root files by name (every set's USER.md
+    becomes one USER.md), the notes under ``memory/`` in their sorted order
+    (each set's first note with the others' first), each pair's lines taken
+    in turn, one from each set. A merged file keeps the first set's name for
+    its slot; one that would take a name another slot holds goes under
+    ``memory/<set>/``. So every chunk holds lines of each language, which
+    is where a match across scripts is hardest to judge. The first set
+    returned carries all the files; each keeps its own questions, their
+    evidence moved to where its lines now lie.
+    """
+    slots: dict[tuple[int, str], list[tuple[EvalSet, str]]] = {}
+    for eval_set in sets:
+        notes = sorted(name for name in eval_set.files if name not in ROOT_FILES)
+        for name in eval_set.files:
+            slot = (0, name) if name in ROOT_FILES else (1, f"{notes.index(name):04d}")
+            slots.setdefault(slot, []).append((eval_set, name))
+    files: dict[str, str] = {}
+    where: dict[tuple[str, str, int], tuple[str, int]] = {}  # (set, path, line) → merged
+    for members in slots.values():
+        first_set, target = members[0]
+        if target in files:
+            target = f"memory/{first_set.name}/{target.removeprefix('memory/')}"
+        columns = [(s.name, path, s.files[path].rstrip("\n").split("\n")) for s, path in members]
+        merged: list[str] = []
+        for row in range(max(len(lines) for _, _, lines in columns)):
+            for set_name, path, lines in columns:
+                if row < len(lines):
+                    merged.append(lines[row])
+                    where[(set_name, path, row + 1)] = (target, len(merged))
+        files[target] = "\n".join(merged) + "\n"
+
+    def questions(eval_set: EvalSet, asked: Sequence[EvalQuestion]) -> tuple[EvalQuestion, ...]:
+        return tuple(
+            EvalQuestion(q.text, q.kind, tuple(where[(eval_set.name, p, n)] for p, n in q.evidence))
+            for q in asked
+        )
+
+    return [
+        EvalSet(
+            eval_set.name,
+            files if number == 0 else {},
+            questions(eval_set, eval_set.questions),
+            eval_set.unrelated,
+            tuple(
+                Translated(t.language, questions(eval_set, t.questions), t.unrelated)
+                for t in eval_set.translated
+            ),
+        )
+        for number, eval_set in enumerate(sets)
+    ]
 
 
 def evidence_in(hit: SearchHit, evidence: Sequence[tuple[str, int]]) -> frozenset[tuple[str, int]]:
@@ -375,8 +434,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--embed-nice", type=int, default=None, help="the embedding worker's niceness (10)"
     )
-    parser.add_argument(
+    together = parser.add_mutually_exclusive_group()
+    together.add_argument(
         "--mixed", action="store_true", help="the sets in one workspace, each under memory/<set>/"
+    )
+    together.add_argument(
+        "--interleaved",
+        action="store_true",
+        help="the sets' notes merged line by line into the same files",
     )
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     args = parser.parse_args(args_list)
@@ -393,12 +458,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     machine = machine_info()
     results: list[dict[str, Any]] = []
     try:
-        if args.mixed:
+        if args.mixed or args.interleaved:
+            how = "interleaved" if args.interleaved else "mixed"
+            shared = interleaved(sets) if args.interleaved else [moved(s) for s in sets]
             for name in args.methods:
                 method = _niced(METHODS[name], args.embed_nice)
-                together = run_sets([moved(s) for s in sets], method)
+                together = run_sets(shared, method)
                 for eval_set, asked in zip(sets, together, strict=True):
-                    _record(results, f"{eval_set.name}, mixed", name, asked)
+                    _record(results, f"{eval_set.name}, {how}", name, asked)
         else:
             for eval_set in sets:
                 for name in args.methods:

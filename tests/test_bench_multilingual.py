@@ -20,7 +20,10 @@ from bench.multilingual import (
     KINDS,
     SETS,
     DataError,
+    EvalQuestion,
+    EvalSet,
     Outcome,
+    interleaved,
     load_set,
     main,
     moved,
@@ -120,6 +123,41 @@ def test_moved_sets_share_a_workspace_with_their_evidence(tmp_path: Path) -> Non
     )
 
 
+def test_interleaved_sets_share_each_file_line_by_line_with_their_evidence() -> None:
+    zh = EvalSet(
+        "zh",
+        {"USER.md": "# 关于我\n- 对芒果过敏\n", "memory/2026-03-02.md": "- 周会改到周一\n"},
+        (EvalQuestion("我对什么过敏？", "fact", (("USER.md", 2),)),),
+        ("如何养殖鸵鸟",),
+    )
+    en = EvalSet(
+        "en",
+        {
+            "USER.md": "# USER\n- Name: Sam\n- Allergic to penicillin\n",
+            "memory/2026-04-01.md": "- Biscuit to the vet\n",
+            "memory/2026-04-09.md": "- Ruby's party\n",
+        },
+        (EvalQuestion("What am I allergic to?", "fact", (("USER.md", 3),)),),
+    )
+    first, second = interleaved([zh, en])
+    assert first.files == {
+        "USER.md": "# 关于我\n# USER\n- 对芒果过敏\n- Name: Sam\n- Allergic to penicillin\n",
+        "memory/2026-03-02.md": "- 周会改到周一\n- Biscuit to the vet\n",
+        "memory/2026-04-09.md": "- Ruby's party\n",  # no Chinese note of its rank
+    }
+    assert second.files == {}
+    assert first.questions[0].evidence == (("USER.md", 3),)
+    assert second.questions[0].evidence == (("USER.md", 5),)
+    assert (first.unrelated, second.unrelated) == (("如何养殖鸵鸟",), ())
+
+
+def test_an_interleaved_file_never_takes_a_name_another_holds() -> None:
+    one = EvalSet("ru", {"memory/a.md": "- раз\n"}, ())
+    two = EvalSet("en", {"memory/0.md": "- zero\n", "memory/a.md": "- one\n"}, ())
+    (merged, _) = interleaved([one, two])
+    assert merged.files == {"memory/a.md": "- раз\n- zero\n", "memory/en/a.md": "- one\n"}
+
+
 @pytest.mark.e2e
 def test_a_file_the_daemon_would_not_index_is_a_data_error(tmp_path: Path) -> None:
     folder = _tiny(tmp_path, "- Встреча с Олегом перенесена на пятницу")
@@ -169,6 +207,15 @@ def test_tiny_mixed_run_labels_each_sets_rows(
     assert (own["set"], own["asked_in"], own["r1_any"]) == ("ru, mixed", None, 1.0)
     assert (translated["set"], translated["asked_in"]) == ("ru, mixed", "en")
     assert "| ru, mixed, asked in en | bm25 | 1 |" in capsys.readouterr().out
+
+
+@pytest.mark.e2e
+def test_tiny_interleaved_run_labels_each_sets_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    own, translated = _keyword_run(tmp_path, capsys, "--interleaved")
+    assert (own["set"], own["asked_in"], own["r1_any"]) == ("ru, interleaved", None, 1.0)
+    assert translated["set"] == "ru, interleaved"
 
 
 def test_a_set_reports_characters_a_hit_and_recall_within_a_budget() -> None:

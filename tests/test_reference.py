@@ -12,8 +12,9 @@ from openmemoryd.embed.reference import (
     REFERENCE_PASSAGES,
     REFERENCE_SCRIPTS,
     Baseline,
+    still_apart,
 )
-from openmemoryd.text.scripts import main_script
+from openmemoryd.text.scripts import main_script, script_shares
 
 
 def _script(text: str) -> str:
@@ -76,3 +77,42 @@ def test_a_note_in_another_script_is_read_closer_by_the_querys_distance_to_it(
 
 def test_a_script_without_passages_leaves_the_baseline_as_it_is() -> None:
     assert Baseline(0.8, {"latin": 0.79}, "latin").gap("团子每年 9 月打疫苗，猫三联和狂犬") == 0.0
+
+
+# A Chinese daily note with English lines: about half its words in each.
+BILINGUAL = "周会改到下周一上午十点半\nStandup moved to Monday, ten thirty"
+
+
+def test_a_note_half_in_the_querys_script_keeps_little_of_the_distance() -> None:
+    by_script = {"latin": 0.79, "cjk": 0.75, "cyrillic": 0.76}
+    english, chinese = Baseline(0.8, by_script, "latin"), Baseline(0.8, by_script, "cjk")
+    whole = CROSS_SCRIPT_SHARE * 0.04
+    # asked in English, its English half brings it part of the way
+    assert 0.0 < english.gap(BILINGUAL) < whole / 2
+    # asked in Chinese, its Chinese half brings it all the way
+    assert chinese.gap(BILINGUAL) == 0.0
+    # asked in Russian, it is all in other scripts: their gaps in their shares
+    shares = script_shares(BILINGUAL)
+    assert Baseline(0.8, by_script, "cyrillic").gap(BILINGUAL) == pytest.approx(
+        CROSS_SCRIPT_SHARE * (0.01 * shares["cjk"] - 0.03 * shares["latin"])
+    )
+
+
+@pytest.mark.parametrize("script", ["latin", "cjk", "cyrillic"])
+def test_what_a_note_keeps_of_the_distance_falls_as_its_share_in_the_querys_script_grows(
+    script: str,
+) -> None:
+    kept = [still_apart(script, share / 10) for share in range(11)]
+    assert kept[0] == 1.0
+    assert kept[-1] == 0.0
+    assert kept == sorted(kept, reverse=True)
+
+
+def test_a_chinese_or_russian_query_is_near_a_note_a_fifth_in_its_language() -> None:
+    # one line in eight: a sixth of a Chinese note's words, a ninth of a Russian one's
+    assert still_apart("cjk", 0.16) < 0.2
+    assert still_apart("cyrillic", 0.11) < 0.3
+    assert still_apart("cjk", 0.4) == still_apart("cyrillic", 0.4) == 0.0
+    # an English query comes closer about in proportion to the English words
+    assert 0.6 < still_apart("latin", 0.14) < 0.9
+    assert 0.1 < still_apart("latin", 0.67) < 0.3

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Final
 
 CJK_CLASS: Final = (
@@ -51,26 +53,51 @@ MIN_SCRIPT_TOKENS: Final = 2
 
 
 @functools.lru_cache(maxsize=4096)
-def main_script(text: str) -> str | None:
-    """The script most of *text* is written in: ``"cjk"``, ``"cyrillic"`` or
-    ``"latin"``, weighing a CJK character as about four letters (a token
-    each); None when *text* has too few letters of these to say.
+def script_shares(text: str) -> Mapping[str, float]:
+    """How much of *text* each script carries: ``"cjk"``, ``"cyrillic"`` and
+    ``"latin"`` mapped to their shares of its words (summing to 1), weighing
+    a CJK character as about four letters (a token each); empty when *text*
+    has too few letters of these to say.
 
-    A Chinese note keeps its English product names and error codes, so the
-    script with the most letters is not the note's language; the one that
-    carries most of its words is. Searches ask this of the same chunks again
-    and again (each candidate's vector evidence), so answers are cached.
+    Each line counts whole in the script most of its words are in. A Chinese
+    note keeps its English product names and error codes, so neither the
+    script with the most letters nor the share of each is the note's
+    language; its lines are. A note written in two languages at once, line
+    by line, is in both, in the shares of its words their lines carry.
+    Searches ask this of the same chunks again and again (each candidate's
+    vector evidence), so answers are cached.
     """
     if text.isascii():
         latin = _letters(_LATIN_RUN_RE, text) / LETTERS_PER_TOKEN
-        return "latin" if latin >= MIN_SCRIPT_TOKENS else None
-    weights = {
-        "cjk": float(count_cjk(text)),
-        "cyrillic": _letters(_CYRILLIC_RUN_RE, text) / LETTERS_PER_TOKEN,
-        "latin": _letters(_LATIN_RUN_RE, text) / LETTERS_PER_TOKEN,
+        return MappingProxyType({"latin": 1.0} if latin >= MIN_SCRIPT_TOKENS else {})
+    letters = dict.fromkeys(("cjk", "cyrillic", "latin"), 0.0)  # the text's, by script
+    lines = dict.fromkeys(letters, 0.0)  # the words of the lines in each script
+    for line in text.splitlines():
+        weights = _weights(line)
+        for script, weight in weights.items():
+            letters[script] += weight
+        if any(weights.values()):
+            lines[max(weights, key=weights.__getitem__)] += sum(weights.values())
+    if max(letters.values()) < MIN_SCRIPT_TOKENS:
+        return MappingProxyType({})
+    total = sum(lines.values())
+    return MappingProxyType({script: words / total for script, words in lines.items() if words})
+
+
+def _weights(line: str) -> dict[str, float]:
+    """*line*'s words in each script, a CJK character being one."""
+    return {
+        "cjk": float(count_cjk(line)),
+        "cyrillic": _letters(_CYRILLIC_RUN_RE, line) / LETTERS_PER_TOKEN,
+        "latin": _letters(_LATIN_RUN_RE, line) / LETTERS_PER_TOKEN,
     }
-    script, weight = max(weights.items(), key=lambda item: item[1])
-    return script if weight >= MIN_SCRIPT_TOKENS else None
+
+
+def main_script(text: str) -> str | None:
+    """The script most of *text*'s words are written in (`script_shares`);
+    None when *text* has too few letters to say."""
+    shares = script_shares(text)
+    return max(shares, key=shares.__getitem__) if shares else None
 
 
 def _letters(run: re.Pattern[str], text: str) -> int:
