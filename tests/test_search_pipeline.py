@@ -101,6 +101,16 @@ def test_explicit_min_score_is_strict_and_reports_the_best(conn: apsw.Connection
     assert 0 < result.best_score < 0.99
 
 
+def test_each_hit_says_what_min_score_judged_it_by(conn: apsw.Connection) -> None:
+    add(conn, "a.md", "Wei likes tea", "other words here", "more words here")
+    result = run_search(conn, SearchQuery("tea", min_score=0.1), SETTINGS, CTX)
+    (hit,) = result.results
+    # no vector leg: the keyword score is the evidence
+    assert hit.evidence == hit.text_score
+    assert hit.evidence is not None
+    assert hit.evidence >= result.min_score
+
+
 def test_source_filter(conn: apsw.Connection) -> None:
     add(conn, "a.md", "oolong")
     replace_file(

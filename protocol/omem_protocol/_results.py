@@ -29,6 +29,12 @@ class SearchHit(Msg, tag="hit", frozen=True):
     # `heading` is the heading path at the snippet's first line; these are the
     # heading lines further down the snippet, each with the path from it on.
     inner_headings: tuple[tuple[int, str], ...] = ()
+    # What `min_score` judged the hit by: its keyword score, or its vector
+    # score as evidence (the margin over the query's no-match baseline, a
+    # note in another script than the query's read as if in the query's),
+    # whichever is stronger. Not `vector_score`, which is the plain cosine
+    # rescaled; None from a daemon that predates it.
+    evidence: float | None = None
 
     def section(self) -> str:
         """The heading path a reader is shown beside the snippet: `heading`,
@@ -118,8 +124,9 @@ class SearchResult(Msg, tag="search_result", frozen=True):
     notes of those days).
     `threshold_relaxed` is true when nothing cleared the default `min_score`
     and the closest matches were returned anyway. `min_score` applies to a
-    hit's strongest evidence (``max(vector_score, text_score)``); `score`,
-    which orders the results, is the fused score. `budget_omitted` counts the
+    hit's `evidence`, the stronger of its keyword score and its vector score
+    read against the query's no-match baseline; `score`, which orders the
+    results, is the fused score. `budget_omitted` counts the
     hits left out to stay within the request's `max_tokens`.
     """
 

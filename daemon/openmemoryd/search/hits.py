@@ -67,6 +67,7 @@ def to_hits(
                 mmr_rank=candidate.mmr_rank,
                 agent=candidate.agent,
                 rerank_score=_round(candidate.rerank_score),
+                evidence=candidate.evidence,
                 inner_headings=headings_within(
                     candidate.inner_headings, snippet.start_line, snippet.end_line
                 ),

@@ -51,7 +51,7 @@ out (the next candidate takes its place).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 
 import apsw
@@ -327,11 +327,16 @@ def rank_candidates(
             return 1.0  # a note of a day the query names ("on 23 March")
         return strongest(candidate, vector, words, real)
 
-    chosen = [c for c in merged if evidence(c) >= min_score]
+    judged = {c.id: evidence(c) for c in merged}
+    chosen = [c for c in merged if judged[c.id] >= min_score]
     relaxed = False
     if not chosen and query.min_score is None:
-        chosen = _relaxed(merged, words, evidence, everything=settings.relaxed_fallback)
+        chosen = _relaxed(
+            merged, words, lambda c: judged[c.id], everything=settings.relaxed_fallback
+        )
         relaxed = bool(chosen)
+    # each hit says what it was judged by (`--explain`)
+    chosen = [replace(c, evidence=round(judged[c.id], 6)) for c in chosen]
     mtimes: dict[str, float] = {}
     if settings.decay.enabled and chosen:
         mtimes = file_mtimes(conn, [c.path for c in chosen])
@@ -343,7 +348,7 @@ def rank_candidates(
             empty_reason = "no_terms"
         elif merged:
             empty_reason = "below_min_score"
-            best = round(max(evidence(c) for c in merged), 6)
+            best = round(max(judged.values()), 6)
         elif chunk_count(conn) == 0:
             empty_reason = "index_empty"
         else:
