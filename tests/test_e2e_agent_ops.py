@@ -51,6 +51,10 @@ def test_recall_prints_an_escaped_untrusted_block(daemon: Daemon) -> None:
     assert "can't stand \"builder's\" tea" in block  # quotes as written
     assert "1. [memory] Wei prefers oolong tea" in block
     assert result.memories[0].citation in block
+    # the bar judged its evidence, not the fused score that orders the block
+    evidence = result.memories[0].evidence
+    assert evidence is not None
+    assert evidence >= 0.3
     shown = daemon.cli("recall", "what", "tea", "does", "Wei", "drink")
     assert shown.returncode == 0
     assert shown.stdout.strip() == block

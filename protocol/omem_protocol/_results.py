@@ -202,7 +202,12 @@ class SessionStartResult(Msg, tag="session_start_result", frozen=True):
 
 
 class RecalledMemory(Msg, tag="recalled", frozen=True):
-    """One memory in a recall block: the unescaped text and where it is."""
+    """One memory in a recall block: the unescaped text and where it is.
+
+    `score` is its hit's fused score, which orders the block; `evidence` is
+    what the recall's `min_score` judged (`SearchHit.evidence`), None from a
+    daemon that predates it.
+    """
 
     text: str
     score: float
@@ -211,6 +216,7 @@ class RecalledMemory(Msg, tag="recalled", frozen=True):
     path: str
     start_line: int
     end_line: int
+    evidence: float | None = None
 
 
 class RecallResult(Msg, tag="recall_result", frozen=True):

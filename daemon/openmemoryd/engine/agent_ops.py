@@ -128,6 +128,7 @@ async def recall(
                     path=hit.path,
                     start_line=start,
                     end_line=end,
+                    evidence=hit.evidence,
                 )
             )
     del memories[limit or engine.config.recall.limit :]
