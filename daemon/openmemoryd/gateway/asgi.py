@@ -2,13 +2,22 @@
 
 Every method route ends in the same `Api.dispatch` the socket server calls,
 so both front ends share one engine, one writer and one set of limits and
-errors. Order of checks, each answering on its own: Host/Origin guard (403),
-route (404), method (405), token (401), capacity (429), body size (413), body
-shape (400), then the call, whose `OmemdError` becomes the status below.
+errors. Order of checks, each answering on its own: stopping (503),
+Host/Origin guard (403), route (404), method (405), token (401), capacity
+(429), body size (413), body shape (400), then the call, whose `OmemdError`
+becomes the status below.
 
 Nothing a client sends can raise out of `__call__`: every failure is a JSON
 ``{"error": {"code", "message"}}`` reply. The token never reaches a log line
 or a message.
+
+Stopping (`begin_stop`, `abandon`, `wait_idle`, driven by `serve`): once the
+daemon stops, a request that reaches the app gets 503 ``unavailable`` before
+any other check, and every reply, including those of the requests already
+running, carries ``Connection: close``, so no client reuses a connection to
+a daemon that is going away. A request still running when the grace period
+ends is cancelled and answered 503 too: a client must learn that its
+request was not finished, which a cut connection does not say.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ from typing import Any, Final
 from urllib.parse import parse_qs
 
 import msgspec
+import trio
 
 from omem_protocol import PROTOCOL_VERSION, RequestBody, __version__
 from openmemoryd.api import Api
@@ -72,6 +82,10 @@ _JSON_HEADERS: Final = [
     (b"x-content-type-options", b"nosniff"),
 ]
 _ENCODER: Final = msgspec.json.Encoder()
+_CLOSE: Final = (b"connection", b"close")
+STOPPING_MESSAGE: Final = (
+    "openmemoryd is stopping and takes no new requests; retry once it runs again"
+)
 
 
 class HttpFailure(Exception):
@@ -108,6 +122,31 @@ class GatewayApp:
         self.max_body_bytes = max_body_bytes
         self.inflight = 0
         self._openapi = _ENCODER.encode(build_openapi(token_required=plan.token is not None))
+        # Every HTTP request inside `__call__`, not only the API calls
+        # `inflight` counts against `max_inflight`: the stop waits for all.
+        self.active = 0
+        self._stopping = False
+        self._grace_s = 0.0
+        self._now_idle = trio.lowlevel.ParkingLot()
+        self._work: set[trio.CancelScope] = set()
+
+    def begin_stop(self, grace_s: float) -> None:
+        """Answer every new request 503 from now on; the running ones go on.
+        *grace_s* is how long they get (`abandon` is called after it), for the
+        message of those that are abandoned."""
+        self._stopping = True
+        self._grace_s = grace_s
+
+    async def wait_idle(self) -> None:
+        """Return once no request is running (at once if none is)."""
+        while self.active:
+            await self._now_idle.park()
+
+    def abandon(self) -> int:
+        """Cancel the requests still running (each answers 503); how many."""
+        for work in self._work:
+            work.cancel()
+        return len(self._work)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -115,9 +154,18 @@ class GatewayApp:
             return
         if scope["type"] != "http":
             return  # websockets: hypercorn closes what the app does not accept
+        self.active += 1
+        try:
+            await self._serve(scope, receive, send)
+        finally:
+            self.active -= 1
+            if self.active == 0:
+                self._now_idle.unpark_all()
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
         try:
-            status, headers, body = await self._respond(scope, receive)
+            status, headers, body = await self._respond_unless_stopped(scope, receive)
         except _ClientGone:
             return
         except HttpFailure as failure:
@@ -127,6 +175,8 @@ class GatewayApp:
         except Exception as exc:  # a bug: say so, keep serving
             logger.exception("HTTP %s %s failed", scope.get("method"), scope.get("path"))
             status, headers, body = _error_reply(_internal(exc))
+        if self._stopping:  # read when the reply goes: a request running at the stop too
+            headers = [*headers, _CLOSE]
         await send(
             {
                 "type": "http.response.start",
@@ -142,6 +192,44 @@ class GatewayApp:
             status,
             (time.perf_counter() - started) * 1000,
         )
+
+    async def _respond_unless_stopped(
+        self, scope: Scope, receive: Receive
+    ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        """`_respond`, unless the daemon is stopping (503), or stops for good
+        while this runs (`abandon`: 503 as well)."""
+        if self._stopping:
+            await self._discard_body(receive)
+            raise HttpFailure(503, "unavailable", STOPPING_MESSAGE)
+        with trio.CancelScope() as work:
+            self._work.add(work)
+            try:
+                return await self._respond(scope, receive)
+            finally:
+                self._work.discard(work)
+        logger.warning("HTTP %s %s abandoned at the stop", scope.get("method"), scope.get("path"))
+        raise HttpFailure(
+            503,
+            "unavailable",
+            f"openmemoryd stopped before this request finished (it waited {self._grace_s:g} s "
+            "for it, [server] drain_timeout_s); a change it was making may or may not have "
+            "been saved: check before sending it again",
+        )
+
+    async def _discard_body(self, receive: Receive) -> None:
+        """Read the request body (up to the usual limit) and drop it.
+
+        Answering before the body is read and then closing would leave it
+        unread in the kernel, and closing a socket with unread data sends a
+        reset that can destroy the 503 before the client reads it."""
+        size = 0
+        while size <= self.max_body_bytes:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise _ClientGone
+            size += len(message.get("body", b""))
+            if not message.get("more_body", False):
+                return
 
     async def _respond(
         self, scope: Scope, receive: Receive
