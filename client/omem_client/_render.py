@@ -135,11 +135,11 @@ def _parts(hit: SearchHit) -> str:
 
     mmr = f" · mmr #{hit.mmr_rank}" if hit.mmr_rank is not None else ""
     rerank = f" · rerank {hit.rerank_score:.3f}" if hit.rerank_score is not None else ""
-    return (
-        f"vector {part(hit.vector_score)} · text {part(hit.text_score)}{judged}{rerank} · "
     # what min_score judged: a cross-script or near-baseline vector match is
     # not its plain vector score
     judged = f" · evidence {hit.evidence:.3f}" if hit.evidence is not None else ""
+    return (
+        f"vector {part(hit.vector_score)} · text {part(hit.text_score)}{judged}{rerank} · "
         f"decay {hit.decay:.3f}{mmr}"
     )
 
