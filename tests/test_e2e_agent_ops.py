@@ -83,6 +83,30 @@ def test_recall_quotes_the_memories_of_a_hit_that_hold_the_prompts_words(
         assert "dentist" not in result.block
 
 
+def test_recall_quotes_the_memory_that_answers_first(daemon: Daemon) -> None:
+    """The memories of one hit are each a memory of their own, and the
+    limit counts them: the bicycle, not the move quoted before it in the
+    file, answers "какой велосипед у пользователя", and alone with -n 1."""
+    with daemon.client() as client:
+        for note in (
+            "- Пользователь переехал в Казань.",
+            "- У кошки аллергия на курицу.",
+            "- У пользователя горный велосипед Merida, синий.",
+            "- Встреча с командой в пятницу.",
+        ):
+            client.append(note)
+    shown = daemon.cli("recall", "какой", "велосипед", "у", "пользователя")
+    assert shown.returncode == 0, shown.stderr
+    quoted = [line for line in shown.stdout.splitlines() if line[:1].isdigit()]
+    assert quoted[0].startswith("1. [memory] - У пользователя горный велосипед Merida")
+    assert quoted[1].startswith("2. [memory] - Пользователь переехал в Казань.")
+    one = daemon.cli_json("recall", "-n", "1", "какой велосипед у пользователя")
+    [memory] = one["memories"]
+    assert "велосипед" in memory["text"]
+    line = today_file(daemon).read_text("utf-8").splitlines()[memory["start_line"] - 1]
+    assert line == "- У пользователя горный велосипед Merida, синий."
+
+
 def test_recall_of_a_tiny_or_unmatched_prompt_is_empty(daemon: Daemon) -> None:
     with daemon.client() as client:
         client.append("the lighthouse keeper logs the weather at dawn")

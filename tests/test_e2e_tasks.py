@@ -92,6 +92,38 @@ def test_session_end_journals_and_next_steps_become_open_tasks(daemon: Daemon) -
     assert f"- [ ] Add retries to the heron exporter (id {task_id})" in primer.stdout
 
 
+def test_session_end_journals_a_next_step_given_twice_once(daemon: Daemon) -> None:
+    """The task list kept one task of a step given twice, and the journal
+    listed it twice (spelt as given); now both list it once, the first
+    spelling, and a step already open is journalled once too."""
+    with daemon.client() as client:
+        client.tasks("add", ["Renew the TLS certificate"])
+    ended = daemon.cli(
+        "session-end",
+        "--request",
+        "Rotate the keys",
+        *("--next", "Rotate the staging keys"),
+        *("--next", "rotate  the Staging keys"),
+        *("--next", "- [ ] Rotate the staging keys"),
+        *("--next", "Renew the TLS certificate"),
+        *("--next", "renew the tls certificate"),
+        "--json",
+    )
+    assert ended.returncode == 0, ended.stderr
+    reply = json.loads(ended.stdout)
+    assert [t["text"] for t in reply["tasks_added"]] == ["Rotate the staging keys"]
+    assert [t["text"] for t in reply["tasks_existing"]] == ["Renew the TLS certificate"]
+
+    daily = today_file(daemon).read_text("utf-8")
+    assert daily.endswith(
+        "### Next steps\n- Rotate the staging keys\n- Renew the TLS certificate\n"
+    )
+    assert daily.lower().count("rotate the staging keys") == 1
+    listed = daemon.cli("tasks").stdout
+    assert listed.count("Rotate the staging keys") == 1
+    assert listed.splitlines()[-1] == "2 open, 0 done"
+
+
 def test_tasks_done_reopen_remove_by_id_and_text_keep_hand_edits(daemon: Daemon) -> None:
     with daemon.client() as client:
         added = client.tasks("add", ["Call the plumber", "Renew the passport"])

@@ -14,7 +14,12 @@ import pytest
 
 from openmemoryd.errors import BadRequest, NotFound
 from openmemoryd.memory.journal import SessionNotes, render_journal
-from openmemoryd.memory.tasks_file import NEW_FILE, TasksFile, clean_task_text
+from openmemoryd.memory.tasks_file import (
+    NEW_FILE,
+    TasksFile,
+    clean_task_text,
+    distinct_tasks,
+)
 
 HAND_WRITTEN = (
     "# My tasks\r\n"
@@ -165,6 +170,15 @@ def test_task_text_is_one_clean_line() -> None:
     assert clean_task_text("* do it") == "do it"
     with pytest.raises(BadRequest):
         clean_task_text(" - [x] ")
+
+
+def test_distinct_tasks_keep_each_task_once_as_add_judges_them() -> None:
+    given = ["Write docs", "write  DOCS", "Fix the bug", "Write docs"]
+    steps = distinct_tasks(clean_task_text(s) for s in [*given, "- [ ] Write docs"])
+    assert steps == ["Write docs", "Fix the bug"]  # the first spelling stays
+    tasks = TasksFile(NEW_FILE)
+    added = [new for step in given for _, new in [tasks.add(step, "2026-11-23")]]
+    assert added == [True, False, True, False]  # the task list holds the same two
 
 
 # ---------------------------------------------------------------- journal

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import sys
 import time
+import unicodedata
 from collections import Counter
+from typing import Final
 
 from omem_protocol import (
     AppendResult,
@@ -381,10 +383,49 @@ def capture_lines(result: CaptureResult) -> list[str]:
     return lines
 
 
+# How much of a memory's text a confirmation quotes (`shortened`).
+QUOTED_CHARS: Final = 200
+
+
+def shortened(text: str, limit: int = QUOTED_CHARS) -> str:
+    """*text*, or its first *limit* characters and how many more there are.
+
+    A line may hold up to a million characters (`append` takes them), and a
+    confirmation that echoes one whole buries the terminal or an agent's
+    context in text the reader has just removed; its start says which memory
+    it was, the citation where. The cut never splits a visible character (a
+    letter and its accents, an emoji sequence), as the daemon's snippets do
+    not. Only the text output is shortened: ``--json`` and an MCP tool's
+    structured result keep the whole text.
+    """
+    if len(text) <= limit:
+        return text
+    cut = limit
+    while cut > 0 and (_continues(text[cut]) or text[cut - 1] == "\u200d"):
+        cut -= 1
+    cut = cut or limit  # one "character" of hundreds of combining marks
+    more = len(text) - cut
+    return f"{text[:cut]}… ({more:,} more character{'' if more == 1 else 's'})"
+
+
+def _continues(ch: str) -> bool:
+    """Whether *ch* belongs to the character before it (as the daemon's
+    `text.boundaries` reads it; the client does not import the daemon)."""
+    return (
+        ch == "\u200d"
+        or "\ufe00" <= ch <= "\ufe0f"
+        or "\U000e0100" <= ch <= "\U000e01ef"
+        or "\U0001f3fb" <= ch <= "\U0001f3ff"
+        or unicodedata.combining(ch) != 0
+    )
+
+
 def forget_lines(result: ForgetResult) -> list[str]:
+    """What was removed, or why nothing was and what could be meant; each
+    memory's text `shortened`, as `--json` never is."""
     if result.removed:
         return [
-            f"Forgot {cited}: {text}"
+            f"Forgot {cited}: {shortened(text)}"
             for cited, text in zip(result.removed, result.removed_text, strict=True)
         ]
     if not result.candidates:
@@ -397,7 +438,7 @@ def forget_lines(result: ForgetResult) -> list[str]:
         result.reason, "the closest match is not a clear one" if lone else "no single clear match"
     )
     lines = [f"Nothing removed: {why}. {'Candidate' if lone else 'Candidates'}:"]
-    lines += [f"  {c.score:.2f} {c.citation} {c.text}" for c in result.candidates]
+    lines += [f"  {c.score:.2f} {c.citation} {shortened(c.text)}" for c in result.candidates]
     lines.append("Forget one by its citation: omem-client forget PATH#Ln")
     return lines
 

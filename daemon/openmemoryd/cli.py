@@ -266,11 +266,13 @@ def init(
         ),
     ] = None,
 ) -> None:
-    """Set up openmemory: ask for the workspace and the embedder (defaults on
-    Enter), write the config, create the workspace (MEMORY.md, USER.md,
-    PROJECT.md, memory/), and with --cursor register the MCP bridge with Cursor.
-    Never overwrites a Markdown file; without a terminal or with --yes it asks
-    nothing."""
+    """Set up openmemory: the config, the workspace and, with --cursor, the MCP bridge.
+
+    Asks for the workspace and the embedder (defaults on Enter), writes the
+    config, creates the workspace (MEMORY.md, USER.md, PROJECT.md, memory/),
+    and with --cursor registers the MCP bridge with Cursor. Never overwrites
+    a Markdown file; without a terminal or with --yes it asks nothing.
+    """
     from openmemoryd.wizard import McpHosts, run_init
 
     if mcp_profile is not None and mcp_profile not in MCP_PROFILES:
@@ -308,9 +310,11 @@ def configure(
     provider: ProviderOpt = None,
     model: ModelOpt = None,
 ) -> None:
-    r"""Choose the embedding provider and model again; updates only \[embedding]
-    in the config (comments and other settings are kept, the old file is
-    saved as config.toml.bak)."""
+    r"""Choose the embedding provider and model again.
+
+    Updates only \[embedding] in the config: comments and other settings are
+    kept, and the old file is saved as config.toml.bak.
+    """
     from openmemoryd.wizard import run_configure
 
     resolved = _load(config, None, None, None)
@@ -380,8 +384,11 @@ def install_service(
         str | None, typer.Option("--platform", hidden=True, help="linux or macos (tests).")
     ] = None,
 ) -> None:
-    """Install a systemd user service (Linux) or a LaunchAgent (macOS) that runs this
-    openmemoryd. Flags given here (--workspace, ...) are passed to the daemon."""
+    """Install a systemd user service (Linux) or a LaunchAgent (macOS) running openmemoryd.
+
+    The service runs this openmemoryd, the one installed here; flags given
+    here (--workspace, ...) are passed to it.
+    """
     try:
         target = platform or current_platform()
         if target not in ("linux", "macos"):
@@ -471,10 +478,11 @@ def doctor(
     log_level: LogLevelOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    """Check config, workspace, index, SQLite, embedder, socket, watcher and files,
-    with a fix for each problem; works whether or not the daemon runs.
+    """Check the setup and say how to fix each problem, whether or not the daemon runs.
 
-    Exit 0 when no check failed (warnings do not count), 1 otherwise.
+    It checks the config, workspace, index, SQLite, embedder, socket,
+    watcher and files. Exit 0 when no check failed (warnings do not count),
+    1 otherwise.
     """
     # Imported here: the checks bring in the client and the embedders, which
     # the other commands never need.

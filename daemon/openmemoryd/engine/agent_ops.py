@@ -25,9 +25,11 @@ from __future__ import annotations
 import html
 import re
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
+from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -64,7 +66,7 @@ from openmemoryd.memory.units import memories_in
 from openmemoryd.search import SearchQuery
 from openmemoryd.search.budget import budget_terms
 from openmemoryd.search.hits import citation
-from openmemoryd.search.snippet import line_matches
+from openmemoryd.search.snippet import line_matches, terms_in
 from openmemoryd.text.terms import token_set
 from openmemoryd.workspace import MemoryPath, scan_memory_files
 
@@ -145,19 +147,41 @@ def _recalled_parts(
 ) -> list[tuple[int, int, str]]:
     """The parts of a hit to recall, as (first line, last line, text): the
     memories of its snippet that hold a word of the prompt, each on its own,
-    or the whole snippet when none does (a match by meaning alone) or it is
-    one memory.
+    the one that answers it best first; or the whole snippet when none does
+    (a match by meaning alone) or it is one memory.
 
     A hit is a chunk, and a day's chunk holds a meeting, a dentist, an
     allergy and a cat: recalled whole, run together on one line, "orange
     cat Mango" put the user's wife's allergy into the prompt with it.
+
+    The parts are ordered by relevance, not by their place in the file:
+    each is a memory of its own, with its own citation and number in the
+    block, not a line of a passage read in order, and `recall`'s limit
+    counts them, so the first must be the answer. In file order "какой
+    велосипед у пользователя" quoted "Пользователь переехал в Казань" before
+    the bicycle, and with ``-n 1`` only the move (`_relevance`).
     """
     whole = [(first_line, first_line + snippet.count("\n"), snippet)]
     units = memories_in(snippet, first_line)
     if len(units) < 2:
         return whole
-    holding = [u for u in units if line_matches(u.text, terms)]
-    return [(u.start, u.end, u.text) for u in holding] or whole
+    holding = [(u, terms_in(u.text, terms)) for u in units if line_matches(u.text, terms)]
+    spread = Counter(word for _, words in holding for word in words)
+    ranked = sorted(holding, key=lambda part: _relevance(part[1], spread), reverse=True)
+    return [(u.start, u.end, u.text) for u, _ in ranked] or whole
+
+
+def _relevance(words: frozenset[str], spread: Counter[str]) -> tuple[Fraction, int]:
+    """How well a memory holding the prompt's *words* answers it, among the
+    memories of its hit, *spread* counting how many of them hold each word.
+
+    A word counts for less the more of the hit's memories hold it: in a
+    user's notes many lines say "пользователь", and the one that also says
+    "велосипед" is the answer to "какой велосипед у пользователя". Ties go
+    to the memory holding more words, then (the sort being stable) to the
+    earlier one in the file.
+    """
+    return sum((Fraction(1, spread[word]) for word in words), Fraction(0)), len(words)
 
 
 def _memory_text(snippet: str, source: str) -> tuple[str, str]:

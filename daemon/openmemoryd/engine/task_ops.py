@@ -42,6 +42,7 @@ from openmemoryd.memory.tasks_file import (
     Task,
     TasksFile,
     clean_task_text,
+    distinct_tasks,
     normalize_key,
 )
 from openmemoryd.search.hits import citation
@@ -56,7 +57,9 @@ if TYPE_CHECKING:
 
 async def session_end(engine: Engine, params: SessionEndParams) -> SessionEndResult:
     started = time.perf_counter()
-    next_steps = [clean_task_text(step) for step in params.next_steps]
+    # each next step once, in the journal as in the task list: a step given
+    # twice (in other case or spacing, with a checkbox) is one task
+    next_steps = distinct_tasks(clean_task_text(step) for step in params.next_steps)
     notes = SessionNotes(
         request=params.request,
         learned=params.learned,

@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
@@ -83,6 +84,25 @@ def clean_task_text(raw: str) -> str:
     if not text:
         raise BadRequest("a task needs some text")
     return text
+
+
+def distinct_tasks(texts: Iterable[str]) -> list[str]:
+    """*texts* without a repeat of one before them, each task once.
+
+    Two texts are the same task when `normalize_key` says so, as `TasksFile.add`
+    judges them, so whatever lists a session's next steps (its journal block)
+    lists them as the task list holds them: "Write docs", "write  docs" and
+    "- [ ] Write docs" are one. The first spelling is kept, as `add` keeps the
+    task already open. Give them cleaned (`clean_task_text`).
+    """
+    seen: set[str] = set()
+    kept: list[str] = []
+    for text in texts:
+        key = normalize_key(text)
+        if key not in seen:
+            seen.add(key)
+            kept.append(text)
+    return kept
 
 
 def _task_id(key: str, occurrence: int) -> str:
