@@ -433,6 +433,8 @@ TRIGGER_EXAMPLES = [
     ("Я не люблю длинные ответы", "не люблю"),
     ("Я люблю зелёный чай", "люблю"),
     ("Обожаю тёмные темы в IDE", "люблю"),
+    ("Мой любимый цвет синий", "любимый"),
+    ("Любимая еда у меня пельмени", "любимый"),
     ("Ненавижу табы в Python", "ненавижу"),
     ("Мы решили перейти на Postgres", "решили"),
     ("Она решила не деплоить в пятницу", "решили"),
@@ -449,6 +451,14 @@ TRIGGER_EXAMPLES = [
     ("Моя жена это Аня, она врач", "мой … —"),
     ("Мисо — мой кот, он рыжий", "— мой"),
     ("Меня зовут Вэй Ван", "меня зовут"),
+    # Russian says "my X is Y" without the "is": a value after the noun is the fact.
+    ("Мой день рождения 12 июля", "день рождения"),
+    ("У меня день рождения 12 июля", "день рождения"),
+    ("Моя жена Аня, она врач", "мой …"),
+    ("Мой рост 180 см, вес 75", "мой …"),
+    ("Мои дети Маша и Петя", "мой …"),
+    ("Мой город Новосибирск", "мой …"),
+    ("Моя компания называется Рога и копыта", "мой …"),
     ("Я очень хочу короткие ответы", "я хочу"),
     ("Мне тоже нужно отвечать по-русски", "мне нужно"),
     ("Отвечай всегда по-русски", "всегда"),
@@ -481,6 +491,10 @@ def test_every_trigger_has_an_example() -> None:
         "Неважно, какой редактор открыт",  # "неважно" is not "важно"
         "У кота скверный нрав, он царапается",  # the noun "нрав" (temper)
         "Любой редактор подойдёт для заметок",  # "любой" (any) is not "люблю"
+        "Мой код не компилируется",  # no value after "мой код": not "my code is …"
+        "Мой кот спит на диване",  # a verb is no value
+        "Мой код в GitHub, посмотри",  # a preposition is no part of the noun
+        "Мои мысли сейчас о релизе",
     ],
 )
 def test_a_message_without_a_trigger_is_not_captured(text: str) -> None:
@@ -527,6 +541,14 @@ def test_a_message_without_a_trigger_is_not_captured(text: str) -> None:
         ("We have a staging server", "fact"),
         ("服务器是德国的", "fact"),
         ("王伟有两只猫", "fact"),
+        # A habit in the first person is a preference, as "I like" is.
+        ("I always drink tea without sugar", "preference"),
+        ("I never eat pork", "preference"),
+        ("我从不喝咖啡", "preference"),
+        ("我总是喝不加糖的茶", "preference"),
+        ("我一直用 Vim 写代码", "preference"),
+        ("The server always crashes at night", "other"),  # not the user's habit
+        ("Always answer in Chinese", "other"),
         ("Good morning", "other"),
         ("This unlikely chain", "other"),  # words, not substrings: no "like", no "is"
         ("早上好", "other"),
@@ -559,6 +581,22 @@ def test_each_category_in_english_and_chinese(text: str, category: str) -> None:
         ("Сервер является главным", "fact"),
         ("У меня две кошки", "fact"),
         ("Сервер есть в Франкфурте", "fact"),
+        # Russian leaves out the "is" that makes "my birthday is …" a fact, and
+        # says a habit ("I always …") with or without the "я".
+        ("Мой день рождения 12 июля", "fact"),
+        ("Моя жена Аня", "fact"),
+        ("Мои дети Маша и Петя", "fact"),
+        ("У меня день рождения в июле", "fact"),
+        ("Я всегда пью чай без сахара", "preference"),
+        ("Я почти никогда не ем мясо", "preference"),
+        ("Всегда пью кофе без молока", "preference"),
+        ("Никогда не ем свинину", "preference"),
+        ("Я обычно работаю по утрам", "preference"),
+        ("Мой любимый цвет синий", "preference"),
+        ("Я не люблю длинные ответы", "preference"),
+        ("Сервер всегда падает ночью", "other"),  # a habit, but not the user's
+        ("Всегда сразу отвечает на письма", "other"),  # "сразу" is no first-person verb
+        ("Отвечай всегда по-русски", "other"),
         ("Доброе утро", "other"),
         ("Почти готово, осталось немного", "other"),  # "почти" (almost) is no "почта"
         ("Любой вариант подойдёт", "other"),  # "любой" (any) is no liking

@@ -194,6 +194,35 @@ def test_piped_output_keeps_every_byte(notes: Daemon) -> None:
     assert "title \x1b]0;owned\a csi \x9b8m del \x7f end" in primer.stdout
 
 
+def test_a_byte_order_mark_is_not_printed_and_stays_in_the_file(notes: Daemon) -> None:
+    """`get` printed a file's UTF-8 BOM, which then went into whatever the
+    output was pasted or piped to. It is no text of the file: the lean and
+    the full CLI, --json and the socket reply all leave it out; every other
+    byte is printed as it is, and the file keeps the mark."""
+    raw = b"\xef\xbb\xbf# Notepad\r\n\r\n- saved with a BOM\r\n"
+    path = notes.env.workspace / "memory" / "notepad.md"
+    path.write_bytes(raw)
+    for argv in (
+        [sys.executable, "-m", "omem_client", "get", "memory/notepad.md"],
+        [sys.executable, "-c", FULL_CLI, "get", "memory/notepad.md"],
+    ):
+        got = subprocess.run(argv, env=notes.env.vars, capture_output=True, timeout=60, check=False)
+        assert got.returncode == 0, got.stderr
+        assert got.stdout == raw[3:]
+    first = subprocess.run(
+        [sys.executable, "-m", "omem_client", "get", "memory/notepad.md#L1"],
+        env=notes.env.vars,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert first.stdout == b"# Notepad\r\n"
+    as_json = json.loads(notes.cli("get", "memory/notepad.md", "--json").stdout)
+    assert as_json["text"] == "# Notepad\r\n\r\n- saved with a BOM\r\n"
+    assert as_json["total_lines"] == 3
+    assert path.read_bytes() == raw
+
+
 # ---------------------------------------------------------------- past the end of a file
 
 

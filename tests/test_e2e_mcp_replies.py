@@ -143,7 +143,7 @@ async def test_a_primer_with_no_room_says_which_budget_would_do(daemon: Daemon) 
         needed = int(first.split("a budget of ")[2].split()[0])
         assert needed > 50
         assert first.endswith(f"Call memory_primer again with budget={needed}.")
-        assert "USER.md: no room in the budget (shown from a budget of" in text
+        assert "USER.md: no room in a 50-token budget; a budget of " in text
 
         text, enough = await ok(session, "memory_primer", budget=needed, private=True)
         assert "Alexei lives in Novosibirsk" in text
@@ -350,3 +350,15 @@ async def test_memory_get_of_a_long_file_gives_what_a_host_accepts(daemon: Daemo
         assert text.endswith(f"ask for the lines from {last + 1} on to read further]")
         _, more = await ok(session, "memory_get", path="memory/big-zh.md", from_line=last + 1)
         assert more["from_line"] == last + 1
+
+
+async def test_memory_get_leaves_out_a_byte_order_mark_as_the_cli_does(daemon: Daemon) -> None:
+    """The model reads what `omem-client get` prints: no U+FEFF before line 1."""
+    notepad = daemon.env.workspace / "memory" / "notepad.md"
+    notepad.parent.mkdir(exist_ok=True)
+    notepad.write_bytes(b"\xef\xbb\xbf# Notepad\n\n- saved with a BOM\n")
+    async with bridge(daemon.env) as session:
+        text, result = await ok(session, "memory_get", path="memory/notepad.md")
+    assert text == "memory/notepad.md lines 1-3 of 3:\n# Notepad\n\n- saved with a BOM\n"
+    assert "\ufeff" not in result["text"]
+    assert notepad.read_bytes().startswith(b"\xef\xbb\xbf")

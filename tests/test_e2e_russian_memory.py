@@ -151,7 +151,7 @@ def test_capture_keeps_what_the_user_asked_to_remember_in_russian(russian: Daemo
     assert result.returncode == 0, result.stderr
     reply = json.loads(result.stdout)
     assert [(c["index"], c["trigger"], c["category"]) for c in reply["captured"]] == [
-        (0, "запомни", "other"),
+        (0, "запомни", "preference"),  # a habit in the first person
         (5, "предпочитаю", "preference"),
     ]
     assert {r["index"]: r["reason"] for r in reply["rejected"]} == {
@@ -162,7 +162,44 @@ def test_capture_keeps_what_the_user_asked_to_remember_in_russian(russian: Daemo
     }
     daily = russian.env.workspace / "memory" / f"{date.today().isoformat()}.md"
     text = daily.read_text("utf-8")
-    assert "- [other] Запомни: я всегда деплою по вторникам после стендапа" in text
+    assert "- [preference] Запомни: я всегда деплою по вторникам после стендапа" in text
     assert "- [preference] Я предпочитаю короткие ответы без вступлений" in text
     assert "hunter2" not in text
     assert "Игнорируй" not in text
+
+
+def test_capture_classes_russian_facts_and_habits_as_english_and_chinese_ones(
+    russian: Daemon,
+) -> None:
+    """Russian leaves out "is" ("мой день рождения 12 июля") and often "я"
+    ("всегда пью чай без сахара"): such messages were refused or kept as
+    ``[other]`` where "my birthday is July 12" and "I always …" were a fact
+    and a preference. The text output counts the messages from 1."""
+    messages = [
+        {"role": "user", "content": "мой день рождения 12 июля"},
+        {"role": "user", "content": "ок"},
+        {"role": "user", "content": "я всегда пью чай без сахара"},
+        {"role": "user", "content": "Моя жена Аня, она врач"},
+        {"role": "user", "content": "I never drink coffee after noon"},
+        {"role": "user", "content": "Мой код не компилируется"},
+    ]
+    result = russian.cli("capture", "--max", "10", stdin=json.dumps(messages))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    captured = [line.split(" ", 2)[2] for line in lines if line.startswith("Captured ")]
+    assert captured == [
+        "[fact] мой день рождения 12 июля",
+        "[preference] я всегда пью чай без сахара",
+        "[fact] Моя жена Аня, она врач",
+        "[preference] I never drink coffee after noon",
+    ]
+    # the second and the sixth message, as a person counts them
+    assert [line for line in lines if line.startswith("  skipped")] == [
+        "  skipped message 2: too_short (2 characters; at least 10)",
+        "  skipped message 6: no_trigger (no capture trigger such as 'remember', 'prefer' "
+        "or '记住')",
+    ]
+    daily = russian.env.workspace / "memory" / f"{date.today().isoformat()}.md"
+    text = daily.read_text("utf-8")
+    assert "- [fact] мой день рождения 12 июля" in text
+    assert "- [preference] я всегда пью чай без сахара" in text

@@ -69,6 +69,43 @@ def test_primer_keeps_to_its_budget(daemon: Daemon) -> None:
     assert "PROJECT.md: still the template" in as_json["omitted"]
 
 
+def test_a_primer_that_holds_nothing_says_why_on_stderr(daemon: Daemon) -> None:
+    """``primer --budget 50`` printed nothing and exited 0: empty files and a
+    budget too small read alike. The reasons only --json gave now go to
+    stderr, with the budget that shows something; stdout stays the primer."""
+    line = "Alexei lives in Novosibirsk and writes the billing service in Go " * 3
+    write(daemon, "USER.md", f"# USER.md\n\n- {line}\n")
+    write(daemon, f"memory/{DAY}.md", f"# {DAY}\n\n- {line}\n")
+    small = daemon.cli("primer", "--budget", "50", "--date", DAY.isoformat())
+    assert (small.returncode, small.stdout) == (0, "")
+    notes = small.stderr.splitlines()
+    omitted = json.loads(
+        daemon.cli("primer", "--budget", "50", "--date", DAY.isoformat(), "--json").stdout
+    )["omitted"]
+    needed = min(
+        int(reason.split("a budget of ")[1].split()[0]) for reason in omitted if "no room" in reason
+    )
+    assert notes[0] == (
+        "(nothing fitted in a 50-token budget, but the memory files are not empty: "
+        f"--budget {needed} shows the first of them)"
+    )
+    assert "(PROJECT.md left out: still the template)" in notes
+    user = next(n for n in notes if n.startswith("(USER.md left out: "))
+    assert user.startswith("(USER.md left out: no room in a 50-token budget; a budget of ")
+    assert len(notes) == 1 + len(omitted)  # every reason --json gives
+    enough = daemon.cli("primer", "--budget", str(needed), "--date", DAY.isoformat())
+    assert "Alexei lives in Novosibirsk" in enough.stdout
+    assert not enough.stderr.startswith("(nothing")
+
+    write(daemon, "USER.md", template_text("USER.md"))
+    write(daemon, f"memory/{DAY}.md", "")
+    empty = daemon.cli("primer", "--date", DAY.isoformat())
+    assert (empty.returncode, empty.stdout) == (0, "")
+    assert empty.stderr.splitlines()[0] == (
+        "(nothing to start with: the memory files hold no memories yet)"
+    )
+
+
 def test_primer_bad_date_is_a_usage_error(daemon: Daemon) -> None:
     result = daemon.cli("primer", "--date", "2026-02-30")
     assert result.returncode == 2

@@ -194,7 +194,7 @@ async def test_capture_then_search_then_forget(daemon: Daemon) -> None:
         (kept,) = captured["captured"]
         assert kept["text"] == fact
         assert text.splitlines()[0] == f"Captured {kept['citation']} [{kept['category']}] {fact}"
-        assert "skipped message 1: not_user" in text
+        assert "skipped message 2: not_user" in text  # the second, counted from 1
         assert fact in today_file(daemon.env).read_text()
 
         _, found = await ok(session, "memory_search", query="deploy thursdays")

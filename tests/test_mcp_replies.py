@@ -83,8 +83,9 @@ def test_an_empty_primer_says_whether_the_files_are_empty_or_the_budget_small() 
     full = primer(
         "",
         (
-            "USER.md: no room in the budget (shown from a budget of 97 tokens)",
+            "USER.md: no room in a 50-token budget; a budget of 97 tokens shows some of it",
             "PROJECT.md: still the template",
+            # as a daemon older than the client words it
             "MEMORY.md: no room in the budget (shown from a budget of 120 tokens)",
         ),
     )
@@ -93,7 +94,7 @@ def test_an_empty_primer_says_whether_the_files_are_empty_or_the_budget_small() 
         "Nothing fitted in a budget of 50 tokens, but the memory files are not empty: a "
         "budget of 97 tokens shows the first of them. Call memory_primer again with budget=97."
     )
-    assert text.splitlines()[-1].startswith("Left out: USER.md: no room in the budget")
+    assert text.splitlines()[-1].startswith("Left out: USER.md: no room in a 50-token budget")
     fresh = primer("", ("USER.md: still the template", "memory/2026-11-28.md: missing"))
     assert primer_answer(fresh, "").startswith("Nothing to start with: the memory files hold no")
     assert primer_answer(primer("## User (USER.md)\n- Wei", ()), "") == "## User (USER.md)\n- Wei"

@@ -95,7 +95,10 @@ def test_the_budget_is_kept_and_shared_fairly(policy: PathPolicy) -> None:
     assert "entry 399" in primer.text
     assert "entry 0:" not in primer.text
     assert "earlier lines: omem-client get memory/2026-11-23.md" in primer.text
-    assert any(o.startswith("memory/2026-11-22.md: no room in the budget") for o in primer.omitted)
+    assert any(
+        o.startswith("memory/2026-11-22.md: no room in a 300-token budget; a budget of ")
+        for o in primer.omitted
+    )
 
 
 def test_a_symlinked_or_huge_file_is_left_out_not_fatal(policy: PathPolicy, tmp_path: Path) -> None:

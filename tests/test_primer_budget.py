@@ -20,7 +20,8 @@ from openmemoryd.workspace import PathPolicy, init_workspace
 
 TODAY = date(2026, 11, 28)
 SHOWN_FROM = re.compile(
-    r"^(?P<path>\S+): no room in the budget \(shown from a budget of (?P<n>\d+) tokens\)$"
+    r"^(?P<path>\S+): no room in a (?P<given>\d+)-token budget; "
+    r"a budget of (?P<n>\d+) tokens shows some of it$"
 )
 
 
@@ -67,6 +68,19 @@ def test_a_budget_that_holds_nothing_names_the_budget_that_would(policy: PathPol
     smallest = min(needed.values())
     assert prime(policy, smallest).text != ""
     assert prime(policy, smallest - 1).text == ""
+
+
+def test_the_reason_names_the_budget_given_and_the_one_that_shows(policy: PathPolicy) -> None:
+    """Said plainly: "shown from a budget of 76 tokens" read as the size of
+    the file. Both numbers are budgets, the one given first."""
+    reasons = [r for r in prime(policy, 50).omitted if r.startswith("USER.md: ")]
+    assert len(reasons) == 1
+    found = SHOWN_FROM.match(reasons[0])
+    assert found is not None, reasons
+    assert found["given"] == "50"
+    assert reasons[0] == (
+        f"USER.md: no room in a 50-token budget; a budget of {found['n']} tokens shows some of it"
+    )
 
 
 def test_each_file_shows_from_the_budget_it_was_named_with(policy: PathPolicy) -> None:

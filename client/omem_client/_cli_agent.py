@@ -13,13 +13,21 @@ import typer
 from omem_client import _render
 from omem_client._cli_base import (
     JsonOpt,
+    TextCommand,
     _call,
     _parse_date,
     _parse_turns,
     _read_text,
     app,
 )
-from omem_client._cli_io import fail, output, print_json, read_stdin, text_or_stdin
+from omem_client._cli_io import (
+    fail,
+    output,
+    print_json,
+    print_lines,
+    read_stdin,
+    text_or_stdin,
+)
 from omem_client._requests import TaskAction, TaskStatus
 from omem_protocol import MAX_LIMIT, TasksResult
 
@@ -71,7 +79,7 @@ def session_start(
     typer.echo(f"{result.agent}: {result.transcripts} transcript(s), {result.chunks} new chunk(s)")
 
 
-@app.command()
+@app.command(cls=TextCommand)
 def recall(
     ctx: typer.Context,
     query: Annotated[list[str], typer.Argument(help="The prompt to recall memories for.")],
@@ -169,6 +177,7 @@ def primer(
         return
     if result.text:
         typer.echo(result.text)
+    print_lines(_render.primer_notes(result), err=True)
 
 
 @app.command("flush-check")
@@ -301,7 +310,7 @@ def _change_tasks(
     return result
 
 
-@tasks_app.command("add")
+@tasks_app.command("add", cls=TextCommand)
 def tasks_add(
     ctx: typer.Context,
     texts: Annotated[list[str], typer.Argument(help="The new tasks, one argument each.")],
@@ -332,25 +341,25 @@ def _one_word(text: str) -> bool:
     return len(text.split()) < 2 and len(_CJK.findall(text)) < _CJK_PHRASE
 
 
-@tasks_app.command("done")
+@tasks_app.command("done", cls=TextCommand)
 def tasks_done(ctx: typer.Context, refs: TaskRefs, as_json: JsonOpt = False) -> None:
     """Mark tasks done, with today's date."""
     _change_tasks(ctx, "done", refs, as_json)
 
 
-@tasks_app.command("reopen")
+@tasks_app.command("reopen", cls=TextCommand)
 def tasks_reopen(ctx: typer.Context, refs: TaskRefs, as_json: JsonOpt = False) -> None:
     """Open done tasks again."""
     _change_tasks(ctx, "reopen", refs, as_json)
 
 
-@tasks_app.command("remove")
+@tasks_app.command("remove", cls=TextCommand)
 def tasks_remove(ctx: typer.Context, refs: TaskRefs, as_json: JsonOpt = False) -> None:
     """Delete tasks from the file (with their indented lines)."""
     _change_tasks(ctx, "remove", refs, as_json)
 
 
-@app.command("log")
+@app.command("log", cls=TextCommand)
 def log_memory(
     ctx: typer.Context,
     text: Annotated[

@@ -4,13 +4,16 @@ small parsers several commands use."""
 
 from __future__ import annotations
 
+import re
+import shlex
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, Final, TypeVar
 
 import msgspec
 import typer
+from typer.core import TyperCommand
 
 from omem_client._cli_io import (
     Options,
@@ -35,6 +38,81 @@ app = typer.Typer(
 
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the reply as JSON.")]
+
+
+# What an option can look like: one or two dashes, an ASCII letter, letters,
+# digits and dashes, then perhaps ``=value``. A token starting with "-" that
+# is not of this shape ("- a list item", "-ss 00:01:00", "-5", "---") can be
+# no option of any command.
+_OPTION_SHAPE: Final = re.compile(r"--?[A-Za-z][A-Za-z0-9_-]*(?:=.*)?", re.DOTALL)
+
+
+def is_text(token: str, options: frozenset[str]) -> bool:
+    """Whether *token*, which the parser would take for an option, is text.
+
+    A Markdown list item ("- пункт списка") is the most natural thing to
+    append or log, and a query may start with a dash ("-ss 00:01:00"); the
+    parser refused both with ``No such option: -``. A token is text when it
+    is not shaped like an option at all; one that is shaped like an option
+    stays an option, so a misspelt ``--limt`` is still an error, never text
+    written to memory. A token whose option part the command knows
+    (``--path=my notes.md``, ``-n5``) is always that option.
+    """
+    if token.split("=", 1)[0] in options or (token[1:2] != "-" and token[:2] in options):
+        return False
+    return _OPTION_SHAPE.fullmatch(token) is None
+
+
+class TextCommand(TyperCommand):
+    """A command whose free text (a note, a query, a task) may start with "-".
+
+    Its parser takes a token that `is_text` says is text as a positional
+    word, where click would have raised ``No such option``; the option value
+    after an option (``--type -x``) is taken by the parser before any of
+    this. An option-shaped token the command does not know is still an
+    error, and its message now says how to pass it as text: ``--`` first.
+
+    The hook is click's ``_process_opts``, which every token the parser
+    takes for an option goes through; click has no public one. typer is
+    pinned below 0.29, and tests/test_client_cli.py fails if it moves.
+    """
+
+    def make_parser(self, ctx: Any) -> Any:
+        parser: Any = super().make_parser(ctx)  # click's own, private: only its hook is used
+        options = frozenset(
+            name
+            for param in self.get_params(ctx)
+            if param.param_type_name == "option"
+            for name in (*param.opts, *param.secondary_opts)
+        )
+        process_option = parser._process_opts
+
+        def process(token: str, state: Any) -> None:
+            if is_text(token, options):
+                state.largs.append(token)  # where the parser keeps positional words
+                return
+            try:
+                process_option(token, state)
+            except typer.TyperException as exc:
+                _say_how_to_pass_text(exc, token, ctx.command_path)
+                raise
+
+        parser._process_opts = process
+        return parser
+
+
+def _say_how_to_pass_text(exc: typer.TyperException, token: str, command: str) -> None:
+    """Add to an unknown option's message how to pass *token* as text.
+
+    Only when click has no option to suggest: ``--limt`` is a misspelt
+    ``--limit``, and ``-x`` may be text as well as a wrong option.
+    """
+    message = getattr(exc, "message", None)
+    if isinstance(message, str) and hasattr(exc, "possibilities") and not exc.possibilities:
+        exc.message = (
+            f"{message}. Text starting with '-'? Put -- before it: "
+            f"{command} -- {shlex.quote(token)}"
+        )
 
 
 def _version(value: bool) -> None:

@@ -10,7 +10,6 @@ can do (`Profile.hints`, the *advice* of `log_answer`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 import msgspec
@@ -52,9 +51,6 @@ HINTS: tuple[tuple[str, str], ...] = (
 # changed, which a tool's `Tool.when_refused` may spell out.
 REFUSALS = frozenset({"bad_request", "not_found", "forbidden", "too_large"})
 
-# The daemon names, for each file left out for want of room, the budget that shows it.
-_SHOWN_FROM = re.compile(r"no room in the budget \(shown from a budget of (\d+) tokens\)")
-
 
 def primer_answer(result: PrimerResult, ask_again: str) -> str:
     """The primer, or, when it is empty, why: no memories yet, or none that fit.
@@ -65,7 +61,8 @@ def primer_answer(result: PrimerResult, ask_again: str) -> str:
     """
     lines = [result.text]
     if not result.text:
-        needed = [int(m[1]) for m in map(_SHOWN_FROM.search, result.omitted) if m]
+        # the daemon names, for each file left out for want of room, the budget that shows it
+        needed = [n for n in map(_render.budget_showing, result.omitted) if n is not None]
         if needed:
             smallest = min(needed)
             lines = [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 import unicodedata
@@ -18,6 +19,7 @@ from omem_protocol import (
     ForgetResult,
     KeywordIndexStatus,
     LogResult,
+    PrimerResult,
     Progress,
     RerankStatus,
     RestoreResult,
@@ -376,11 +378,53 @@ def _size(count: int) -> str:
 
 
 def capture_lines(result: CaptureResult) -> list[str]:
+    """What was captured and why each other message was not, the messages
+    counted from 1 as a person counts them (the reply's ``index`` counts
+    from 0, as a program does: "message 1" was the second one)."""
     lines = [f"Captured {c.citation} [{c.category}] {c.text}" for c in result.captured]
     if not result.captured:
         lines.append("Nothing captured.")
-    lines += [f"  skipped message {r.index}: {r.reason} ({r.detail})" for r in result.rejected]
+    lines += [f"  skipped message {r.index + 1}: {r.reason} ({r.detail})" for r in result.rejected]
     return lines
+
+
+# How the daemon says a primer file got no room: it names the budget given and
+# the smallest one that shows some of the file. The second form is an older
+# daemon's, still running after the client was upgraded.
+_SHOWN_FROM = re.compile(
+    r"no room in (?:a \d+-token budget; a budget of|the budget \(shown from a budget of) "
+    r"(\d+) tokens"
+)
+
+
+def budget_showing(reason: str) -> int | None:
+    """The smallest budget that shows the file a primer's *reason* is about,
+    or None when it was left out for another reason (empty, missing)."""
+    found = _SHOWN_FROM.search(reason)
+    return int(found[1]) if found else None
+
+
+def primer_notes(result: PrimerResult) -> list[str]:
+    """Why the primer leaves files out, for stderr.
+
+    A budget that held nothing printed nothing at all, which reads as empty
+    memory files; the reasons (`omitted`) were only in ``--json``. An empty
+    primer now says which it is, and with what budget the files show.
+    """
+    notes: list[str] = []
+    if not result.text:
+        needed = [n for n in map(budget_showing, result.omitted) if n is not None]
+        if needed:
+            notes.append(
+                f"(nothing fitted in a {result.budget}-token budget, but the memory files are "
+                f"not empty: --budget {min(needed)} shows the first of them)"
+            )
+        else:
+            notes.append("(nothing to start with: the memory files hold no memories yet)")
+    for reason in result.omitted:
+        path, colon, why = reason.partition(": ")
+        notes.append(f"({path} left out: {why})" if colon else f"(left out: {reason})")
+    return notes
 
 
 # How much of a memory's text a confirmation quotes (`shortened`).

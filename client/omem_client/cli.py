@@ -28,6 +28,7 @@ import typer
 from omem_client import _render
 from omem_client._cli_base import (
     JsonOpt,
+    TextCommand,
     _call,
     _known_scope,
     _known_sources,
@@ -51,7 +52,7 @@ from omem_client._cli_io import (
 from omem_protocol import KNOWN_SOURCES, MAX_LIMIT, MCP_PROFILES, Progress
 
 
-@app.command()
+@app.command(cls=TextCommand)
 def search(
     ctx: typer.Context,
     query: Annotated[
@@ -143,7 +144,7 @@ def get(
     get_command(ctx.obj, path, from_line=from_line, lines=lines, to_line=to_line, as_json=as_json)
 
 
-@app.command()
+@app.command(cls=TextCommand)
 def append(
     ctx: typer.Context,
     text: Annotated[

@@ -277,6 +277,34 @@ _RU_SWITCHED: Final = (
     r"(?!\s+(?:почт|e-?mail|мейл|имейл|адрес|номер|телефон|ящик|мо[йюеи]\b|ты\b))"
 )
 
+# "Мой день рождения 12 июля", "моя жена Аня", "мои дети Маша и Петя", "моя
+# компания называется …": Russian says "my X is Y" without the "is", so the
+# possessive, a noun of one or two words, and then a value (a number, a
+# capitalised name, "называется"/"зовут") is the fact. A preposition, a
+# negation or a particle is no part of the noun ("мой код в GitHub", "мой код
+# не компилируется"), and a verb is no value ("мой кот спит на диване").
+_RU_NOT_NOUN: Final = (
+    r"(?:в|во|на|с|со|у|к|ко|о|об|обо|по|до|из|за|от|для|без|при|про|под|над|через"
+    r"|и|а|но|или|не|ни|же|ли|бы|уже|ещ[её]|тоже|также|сейчас|опять|снова|вс[её]|это|тут|там)"
+)
+_RU_MY_VALUE: Final = (
+    rf"\bмо(?:й|я|[её]|и)(?:\s+(?!{_RU_NOT_NOUN}\b)[а-яё]+){{1,2}}?"
+    r"\s+(?:\d|(?-i:[A-ZА-ЯЁ])|называ|зовут)"  # a capital letter, whatever the pattern's case
+)
+_RU_BIRTHDAY: Final = r"\bд(?:ень|ня|не|н[её]м)\s+рождени[яе]\b"
+# A habit said in the first person is a preference ("я всегда пью чай без
+# сахара", "I never eat pork", "我从不喝咖啡"), as "I like" is; "the server
+# always crashes" is not one. Russian drops the "я" as often as not, and then
+# the verb's first-person ending (-у, -ю: "всегда пью", "никогда не ем") says
+# who; "всегда сразу отвечает" is no "я".
+_EN_HABIT: Final = r"\bI\s+(?:(?:really|also|still|just|almost)\s+)?(?:always|never|usually)\b"
+_ZH_HABIT: Final = "我(?:[总總]是|一直|[从從][来來]?不|每[次天]都|通常|向[来來])"
+_RU_HABIT: Final = (
+    r"\bя(?:\s+[а-яё]+)?\s+(?:всегда|никогда|обычно)\b"
+    r"|\b(?:всегда|никогда\s+не|обычно)\s+(?!(?:сразу|внизу|наверху|сбоку)\b)"
+    r"(?:[а-яё]+(?:у|ю)(?:сь)?|ем)\b"
+)
+
 # OpenClaw's trigger groups in its order, each English trigger followed by
 # the Chinese, then the Russian, ones that say the same. A longer trigger
 # comes before one it contains (更喜欢 before 喜欢, "не люблю" before "люблю")
@@ -305,6 +333,8 @@ _TRIGGERS: Final[tuple[tuple[str, _Check], ...]] = (
     ("нравится", _ru(r"\b(?:по)?нрав[ия]\w*")),
     ("не люблю", _ru(r"\bне\s+люблю\b")),
     ("люблю", _ru(r"\b(?:люблю|обожаю)\b")),
+    # "мой любимый редактор — Neovim": a favourite, as 最喜欢 is; not "любой" (any).
+    ("любимый", _ru(r"\bлюбим(?:ый|ая|ое|ые|ого|ой|ую|ых|ым|ыми|ом)\b")),
     ("ненавижу", _ru(r"\bненави(?:жу|дим)\b")),
     ("decided", _en(r"\bdecided\b")),
     ("we will use", _en(r"\bwe(?:\s+will|['’]ll|\s+are\s+going\s+to)\s+use\b")),
@@ -329,6 +359,8 @@ _TRIGGERS: Final[tuple[tuple[str, _Check], ...]] = (
     ("мой … —", _ru(r"\bмо(?:й|я|[её]|и)(?:\s+\w+){1,2}?(?:\s*[—–:]|\s+-\s|\s+это\b)")),
     ("— мой", _ru(r"(?:[—–]|\bэто)\s+мо(?:й|я|[её]|и)\b")),
     ("меня зовут", _ru(r"\bменя\s+зовут\b")),
+    ("день рождения", _ru(_RU_BIRTHDAY)),
+    ("мой …", _ru(_RU_MY_VALUE)),
     # "I prefer" is named by "prefer" above.
     *(
         (f"i {verb}", _en(rf"\bi{_I_ADVERB}\s+{verb}\b"))
@@ -362,12 +394,15 @@ _CATEGORIES: Final[tuple[tuple[Category, _Check], ...]] = (
         "preference",
         _any_of(
             _en(r"\b(?:prefer\w*|likes?|liked|loves?|loved|hates?|hated|wants?|wanted)\b"),
+            _en(_EN_HABIT),
             _zh("喜[欢歡]|偏好|[讨討][厌厭]|想要|不要"),
+            _zh(_ZH_HABIT),
             _ru(
                 r"\bпредпоч\w*|\b(?:по)?нрав[ия]\w*|\bобожа\w*|\bненави[жд]\w*"
                 r"|\bлюб(?:лю|ишь|ит|им|ите|ят|ил|ила|или|им\w+)\b"  # not "любой" (any)
                 r"|\bхоч(?:у|ешь|ет)\b|\bхот(?:им|ите|ят|ел|ела|ели)\b"
             ),
+            _ru(_RU_HABIT),
         ),
     ),
     (
@@ -404,6 +439,9 @@ _CATEGORIES: Final[tuple[tuple[Category, _Check], ...]] = (
             _en(r"\b(?:is|are|has|have)\b"),
             _zh("是|有"),
             _ru(r"\b(?:является|являются|есть|это)\b|\bу\s+(?:меня|нас|него|не[её]|них|вас)\b"),
+            # Russian leaves out "is": "мой день рождения 12 июля", "моя жена Аня".
+            _ru(r"\bмо(?:й|я|[её]|и)\s+[а-яё]"),
+            _ru(_RU_BIRTHDAY),
         ),
     ),
 )

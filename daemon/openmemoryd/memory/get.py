@@ -1,6 +1,7 @@
 """Reading memory files by line range (`memory_get`).
 
-Lines are 1-based. No range returns the whole file verbatim; a range past
+Lines are 1-based. No range returns the whole file verbatim (but for a
+leading byte-order mark, which is no text of the file); a range past
 the end returns empty text (``to_line`` 0), not an error, so an agent paging
 through a file can stop when the text runs out. A missing file is
 ``not_found``: silently answering "" (as OpenClaw does) hides typos.
@@ -78,7 +79,10 @@ def read_lines(
     data, _ = read_memory_file(mp, max_bytes)
     if b"\x00" in data:
         raise Forbidden(f"not a text file: {mp.key}")
-    text = data.decode("utf-8", errors="replace")
+    # A byte-order mark is the encoding's signature, not text of line 1: the
+    # indexer leaves it out of chunks, and `get` printed it to people and
+    # scripts (and into whatever they paste it). The file keeps it.
+    text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
     all_lines = text.split("\n") if text else []  # an empty file has no lines, not one
     if text.endswith("\n"):
         all_lines.pop()

@@ -107,17 +107,26 @@ def build_primer(
     for index, (part, share) in enumerate(zip(parts, shares, strict=True)):
         block = _fit(part, share)
         if block is None:
-            shown_from = _budget_showing(parts, index)
-            omitted.append(
-                f"{part.source.path}: no room in the budget "
-                f"(shown from a budget of {shown_from} tokens)"
-            )
+            omitted.append(_no_room(part.source.path, budget, _budget_showing(parts, index)))
             continue
         text, section = block
         rendered.append(text)
         sections.append(section)
     text = "\n\n".join(rendered)
     return Primer(text, tuple(sections), estimate_tokens(text), tuple(omitted))
+
+
+def _no_room(path: str, budget: int, shown_from: int) -> str:
+    """Why *path* is left out when its share of *budget* held none of it.
+
+    Both numbers are budgets, the one given and the smallest that shows
+    something of the file, so the reason reads as what to ask for next
+    (clients read the second number: `omem_client._render.budget_showing`).
+    """
+    return (
+        f"{path}: no room in a {budget}-token budget; "
+        f"a budget of {shown_from} tokens shows some of it"
+    )
 
 
 def _sources(today: date, private: bool) -> list[_Source]:
