@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Iterator
 
+import apsw
 import pytest
 
 from conftest import Daemon, Env, run_cli
@@ -276,6 +277,8 @@ def test_files_status_lists_as_issues_are_the_files_checks_warnings(daemon: Daem
     settle(daemon)
     issues = json.loads(daemon.cli("status", "--json").stdout)["issues"]
     assert "memory/export.md: skipped: binary file (contains NUL bytes)" in issues
+    # `status` counts as the doctor does: 4 of the 5 files on disk indexed
+    assert "Files:      4 indexed, 1 skipped" in daemon.cli("status").stdout
     assert "memory/latin1.md: invalid UTF-8 replaced with U+FFFD" in issues
 
     inside = daemon.cli("doctor", "--json")
@@ -291,8 +294,44 @@ def test_files_status_lists_as_issues_are_the_files_checks_warnings(daemon: Daem
             "memory/latin1.md: invalid UTF-8 replaced with U+FFFD; indexed/on disk: memory 4/5 ("
         ), detail
         assert detail.endswith(" chunks, 1 skipped)"), detail
+        assert " 5 files (1 skipped), " in str(checks_of(result)["index"]["detail"])
         assert "move memory/export.md out of the memory folders" in fix
         assert "iconv -f latin1 -t utf-8 memory/latin1.md" in fix
     text = doctor(daemon.env)
     assert "! files: memory/export.md: skipped: binary file" in text.stdout
     assert "checks passed" not in text.stdout
+
+
+def test_omem_client_doctor_passes_a_searched_and_merged_index_and_fails_a_damaged_one(
+    daemon: Daemon,
+) -> None:
+    """A user's doctor said "index damaged: fts5: corruption found" (and to
+    move the index away) on every run once searches had run and the keyword
+    index had been merged, while searches worked. The index is healthy, so
+    the check passes, run after run; zeroed keyword pages still fail it."""
+    for n in range(3):
+        merges = daemon.log().count("keyword index merged")
+        assert daemon.cli("append", f"- note {n} about oolong and jasmine tea").returncode == 0
+        assert daemon.cli("search", "oolong tea").returncode == 0
+        # the merger writes after the search, which leaves the reader the
+        # search ran on (the one a check on the pool would use) out of date
+        deadline = time.monotonic() + 30
+        while daemon.log().count("keyword index merged") == merges:
+            assert time.monotonic() < deadline, daemon.log()
+            time.sleep(0.1)
+        result = daemon.cli("doctor", "--json")
+        index = checks_of(result)["index"]
+        assert index["status"] == "ok", index
+        assert result.returncode == 0, result.stdout
+
+    index_file = daemon.env.state_dir / "index" / "default.sqlite"
+    conn = apsw.Connection(str(index_file))
+    try:
+        conn.set_busy_timeout(5000)
+        conn.execute("UPDATE chunks_fts_data SET block = zeroblob(length(block)) WHERE id > 10")
+    finally:
+        conn.close()
+    damaged = daemon.cli("doctor")
+    assert damaged.returncode == 1, damaged.stdout
+    line = next(line for line in damaged.stdout.splitlines() if "index:" in line)
+    assert line.startswith(f"✗ index: {index_file} is damaged: fts5: corruption"), line

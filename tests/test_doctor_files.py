@@ -1,11 +1,17 @@
 """The doctor's ``files`` check: the files `status` lists as issues are its
-warnings, each with a fix, and a skipped file is not counted as indexed."""
+warnings, each with a fix, and a skipped file is not counted as indexed
+(by the count `status` shows, so the two agree). A file not in UTF-8 gets
+a conversion from the encoding it looks like, or with a placeholder, and
+never one that replaces the file without keeping the original."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from omem_protocol import SourceCounts
-from openmemoryd.doctor.files import files_check
+from openmemoryd.doctor.files import encoding_of_first_lossy, files_check
 from openmemoryd.store import IndexedFile
+from openmemoryd.workspace import PathPolicy
 
 BINARY = "skipped: binary file (contains NUL bytes)"
 LOSSY = "invalid UTF-8 replaced with U+FFFD"
@@ -16,9 +22,13 @@ def noted(path: str, note: str, source: str = "memory") -> IndexedFile:
     return IndexedFile(path=path, source=source, hash="", mtime_ns=0, size=0, chunks=0, note=note)
 
 
-def memory(indexed: int, on_disk: int, chunks: int = 10) -> SourceCounts:
+def memory(indexed: int, on_disk: int, chunks: int = 10, skipped: int = 0) -> SourceCounts:
     return SourceCounts(
-        source="memory", files_on_disk=on_disk, files_indexed=indexed, chunks=chunks
+        source="memory",
+        files_on_disk=on_disk,
+        files_indexed=indexed,
+        chunks=chunks,
+        files_skipped=skipped,
     )
 
 
@@ -29,10 +39,11 @@ def test_files_in_step_and_without_notes_pass() -> None:
 
 def test_a_binary_and_a_latin1_file_warn_with_their_fixes() -> None:
     check = files_check(
-        [memory(26, 26)],
+        [memory(26, 26, skipped=1)],
         syncing=False,
         running=True,
         noted=[noted("memory/export.md", BINARY), noted("memory/latin1.md", LOSSY)],
+        encodings={"memory/latin1.md": "latin1"},
     )
     assert check.status == "warn"
     assert check.detail == (
@@ -42,8 +53,10 @@ def test_a_binary_and_a_latin1_file_warn_with_their_fixes() -> None:
     assert check.fix is not None
     assert "move memory/export.md out of the memory folders" in check.fix
     assert (
-        "iconv -f latin1 -t utf-8 memory/latin1.md > memory/latin1.md.utf8 "
-        "&& mv memory/latin1.md.utf8 memory/latin1.md" in check.fix
+        "convert memory/latin1.md to UTF-8 in the workspace (it looks like latin1), keeping "
+        "the original: iconv -f latin1 -t utf-8 memory/latin1.md > memory/latin1.md.utf8 "
+        "&& mv memory/latin1.md memory/latin1.md.orig && mv memory/latin1.md.utf8 memory/latin1.md"
+        in check.fix
     )
     # a skipped file has its row: it is not "on disk, not yet indexed"
     assert "not yet indexed" not in check.detail
@@ -52,7 +65,10 @@ def test_a_binary_and_a_latin1_file_warn_with_their_fixes() -> None:
 
 def test_a_file_over_the_size_limit_says_which_setting_to_raise() -> None:
     check = files_check(
-        [memory(2, 2)], syncing=False, running=True, noted=[noted("memory/huge.md", LARGE)]
+        [memory(2, 2, skipped=1)],
+        syncing=False,
+        running=True,
+        noted=[noted("memory/huge.md", LARGE)],
     )
     assert check.status == "warn"
     assert check.fix == "split memory/huge.md into smaller files, or raise [index] max_file_bytes"
@@ -92,3 +108,58 @@ def test_missing_files_still_warn_with_the_sync_fix_beside_the_notes() -> None:
     assert check.fix is not None
     assert check.fix.endswith("wait for the sync to finish (`omem-client status` shows it)")
     assert check.fix.startswith("convert memory/latin1.md to UTF-8")
+
+
+def test_the_skipped_count_is_the_one_status_shows_not_the_notes_read_apart() -> None:
+    """`status` and the check read the counts in one go and the notes in
+    another; the counts decide, so both print the same numbers."""
+    check = files_check([memory(3, 3, skipped=1)], syncing=False, running=True)
+    assert (check.status, check.detail) == (
+        "ok",
+        "indexed/on disk: memory 2/3 (10 chunks, 1 skipped)",
+    )
+    # a lossy (not UTF-8) file is indexed, not skipped: it warns, counted as indexed
+    check = files_check(
+        [memory(3, 3)], syncing=False, running=True, noted=[noted("memory/latin1.md", LOSSY)]
+    )
+    assert check.detail.endswith("indexed/on disk: memory 3/3 (10 chunks)")
+
+
+def test_a_file_whose_encoding_is_unclear_gets_a_placeholder_and_keeps_its_original() -> None:
+    check = files_check(
+        [memory(3, 3)], syncing=False, running=True, noted=[noted("memory/x.md", LOSSY)]
+    )
+    assert check.fix == (
+        "convert memory/x.md to UTF-8 in the workspace, keeping the original, with its "
+        "encoding in place of ENCODING (cp1251 for Russian, gb18030 for Chinese, shift_jis "
+        "for Japanese, latin1 for Western European): iconv -f ENCODING -t utf-8 memory/x.md "
+        "> memory/x.md.utf8 && mv memory/x.md memory/x.md.orig && mv memory/x.md.utf8 memory/x.md"
+    )
+
+
+def test_the_first_lossy_file_is_read_for_its_encoding(tmp_path: Path) -> None:
+    """Only the file whose fix is shown (the first lossy one) is read, and
+    only its start; a binary or missing file, or a path outside the
+    workspace (a transcript), gives no name."""
+    memory_dir = tmp_path / "memory"
+    memory_dir.mkdir()
+    (memory_dir / "ru.md").write_bytes("# Заметки\n\n- Купить молоко и хлеб.\n".encode("cp1251"))
+    (memory_dir / "zh.md").write_bytes("# 笔记\n\n- 今天我们去公园散步，天气很好。\n".encode("gbk"))
+    # a long file, its sample (64 KiB) ending inside a character, is still named
+    (memory_dir / "long.md").write_bytes(b"#" + ("今天天气很好。" * 5000).encode("gbk"))
+    (memory_dir / "one.md").write_bytes(b"\xe9")
+    policy = PathPolicy(tmp_path)
+
+    def first(*paths: str) -> dict[str, str]:
+        return encoding_of_first_lossy(policy, [noted(p, LOSSY) for p in paths])
+
+    assert first("memory/ru.md", "memory/zh.md") == {"memory/ru.md": "cp1251"}
+    assert first("memory/zh.md") == {"memory/zh.md": "gb18030"}
+    assert first("memory/long.md") == {"memory/long.md": "gb18030"}
+    assert first("memory/one.md") == {}  # too little to tell
+    assert first("memory/gone.md") == {}
+    assert first("/elsewhere/transcript.jsonl") == {}
+    skipped = encoding_of_first_lossy(policy, [noted("memory/ru.md", BINARY)])
+    assert skipped == {}  # a skipped file's fix is not a conversion
+    (memory_dir / "link.md").symlink_to(memory_dir / "ru.md")
+    assert first("memory/link.md") == {}  # opened as every memory file is: no symlinks

@@ -186,6 +186,32 @@ def test_status_shows_workspace_index_counts_and_version(daemon: Daemon) -> None
     assert (payload["files_indexed"], payload["chunks"]) == (4, 1)
 
 
+def test_status_counts_a_skipped_file_apart_from_the_indexed_ones(daemon: Daemon) -> None:
+    """A binary file in memory/ is recorded but holds nothing searchable:
+    `status` counts it as skipped, not as indexed, and names it under Issues;
+    a Latin-1 note is indexed (its bad bytes replaced) and only noted. The
+    JSON keeps ``files_indexed`` as before and adds ``files_skipped``."""
+    memory = daemon.env.workspace / "memory"
+    memory.mkdir(exist_ok=True)
+    (memory / "export.md").write_bytes(b"\x1f\x8b\x08\x00archive\x00bytes")
+    (memory / "latin1.md").write_bytes("# Caf\xe9\n\nna\xefve cr\xe8me\n".encode("latin-1"))
+    daemon.cli("sync")
+    text = daemon.cli("status").stdout
+    assert "Files:      4 indexed, 1 skipped (see Issues) / 5 on disk" in text
+    assert "  memory: 4/5 files, 1 chunks, 1 skipped" in text
+    assert "  ! memory/export.md: skipped: binary file (contains NUL bytes)" in text
+    assert "  ! memory/latin1.md: invalid UTF-8 replaced with U+FFFD" in text
+    payload = json.loads(daemon.cli("status", "--json").stdout)
+    assert (payload["files_on_disk"], payload["files_indexed"]) == (5, 5)
+    assert payload["files_skipped"] == 1
+    assert payload["sources"][0]["files_skipped"] == 1
+    doctor = daemon.cli("doctor").stdout
+    assert "indexed/on disk: memory 4/5 (1 chunks, 1 skipped)" in doctor  # the same count
+    (memory / "export.md").unlink()
+    daemon.cli("sync")
+    assert "Files:      4 indexed / 4 on disk" in daemon.cli("status").stdout
+
+
 def test_refused_paths_exit_4_with_the_reason(daemon: Daemon) -> None:
     outside = daemon.env.root / "secret.md"
     outside.write_text("secret")
@@ -225,7 +251,7 @@ def test_append_reads_stdin_and_targets_a_path(daemon: Daemon) -> None:
 def test_a_request_outside_its_bounds_says_which_field_and_why(daemon: Daemon) -> None:
     empty = daemon.cli("search", "")
     assert empty.returncode == 4, empty.stderr
-    assert "`query` must not be empty" in empty.stderr
+    assert empty.stderr == "omem-client: error (bad_request): query is empty\n"
     long = daemon.cli("search", "x" * 9000)
     assert "`query` must be at most 8192 characters long" in long.stderr
     too_many = pytest.raises(BadRequestError, match="`limit` must be at most 100")

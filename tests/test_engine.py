@@ -61,6 +61,28 @@ async def test_skipped_files_appear_in_sync_and_status(engine: Engine) -> None:
     assert any("memory/bin.md" in issue and "binary" in issue for issue in status.issues)
 
 
+async def test_status_counts_a_skipped_file_apart_and_a_lossy_one_as_indexed(
+    engine: Engine,
+) -> None:
+    """A binary file has its row (so it is not read again) but no text: it
+    counts as indexed, for the index is in step with the disk, and again as
+    skipped; a file read with its invalid UTF-8 replaced is searchable, so
+    it is indexed and not skipped."""
+    memory = engine.config.workspace / "memory"
+    (memory / "bin.md").write_bytes(b"\x00\x01")
+    (memory / "latin1.md").write_bytes("caf\xe9 au lait\n".encode("latin-1"))
+    await engine.sync()
+    status = await workspace_status(engine)
+    assert (status.files_on_disk, status.files_indexed, status.files_skipped) == (5, 5, 1)
+    (source,) = status.sources
+    assert (source.files_indexed, source.files_skipped) == (5, 1)
+    totals = await engine.read(source_totals)
+    assert [(t.files, t.skipped) for t in totals] == [(5, 1)]
+    (memory / "bin.md").write_text("now a note\n")  # fixed: no longer skipped
+    await engine.sync()
+    assert (await workspace_status(engine)).files_skipped == 0
+
+
 async def test_status_counts_disk_and_index(engine: Engine) -> None:
     await engine.sync()
     (engine.config.workspace / "memory" / "new.md").write_text("not yet indexed\n")

@@ -1,18 +1,50 @@
 """A request that does not fit its method's parameters is refused in words a
-person reads, naming the field, with msgspec's own wording kept beside it."""
+person reads, naming the field, with msgspec's own wording kept beside it;
+an empty field is said as a blank one is, alone ("query is empty")."""
 
 from __future__ import annotations
 
 import pytest
 
+from omem_protocol import empty_field
 from openmemoryd.errors import invalid_request
 
 
 @pytest.mark.parametrize(
     ("detail", "said"),
     [
-        ("Expected `str` of length >= 1 - at `$.query`", "`query` must not be empty"),
-        ("Expected `array` of length >= 1 - at `$.tasks`", "`tasks` must not be empty"),
+        ("Expected `str` of length >= 1 - at `$.query`", "query is empty"),
+        ("Expected `str | null` of length >= 1 - at `$.text`", "text is empty"),
+        ("Expected `array` of length >= 1 - at `$.turns`", "turns is empty"),
+        ("Expected `str` of length >= 1 - at `$.turns[0].text`", "turns[0].text is empty"),
+    ],
+)
+def test_an_empty_field_is_said_as_a_blank_one_without_msgspec_words(
+    detail: str, said: str
+) -> None:
+    assert invalid_request(detail) == said
+    assert empty_field(detail) == said
+
+
+@pytest.mark.parametrize(
+    "detail",
+    [
+        "Expected `str` of length >= 2 - at `$.query`",
+        "Expected `str` of length <= 8192 - at `$.query`",
+        "Expected `int` >= 1 - at `$.limit`",
+    ],
+)
+def test_only_an_empty_field_is_said_so(detail: str) -> None:
+    assert empty_field(detail) is None
+
+
+@pytest.mark.parametrize(
+    ("detail", "said"),
+    [
+        (
+            "Expected `str` of length >= 2 - at `$.query`",
+            "`query` must be at least 2 characters long",
+        ),
         (
             "Expected `str` of length <= 8192 - at `$.query`",
             "`query` must be at most 8192 characters long",

@@ -100,9 +100,7 @@ async def test_errors_name_the_field_as_it_was_sent(client: httpx.AsyncClient) -
         json={"agent": "a", "session_id": "s", "turns": [{"role": "user", "content": ""}]},
     )
     assert empty.status_code == 400
-    assert error_of(empty)["message"].startswith(
-        "invalid request: `turns[0].content` must not be empty ("
-    )
+    assert error_of(empty)["message"] == "turns[0].content is empty"
     wrong_type = await client.post(
         "/capture", json={"messages": [{"role": "user", "content": ["parts"]}]}
     )

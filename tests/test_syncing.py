@@ -101,3 +101,38 @@ async def test_flush_check_switched_off_never_flushes(engine: Engine) -> None:
     engine.config = replace(engine.config, flush=off_settings)
     off = check("s2")
     assert (off.should_flush, off.reason, off.prompt) == (False, "disabled", "")
+
+
+class UnsureWatcher:
+    """A watcher that cannot vouch for what it saw (its workspace was just
+    deleted or replaced): `wait_seen` says so at once."""
+
+    async def wait_seen(self) -> bool:
+        return False
+
+
+async def test_a_fresh_read_checks_the_disk_when_the_watcher_cannot_vouch(
+    env: Env, nursery: trio.Nursery
+) -> None:
+    """A cookie written into a workspace that was replaced under the watch
+    never came back: `search --fresh` waited its whole timeout and said
+    stale, with the restored files unindexed."""
+    engine = host(env, interval_minutes=0, fresh_timeout_s=5.0)
+    syncer = Syncer(engine)  # type: ignore[arg-type]
+    await nursery.start(syncer.serve)
+    syncer.watcher = UnsureWatcher()  # type: ignore[assignment]
+    with trio.fail_after(1):
+        assert await syncer.wait_fresh()
+    assert "quick check" in engine.calls
+
+
+async def test_a_restarted_watch_asks_for_a_full_reconcile(env: Env, nursery: trio.Nursery) -> None:
+    """Whatever changed while no watch was on the directories (a workspace
+    deleted and restored) was never reported: everything is compared."""
+    engine = host(env, interval_minutes=0)
+    syncer = Syncer(engine)  # type: ignore[arg-type]
+    await nursery.start(syncer.serve)
+    await syncer.queue.wait_applied()
+    syncer._watch_restarted()
+    await syncer.queue.wait_applied()
+    assert engine.calls == ["reconcile: startup", "reconcile: watch restarted"]

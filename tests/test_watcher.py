@@ -15,6 +15,7 @@ something was *not* reported, a cookie round trip serves as a barrier: once
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -352,3 +353,113 @@ async def test_ready_even_when_the_watches_are_set_up_after_the_first_cookie(
     assert trio.current_time() - started < watcher_module.READY_TIMEOUT_S / 2
     await barrier(watcher)
     assert cookies_in(notes) == []
+
+
+# ------------------------------------------------------------ roots deleted, moved, replaced
+
+
+class Restarts:
+    """How often the watcher said a restarted watch is ready."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self) -> None:
+        self.count += 1
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / "memory").mkdir(parents=True)
+    return root
+
+
+def workspace_roots(workspace: Path) -> list[WatchRoot]:
+    return [
+        WatchRoot(workspace, recursive=False, required="workspace"),
+        WatchRoot(workspace / "memory", recursive=True),
+    ]
+
+
+async def test_a_deleted_workspace_is_reported_and_watched_again_once_back(
+    start_watcher: StartWatcher, workspace: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An inotify watch dies with its directory: deleted and restored, the
+    workspace was never watched again, and nothing said so."""
+    caplog.set_level(logging.INFO, logger="openmemoryd.watch")
+    restarted = Restarts()
+    watcher, changes = await start_watcher(workspace_roots(workspace), on_restart=restarted)
+    backup = tmp_path / "backup"
+    os.rename(workspace, backup)  # as `rm -rf` does, for the watcher: the path is empty
+    await wait_until(lambda: not watcher.statistics().healthy)
+    stats = watcher.statistics()
+    assert stats.error == f"workspace missing: {workspace}"
+    assert f"the workspace {workspace} is missing" in caplog.text
+    with trio.fail_after(1):  # a fresh read cannot wait for cookies here: it is told so
+        assert not await watcher.wait_seen()
+    # nothing was created in its place (no cookie either)
+    assert not await trio.Path(workspace).exists()
+    assert restarted.count == 0
+
+    (backup / "memory" / "old.md").write_text("written while away\n")
+    os.rename(backup, workspace)
+    await wait_until(lambda: watcher.statistics().healthy)
+    assert watcher.statistics().error is None
+    assert restarted.count == 1  # what changed meanwhile must be re-scanned
+    assert f"the workspace {workspace} is back" in caplog.text
+    with trio.fail_after(WAIT_S):
+        assert await watcher.wait_seen()
+    (workspace / "memory" / "new.md").write_text("written after\n")
+    (workspace / "MEMORY.md").write_text("top\n")
+    await changes.wait_for(workspace / "memory" / "new.md")
+    await changes.wait_for(workspace / "MEMORY.md")
+
+
+async def test_a_replaced_root_is_watched_anew(
+    start_watcher: StartWatcher, workspace: Path, tmp_path: Path
+) -> None:
+    """Moved away and a new directory put in its place: the old watch
+    followed the moved copy and reported its changes under the old path."""
+    restarted = Restarts()
+    watcher, changes = await start_watcher(workspace_roots(workspace), on_restart=restarted)
+    aside, new = tmp_path / "aside", tmp_path / "new"
+    (new / "memory").mkdir(parents=True)
+    os.rename(workspace, aside)
+    os.rename(new, workspace)
+    await wait_until(lambda: restarted.count == 1)
+    assert watcher.statistics().healthy
+    (aside / "memory" / "moved.md").write_text("in the moved copy\n")
+    (workspace / "memory" / "here.md").write_text("in the workspace\n")
+    await changes.wait_for(workspace / "memory" / "here.md")
+    await barrier(watcher)
+    assert workspace / "memory" / "moved.md" not in changes.paths
+    assert watcher.statistics().restarts == 1
+
+
+async def test_a_root_created_later_is_watched(
+    start_watcher: StartWatcher, workspace: Path
+) -> None:
+    """memory/ deleted and created again (a daily append does): watched again."""
+    memory = workspace / "memory"
+    memory.rmdir()
+    restarted = Restarts()
+    watcher, changes = await start_watcher(workspace_roots(workspace), on_restart=restarted)
+    assert watcher.roots == [workspace_roots(workspace)[0]]
+    memory.mkdir()
+    await wait_until(lambda: restarted.count == 1 and watcher.statistics().healthy)
+    assert len(watcher.roots) == 2
+    (memory / "a.md").write_text("alpha\n")
+    await changes.wait_for(memory / "a.md")
+
+
+async def test_a_workspace_missing_from_the_start_does_not_hold_up_serve(
+    start_watcher: StartWatcher, tmp_path: Path
+) -> None:
+    missing = tmp_path / "never"
+    watcher, _ = await start_watcher(workspace_roots(missing))
+    stats = watcher.statistics()
+    assert (stats.healthy, stats.error) == (False, f"workspace missing: {missing}")
+    with trio.fail_after(1):
+        assert not await watcher.wait_seen()
+    assert not await trio.Path(missing).exists()

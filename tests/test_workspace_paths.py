@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import os
+import re
+import shutil
 from pathlib import Path
 
 import pytest
 
 from openmemoryd.errors import BadRequest, Forbidden, NotFound, TooLarge
-from openmemoryd.workspace import PathPolicy, init_workspace, open_beneath, read_memory_file
+from openmemoryd.workspace import (
+    PathPolicy,
+    RootMissing,
+    init_workspace,
+    open_beneath,
+    read_memory_file,
+)
 
 
 @pytest.fixture
@@ -100,6 +108,32 @@ def test_directory_named_md_is_refused(ws: Path) -> None:
 def test_missing_file_is_not_found(ws: Path) -> None:
     with pytest.raises(NotFound, match=r"memory/none\.md"):
         read_memory_file(PathPolicy(ws).resolve("memory/none.md"), 1 << 20)
+
+
+def test_a_missing_workspace_is_named_not_the_file_and_is_not_recreated(ws: Path) -> None:
+    """The error names the workspace: "no such memory file:
+    memory/<today>.md" sent a user whose workspace had been deleted looking
+    for a daily note."""
+    policy = PathPolicy(ws)
+    daily, top = policy.resolve("memory/2026-11-23.md"), policy.resolve("MEMORY.md")
+    shutil.rmtree(ws)
+    named = re.escape(f"workspace missing: {ws} (deleted or moved?)")
+    with pytest.raises(RootMissing, match=named) as raised:
+        open_beneath(daily, os.O_WRONLY | os.O_CREAT | os.O_APPEND, make_dirs=True)
+    assert raised.value.code == "unavailable"
+    with pytest.raises(RootMissing, match=named):
+        read_memory_file(top, 1 << 20)
+    assert not ws.exists()
+
+
+def test_a_missing_extra_directory_is_named(ws: Path, tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "n.md").write_text("n")
+    mp = PathPolicy(ws, [notes]).resolve(str(notes / "n.md"))
+    shutil.rmtree(notes)
+    with pytest.raises(RootMissing, match=re.escape(f"memory folder missing: {notes}")):
+        read_memory_file(mp, 1 << 20)
 
 
 def test_size_limit(ws: Path) -> None:

@@ -8,6 +8,7 @@ The two clients differ only in how they move bytes and wait.
 from __future__ import annotations
 
 import errno
+import sys
 from pathlib import Path
 from typing import TypeVar
 
@@ -58,21 +59,34 @@ def unsendable_text(exc: UnicodeEncodeError) -> str:
     Such text holds surrogates: the bytes of a command-line argument that
     were not UTF-8 (Python keeps each as U+DC80-U+DCFF, so a Latin-1 "é"
     arrives as U+DCE9), or a lone surrogate from a JSON escape. Neither can
-    be stored in Markdown as written, and guessing an encoding could change
+    be stored in Markdown as written, and converting it here could change
     a memory, so the request is refused before it is sent, naming the
-    character and where it is.
+    character and where it is, and how to convert it: from the encoding
+    the bytes look like when one does (``iconv -f latin1`` for every
+    case made Russian and Chinese text mojibake), else with a placeholder.
     """
     text, at = exc.object, exc.start
     if not isinstance(text, str) or not 0 <= at < len(text):
         return f"text is not valid Unicode: {exc.reason}"
     byte = undecoded_byte(text[at])
     if byte is not None:
+        from omem_client._encodings import convert_hint, guess_encoding  # only when needed
+
         what = f"the byte 0x{byte:02X} (not UTF-8)"
-        hint = "convert it to UTF-8 first (e.g. iconv -f latin1 -t utf-8)"
+        hint = convert_hint(guess_encoding(_undecoded_bytes(text)))
     else:
         what, hint = f"a lone surrogate (U+{ord(text[at]):04X})", "only valid Unicode can be sent"
     excerpt = "".join(map(_shown, text[max(0, at - 20) : at + 20]))
     return f'text holds {what} at character {at + 1} of {len(text)}, in "{excerpt}": {hint}'
+
+
+def _undecoded_bytes(text: str) -> bytes:
+    """*text* as the bytes it was decoded from, its undecodable ones
+    (kept as surrogates) included; empty if it holds a lone surrogate."""
+    try:
+        return text.encode(sys.getfilesystemencoding(), "surrogateescape")
+    except UnicodeEncodeError:
+        return b""
 
 
 def undecoded_byte(char: str) -> int | None:

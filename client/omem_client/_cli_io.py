@@ -155,22 +155,31 @@ def read_stdin() -> str:
         text = sys.stdin.read()
     except UnicodeDecodeError as exc:
         bad = exc.object[exc.start : exc.start + 1]
-        _not_text(f"the byte 0x{bad[0]:02X}" if bad else "a cut-off character")
+        _not_text(f"the byte 0x{bad[0]:02X}" if bad else "a cut-off character", exc.object)
     kept = _SURROGATE.search(text)
     if kept is not None:
         byte = undecoded_byte(kept.group())
-        _not_text(f"the byte 0x{byte:02X}" if byte is not None else f"U+{ord(kept.group()):04X}")
+        found = f"the byte 0x{byte:02X}" if byte is not None else f"U+{ord(kept.group()):04X}"
+        try:
+            data = text.encode(sys.stdin.encoding or "utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # a lone surrogate: no bytes to look at
+            data = b""
+        _not_text(found, data)
     return text
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _not_text(found: str) -> NoReturn:
+def _not_text(found: str, data: bytes) -> NoReturn:
+    """Refuse stdin, saying how to convert it: from the encoding *data* (what
+    was read) looks like when one does, else with a placeholder to fill in
+    (``iconv -f latin1`` for every case made Russian and Chinese mojibake)."""
+    from omem_client._encodings import convert_hint, guess_encoding  # only when needed
+
     encoding = (sys.stdin.encoding or "utf-8").lower()
     fail(
-        f"stdin is not {encoding} text ({found}): convert it first (e.g. iconv -f latin1 -t utf-8)",
-        EXIT_USAGE,
+        f"stdin is not {encoding} text ({found}): {convert_hint(guess_encoding(data))}", EXIT_USAGE
     )
 
 

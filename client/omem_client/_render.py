@@ -200,13 +200,15 @@ def status_lines(status: StatusResult) -> list[str]:
         f"Workspace:  {status.workspace} -> {status.workspace_path}"
         + (f" (serving: {', '.join(status.workspaces)})" if len(status.workspaces) > 1 else ""),
         f"Index:      {status.index_path} ({_size(status.index_bytes)})",
-        f"Files:      {status.files_indexed} indexed / {status.files_on_disk} on disk",
+        f"Files:      {_files(status.files_indexed, status.files_skipped)} / "
+        f"{status.files_on_disk} on disk",
         f"Chunks:     {status.chunks}",
     ]
     for counts in status.sources:
+        skipped = f", {counts.files_skipped} skipped" if counts.files_skipped else ""
         lines.append(
-            f"  {counts.source}: {counts.files_indexed}/{counts.files_on_disk} files, "
-            f"{counts.chunks} chunks"
+            f"  {counts.source}: {counts.files_indexed - counts.files_skipped}/"
+            f"{counts.files_on_disk} files, {counts.chunks} chunks{skipped}"
         )
     lines.append(f"Vectors:    {_embedding_line(status)}")
     vector = f"{status.provider} {status.model or ''}".strip() if status.vector else "off"
@@ -227,6 +229,16 @@ def status_lines(status: StatusResult) -> list[str]:
     else:
         lines.append("Issues:     none")
     return lines
+
+
+def _files(recorded: int, skipped: int) -> str:
+    """Indexed files and, apart, the skipped ones: the index records a file
+    it skipped (binary, too large) so as not to read it again, but its text
+    cannot be found, so counting it as indexed would overstate what search
+    sees. `doctor` counts them so too (``memory 4/5 (…, 1 skipped)``)."""
+    if not skipped:
+        return f"{recorded} indexed"
+    return f"{recorded - skipped} indexed, {skipped} skipped (see Issues)"
 
 
 def _keyword_line(keywords: KeywordIndexStatus) -> str:

@@ -47,7 +47,7 @@ from omem_client._mcp_answers import REFUSALS
 from omem_client._mcp_profiles import DEFAULT_PROFILE, PROFILES, Profile
 from omem_client._mcp_tools import Tool
 from omem_client._mcp_wire import LONE_SURROGATE, AnsweringReader, lone_surrogate_at
-from omem_protocol import Msg, __version__
+from omem_protocol import Msg, __version__, empty_field
 
 __all__ = ["Bridge", "build_server", "run", "serve_stdio"]
 
@@ -94,7 +94,9 @@ class Bridge:
         try:
             args = tool.parse(arguments or {})
         except msgspec.ValidationError as exc:
-            return _error(f"invalid arguments for {name}: {exc}")
+            # an empty field is said as the daemon says a blank one
+            said = empty_field(str(exc)) or str(exc)
+            return _error(f"invalid arguments for {name}: {said}")
         text, result = await self._run(tool, args)
         if result is None:
             return _error(self.profile.in_tool_words(text))

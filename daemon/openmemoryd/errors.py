@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar, Final
 
-from omem_protocol import ErrorCode
+from omem_protocol import ErrorCode, empty_field
 
 
 class OmemdError(Exception):
@@ -92,10 +92,19 @@ _MISSING: Final = re.compile(r"^Object missing required field `(?P<field>[^`]+)`
 
 def invalid_request(detail: str) -> str:
     """The message of a request whose body does not fit its method's
-    parameters, in words a person reads ("`query` must not be empty", not
-    "Expected `str` of length >= 1 - at `$.query`"); msgspec's own wording
-    follows in brackets for programs that read it, and stands alone where it
-    is not one of the common forms."""
+    parameters, in words a person reads ("`limit` must be at most 100", not
+    "Expected `int` <= 100 - at `$.limit`"); msgspec's own wording follows
+    in brackets for programs that read it, and stands alone where it is not
+    one of the common forms.
+
+    An empty field is the exception: it is said as a blank one is ("query is
+    empty", `omem_protocol.empty_field`), alone. `search ""` said "invalid
+    request: `query` must not be empty (Expected `str` of length >= 1 - at
+    `$.query`)" where `search "  "` said "query is empty".
+    """
+    empty = empty_field(detail)
+    if empty is not None:
+        return empty
     missing = _MISSING.match(detail)
     if missing is not None:
         return f"invalid request: `{missing['field']}` is required ({detail})"
@@ -109,10 +118,7 @@ def invalid_request(detail: str) -> str:
         n, big = bound["n"], bound["op"] == "<="
         if bound["of_length"]:
             unit = "characters" if bound["type"] == "str" else "items"
-            if not big and n == "1":
-                said = "must not be empty"
-            else:
-                said = f"must be {'at most' if big else 'at least'} {n} {unit} long"
+            said = f"must be {'at most' if big else 'at least'} {n} {unit} long"
         else:
             said = f"must be {'at most' if big else 'at least'} {n}"
     elif wrong is not None:

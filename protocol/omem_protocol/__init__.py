@@ -34,6 +34,7 @@ from omem_protocol._errors import (
     FrameTooLarge,
     MessageDecodeError,
     ProtocolError,
+    empty_field,
 )
 from omem_protocol._framing import DEFAULT_MAX_FRAME, HEADER_SIZE, FrameBuffer, encode_frame
 from omem_protocol._messages import (
@@ -240,6 +241,7 @@ __all__ = [
     "decode_daemon_frame",
     "decode_request_body",
     "default_config_path",
+    "empty_field",
     "encode_frame",
     "encode_message",
     "resolve_socket_path",

@@ -13,6 +13,7 @@ still decodes the reply (it treats the unknown code as a generic error).
 
 from __future__ import annotations
 
+import re
 from typing import Final, Literal
 
 ErrorCode = Literal[
@@ -59,3 +60,22 @@ class FrameTooLarge(ProtocolError):
 
 class MessageDecodeError(ProtocolError):
     """A complete frame arrived but its body is not a message we understand."""
+
+
+# msgspec's refusal of an empty string (or list) where at least one is needed.
+_EMPTY: Final = re.compile(
+    r"^Expected `(?:str|array)(?: \| null)?` of length >= 1 - at `\$\.(?P<field>[^`]+)`$"
+)
+
+
+def empty_field(detail: str) -> str | None:
+    """``query is empty`` for msgspec's "Expected `str` of length >= 1 - at
+    `$.query`", else None.
+
+    An empty field is said as the daemon says a blank one (``search "  "``
+    gets "query is empty"), on every surface: the daemon's replies, HTTP,
+    and the MCP bridge, which checks a tool's arguments itself. msgspec's
+    words name its type system, not the user's mistake, so they are left out.
+    """
+    found = _EMPTY.match(detail)
+    return None if found is None else f"{found['field']} is empty"

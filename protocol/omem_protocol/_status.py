@@ -6,12 +6,20 @@ from omem_protocol._base import Msg
 
 
 class SourceCounts(Msg, tag="source_counts", frozen=True):
-    """Files on disk and in the index for one source (memory, sessions, ...)."""
+    """Files on disk and in the index for one source (memory, sessions, ...).
+
+    ``files_indexed`` counts every file the index has a record of, the
+    skipped ones included (it did so before ``files_skipped`` existed, and a
+    script waiting for it to reach ``files_on_disk`` must not wait forever
+    for a binary file); ``files_skipped`` says how many of those the
+    indexer left out (binary, too large): searchable are the difference.
+    """
 
     source: str
     files_on_disk: int
     files_indexed: int
     chunks: int
+    files_skipped: int = 0
 
 
 class LastSync(Msg, tag="last_sync", frozen=True):
@@ -130,7 +138,7 @@ class StatusResult(Msg, tag="status_result", frozen=True):
     index_path: str
     index_bytes: int
     files_on_disk: int
-    files_indexed: int
+    files_indexed: int  # recorded in the index, skipped ones included (`SourceCounts`)
     chunks: int
     sources: tuple[SourceCounts, ...]
     fts: bool
@@ -147,3 +155,4 @@ class StatusResult(Msg, tag="status_result", frozen=True):
     http: str | None = None  # the HTTP API's base URL when it is on (`[http]`)
     keyword_index: KeywordIndexStatus | None = None
     rerank: RerankStatus | None = None
+    files_skipped: int = 0  # of files_indexed, left out (binary, too large): see `issues`

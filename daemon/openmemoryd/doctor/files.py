@@ -6,28 +6,36 @@ lossily (not UTF-8) and a directory it could not list among its issues; the
 doctor used to count only files, so it passed every check while `status`
 listed problems, and a skipped file counted as indexed. Here those problems are gathered as
 `status` gathers them (the disk scan's issues, then each noted file as
-``path: note``) and each kind gets its fix; skipped files are counted apart.
+``path: note``) and each kind gets its fix; skipped files are counted apart,
+by the count `status` shows (`SourceCounts.files_skipped`), so the two agree.
+
+A file not in UTF-8 gets a conversion command from the encoding its first
+bytes look like (`encoding_of_first_lossy`), or with a placeholder when
+none is clear: ``iconv -f latin1`` for every file made a Russian (cp1251)
+or Chinese (GBK) note mojibake without an error. The command writes the
+converted text to a new file and keeps the original beside it.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 import apsw
 
+from omem_client._encodings import convert_file_hint, guess_encoding
 from omem_protocol import DoctorCheck, SourceCounts
 from openmemoryd.doctor.report import ok, warn
-from openmemoryd.store import IndexedFile, indexed_files
-from openmemoryd.workspace import PathPolicy, scan_memory_files
+from openmemoryd.errors import OmemdError
+from openmemoryd.store import SKIPPED_NOTE, IndexedFile, indexed_files
+from openmemoryd.workspace import PathPolicy, open_beneath, scan_memory_files
 
-__all__ = ["files_check", "noted_files", "unreadable_paths"]
+__all__ = ["encoding_of_first_lossy", "files_check", "noted_files", "unreadable_paths"]
 
 _MAX_SHOWN: Final = 3
-# The indexer's notes (index/indexer.py) start so; every other note is a
-# file read with invalid UTF-8 replaced.
-_SKIPPED: Final = "skipped:"
+# Enough text to tell an encoding by, read from a file's start.
+_SAMPLE_BYTES: Final = 64 * 1024
 
 
 def noted_files(conn: apsw.Connection) -> list[IndexedFile]:
@@ -41,6 +49,32 @@ def unreadable_paths(policy: PathPolicy) -> list[str]:
     return scan_memory_files(policy).issues
 
 
+def encoding_of_first_lossy(policy: PathPolicy, noted: Iterable[IndexedFile]) -> dict[str, str]:
+    """``{path: encoding}`` for the first file read lossily (not UTF-8), the
+    one whose fix is shown, when its first bytes look like one encoding;
+    empty otherwise (nothing such, unreadable, or no encoding clear).
+
+    Only reads, and at most `_SAMPLE_BYTES`, through the same no-symlink
+    opening as every other read of a memory file.
+    """
+    path = next((f.path for f in noted if _kind(f.note or "") == "encoding"), None)
+    if path is None:
+        return {}
+    try:
+        fd = open_beneath(policy.resolve(path), os.O_RDONLY)
+    except (OmemdError, OSError):  # gone, or not a workspace file (a transcript)
+        return {}
+    try:
+        sample = os.pread(fd, _SAMPLE_BYTES + 1, 0)
+    except OSError:
+        return {}
+    finally:
+        os.close(fd)
+    cut = len(sample) > _SAMPLE_BYTES
+    encoding = guess_encoding(sample[:_SAMPLE_BYTES], cut=cut)
+    return {} if encoding is None else {path: encoding}
+
+
 def files_check(
     sources: Sequence[SourceCounts],
     *,
@@ -48,12 +82,14 @@ def files_check(
     running: bool,
     noted: Sequence[IndexedFile] = (),
     unreadable: Sequence[str] = (),
+    encodings: Mapping[str, str] | None = None,
 ) -> DoctorCheck:
     """Files on disk against files indexed, per source, and the files the
-    index holds only as a note (*noted*) or could not see (*unreadable*)."""
+    index holds only as a note (*noted*) or could not see (*unreadable*);
+    *encodings* names the encoding a noted file's bytes look like
+    (`encoding_of_first_lossy`)."""
     name = "files"
-    skipped = Counter(f.source for f in noted if _is_skipped(f))
-    counts = ", ".join(_source_counts(s, skipped[s.source]) for s in sources)
+    counts = ", ".join(_source_counts(s) for s in sources)
     summary = f"indexed/on disk: {counts or 'no files'}"
     # A skipped file has its row (so it is not read again until it changes):
     # it is neither missing from the index nor gone from the disk.
@@ -63,7 +99,7 @@ def files_check(
     if not missing and not gone and not problems:
         return ok(name, summary)
     parts = []
-    fixes = _problem_fixes(noted, unreadable)
+    fixes = _problem_fixes(noted, unreadable, encodings or {})
     if problems:
         parts.append(_listed(problems))
     if missing or gone:
@@ -72,11 +108,8 @@ def files_check(
     return warn(name, f"{'; '.join(parts)}; {summary}", "; ".join(fixes))
 
 
-def _is_skipped(f: IndexedFile) -> bool:
-    return f.note is not None and f.note.startswith(_SKIPPED)
-
-
-def _source_counts(counts: SourceCounts, skipped: int) -> str:
+def _source_counts(counts: SourceCounts) -> str:
+    skipped = counts.files_skipped
     indexed = counts.files_indexed - skipped
     apart = f", {skipped} skipped" if skipped else ""
     return f"{counts.source} {indexed}/{counts.files_on_disk} ({counts.chunks} chunks{apart})"
@@ -110,7 +143,9 @@ def _sync_fix(*, syncing: bool, running: bool) -> str:
     )
 
 
-def _problem_fixes(noted: Iterable[IndexedFile], unreadable: Sequence[str]) -> list[str]:
+def _problem_fixes(
+    noted: Iterable[IndexedFile], unreadable: Sequence[str], encodings: Mapping[str, str]
+) -> list[str]:
     """One fix per kind of problem, naming the first file of that kind."""
     first: dict[str, str] = {}
     for f in noted:
@@ -126,11 +161,7 @@ def _problem_fixes(noted: Iterable[IndexedFile], unreadable: Sequence[str]) -> l
     if (path := first.get("other")) is not None:
         fixes.append(f"see why {path} was skipped in `omem-client status`")
     if (path := first.get("encoding")) is not None:
-        new = f"{path}.utf8"
-        fixes.append(
-            f"convert {path} to UTF-8 in the workspace, e.g. from Latin-1: "
-            f"iconv -f latin1 -t utf-8 {path} > {new} && mv {new} {path}"
-        )
+        fixes.append(convert_file_hint(path, encodings.get(path), where="in the workspace"))
     if unreadable:
         fixes.append("make what cannot be listed readable by the user openmemoryd runs as")
     return fixes
@@ -138,7 +169,7 @@ def _problem_fixes(noted: Iterable[IndexedFile], unreadable: Sequence[str]) -> l
 
 def _kind(note: str) -> str:
     """Which fix a note calls for."""
-    if not note.startswith(_SKIPPED):
+    if not note.startswith(SKIPPED_NOTE):
         return "encoding"
     if "binary file" in note:
         return "binary"

@@ -1,10 +1,12 @@
 """The ``doctor`` RPC: the checks run inside the daemon, on what it really uses.
 
-Nothing is opened anew: the index is read through the engine's reader pool,
-the probe goes through the engine's own query-embedding path (its embedder,
-its timeout), and the watcher and indexing state come from the live syncer.
-So the answer describes this daemon, not a guess about it from outside.
-Blocking looks at the disk run in worker threads.
+The index is read under the engine's reader slots, the probe goes through
+the engine's own query-embedding path (its embedder, its timeout), and the
+watcher and indexing state come from the live syncer. So the answer
+describes this daemon, not a guess about it from outside. Only the index
+check opens a connection of its own (`Engine.read_fresh`): FTS5's check on
+a pooled reader reports damage that is not there. Blocking looks at the
+disk run in worker threads.
 """
 
 from __future__ import annotations
@@ -18,7 +20,12 @@ import trio
 
 from omem_protocol import PROTOCOL_VERSION, DoctorCheck, DoctorResult, StatusResult
 from openmemoryd.config import Config, Overrides, load_config
-from openmemoryd.doctor.files import files_check, noted_files, unreadable_paths
+from openmemoryd.doctor.files import (
+    encoding_of_first_lossy,
+    files_check,
+    noted_files,
+    unreadable_paths,
+)
 from openmemoryd.doctor.index import inspect_index, sqlite_checks
 from openmemoryd.doctor.paths import socket_check, state_dir_check, workspace_check
 from openmemoryd.doctor.report import fail, finish, ok, secrets_of, warn
@@ -54,7 +61,7 @@ async def diagnose_engine(engine: Engine, info: DaemonInfo) -> DoctorResult:
     config = engine.config
     checks = [
         await trio.to_thread.run_sync(_config_check, config),
-        await trio.to_thread.run_sync(workspace_check, config.workspace),
+        await trio.to_thread.run_sync(lambda: workspace_check(config.workspace, served=True)),
         await trio.to_thread.run_sync(state_dir_check, config.state_dir),
         await trio.to_thread.run_sync(socket_check, config.socket),
         ok(
@@ -104,9 +111,21 @@ def _config_check(config: Config) -> DoctorCheck:
 
 
 async def _index_check(engine: Engine) -> DoctorCheck:
+    """`inspect_index` on a connection opened for it, never a pooled one.
+
+    A pooled reader that has run a keyword search keeps FTS5's segment map
+    from then; once the writer has written (any append, a keyword merge),
+    ``PRAGMA quick_check`` on it says the keyword index is corrupt while it
+    is not, and the doctor told users to move a healthy index away. A new
+    connection reads the index as it is, so what it reports is real.
+    """
     path = engine.config.index_path
     try:
-        return await engine.read(inspect_index, path)
+        return await engine.read_fresh(inspect_index, path)
+    except IndexDamaged as exc:  # it failed to open: the engine is rebuilding it
+        return fail(
+            "index", str(exc), "wait for the rebuild (`omem-client status` shows it), then rerun"
+        )
     except apsw.Error as exc:  # a reader that cannot even open
         return fail(
             "index",
@@ -122,8 +141,14 @@ async def _files_check(engine: Engine, status: StatusResult) -> DoctorCheck:
     except IndexDamaged:  # the index check says so
         noted = []
     unreadable = await trio.to_thread.run_sync(unreadable_paths, engine.policy)
+    encodings = await trio.to_thread.run_sync(encoding_of_first_lossy, engine.policy, noted)
     return files_check(
-        status.sources, syncing=status.syncing, running=True, noted=noted, unreadable=unreadable
+        status.sources,
+        syncing=status.syncing,
+        running=True,
+        noted=noted,
+        unreadable=unreadable,
+        encodings=encodings,
     )
 
 

@@ -20,7 +20,12 @@ import msgspec
 from omem_client import Client, DaemonNotRunning, OmemError
 from omem_protocol import DoctorCheck, DoctorResult, StatusResult, __version__, default_config_path
 from openmemoryd.config import Config, Overrides, load_config
-from openmemoryd.doctor.files import files_check, noted_files, unreadable_paths
+from openmemoryd.doctor.files import (
+    encoding_of_first_lossy,
+    files_check,
+    noted_files,
+    unreadable_paths,
+)
 from openmemoryd.doctor.index import open_index_check, sqlite_checks
 from openmemoryd.doctor.paths import socket_check, state_dir_check, workspace_check
 from openmemoryd.doctor.report import fail, finish, ok, secrets_of, warn
@@ -58,14 +63,14 @@ def diagnose(overrides: Overrides, environ: Mapping[str, str]) -> DoctorResult:
         )
         return finish([fail("config", str(exc), fix)], started, [])
     where = config.config_path or "no config file: built-in defaults"
+    daemon, status = _daemon_check(config)  # first: a served workspace is judged apart
     checks = [
         ok("config", str(where)),
-        workspace_check(config.workspace),
+        workspace_check(config.workspace, served=status is not None),
         state_dir_check(config.state_dir),
         socket_check(config.socket),
+        daemon,
     ]
-    daemon, status = _daemon_check(config)
-    checks.append(daemon)
     index, conn = open_index_check(config.index_path)
     checks.append(index)
     try:
@@ -77,13 +82,15 @@ def diagnose(overrides: Overrides, environ: Mapping[str, str]) -> DoctorResult:
         if status is not None:
             if status.sync is not None:
                 checks.append(watcher_check(status.sync, config))
+            noted = _noted(conn)
             checks.append(
                 files_check(
                     status.sources,
                     syncing=status.syncing,
                     running=True,
-                    noted=_noted(conn),
+                    noted=noted,
                     unreadable=unreadable_paths(_policy(config)),
+                    encodings=encoding_of_first_lossy(_policy(config), noted),
                 )
             )
             checks.append(appends_check(status.issues))
@@ -168,10 +175,12 @@ def _files_on_disk(config: Config, conn: apsw.Connection) -> DoctorCheck:
         totals = source_totals(conn)
     except apsw.Error as exc:
         return fail("files", f"cannot read the index: {exc}", "see the index check above")
+    noted = _noted(conn)
     return files_check(
         count_sources(scan, sessions, totals),
         syncing=False,
         running=False,
-        noted=_noted(conn),
+        noted=noted,
         unreadable=scan.issues,
+        encodings=encoding_of_first_lossy(_policy(config), noted),
     )

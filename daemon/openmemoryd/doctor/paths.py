@@ -18,9 +18,23 @@ from openmemoryd.doctor.report import fail, ok, size, warn
 from openmemoryd.workspace import MEMORY_DIR
 
 
-def workspace_check(workspace: Path) -> DoctorCheck:
-    """The Markdown memory: a writable directory with its memory/ folder."""
+def workspace_check(workspace: Path, *, served: bool = False) -> DoctorCheck:
+    """The Markdown memory: a writable directory with its memory/ folder.
+
+    *served*: a running daemon serves it. A workspace missing then was
+    deleted or moved under that daemon, which created it on start and
+    creates nothing after (a deletion may be deliberate): a failure, since
+    no write can succeed, not the "does not exist yet" of a first start.
+    """
     name = "workspace"
+    if served and not workspace.exists():
+        return fail(
+            name,
+            f"{workspace} is missing (deleted or moved?) though the running daemon "
+            "serves it: nothing can be written to memory",
+            "restore the directory (the daemon watches and re-indexes it once it is back), "
+            "or `openmemoryd init` creates an empty workspace there",
+        )
     problem = _directory_problem(
         name, workspace, "workspace", "--workspace-dir", "`openmemoryd init` creates it now"
     )

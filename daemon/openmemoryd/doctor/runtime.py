@@ -118,6 +118,14 @@ def watcher_check(state: WatcherState, config: Config) -> DoctorCheck:
             return fail(name, f"off, though sync.watch is {wanted!r}; {backstop}", _SEE_LOG)
         detail = f'off (sync.watch = "off"); {backstop}'
         return ok(name, detail) if config.sync.interval_minutes > 0 else warn(name, detail)
+    if not state.watcher_healthy and (state.watcher_error or "").startswith("workspace missing"):
+        # not the watcher's fault, and a restart would create an empty workspace
+        return fail(
+            name,
+            f"{state.watcher} watcher waits for the workspace ({state.watcher_error}); "
+            "it watches and re-indexes it once it is back",
+            "restore the workspace directory (see the workspace check)",
+        )
     if not state.watcher_healthy:
         why = state.watcher_error or "starting"
         detail = f"{state.watcher} watcher not working ({why}{restarts}); {backstop}"

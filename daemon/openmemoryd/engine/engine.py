@@ -206,6 +206,29 @@ class Engine:
                 if conn is not None:
                     self._return_reader(conn)
 
+    async def read_fresh(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run *fn(read_only_connection, *args)* on a reader opened for this
+        call alone and closed after it.
+
+        For ``doctor``'s ``PRAGMA quick_check``: FTS5's integrity check
+        reuses the segment map its connection cached at its last keyword
+        query, so on a pooled reader, after any write by the writer, it
+        reports damage that is not there (SQLite 3.54: "fts5: corruption
+        found reading blob ...", "checksum mismatch"); a new connection
+        reads the map as it is. The call holds a reader slot like `read`, so
+        `replace_index` never swaps the file under it.
+        """
+        async with self._read_limiter:
+            if self._closed:
+                raise Unavailable("the index is closed")
+            generation = self.health.generation
+            try:
+                return await trio.to_thread.run_sync(
+                    guarded, generation, _on_fresh_reader, self.config.index_path, fn, args
+                )
+            except FaultSeen as seen:
+                raise self.health.fault(seen) from seen.error
+
     def _return_reader(self, conn: apsw.Connection) -> None:
         if self._closed:  # the engine closed while this read ran
             conn.close()
@@ -514,3 +537,13 @@ def _growth(result: object) -> dict[str, Grown]:
             result.before_len, result.before_hash, result.after_len, result.after_hash
         )
     }
+
+
+def _on_fresh_reader(path: Path, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+    """*fn(conn, *args)* on a read-only connection that lives for this call
+    only (in one worker thread, so it is closed even if the caller is cancelled)."""
+    conn = open_reader(path)
+    try:
+        return fn(conn, *args)
+    finally:
+        conn.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import trio
@@ -61,7 +62,8 @@ async def workspace_status(
         totals, notes = [], []
     sources = count_sources(scan, sessions_on_disk, totals)
     sync = engine.syncer.statistics()
-    issues = [*scan.issues, *(f"{path}: {note}" for path, note in notes)]
+    missing = await trio.to_thread.run_sync(_workspace_gone, engine.config.workspace)
+    issues = [*missing, *scan.issues, *(f"{path}: {note}" for path, note in notes)]
     if engine.vector_error:
         issues.append(engine.vector_error)
     if engine.recovered_to:
@@ -72,7 +74,7 @@ async def workspace_status(
         issues.append(f"last sync failed: {last_sync.error}")
     if sync.last_error:
         issues.append(f"indexing changes failed (retrying): {sync.last_error}")
-    if sync.watcher != "off" and not sync.watcher_healthy:
+    if sync.watcher != "off" and not sync.watcher_healthy and not missing:
         issues.append(
             f"the file watcher is not working ({sync.watcher_error or 'starting'}); "
             "changes are found by the periodic check"
@@ -102,6 +104,7 @@ async def workspace_status(
         index_bytes=_index_bytes(str(engine.config.index_path)),
         files_on_disk=sum(s.files_on_disk for s in sources),
         files_indexed=sum(t.files for t in totals),
+        files_skipped=sum(t.skipped for t in totals),
         chunks=sum(t.chunks for t in totals),
         sources=sources,
         fts=True,
@@ -133,6 +136,22 @@ async def workspace_status(
         keyword_index=engine.keyword_merger.status(),
         rerank=engine.rerank.status(engine.config.search.rerank),
     )
+
+
+def _workspace_gone(workspace: Path) -> list[str]:
+    """The issue of a workspace deleted or moved under the daemon, or none.
+
+    Said first and on its own: the watcher is not healthy then, but for
+    this reason, which "the file watcher is not working" would hide; the
+    counts (0 on disk) only follow from it.
+    """
+    if workspace.is_dir():
+        return []
+    return [
+        f"workspace missing: {workspace} (deleted or moved?); nothing can be written "
+        "to memory until it is back. Restore it and the daemon watches and re-indexes "
+        "it at once, or `openmemoryd init` creates an empty workspace there"
+    ]
 
 
 async def embedding_status(engine: Engine) -> EmbeddingStatus:

@@ -14,8 +14,12 @@ event means:
   per ``search_check_s``;
 * a fresh read (`wait_fresh`) → write cookies, wait for the watcher to see
   them (so every earlier change has been noticed), then wait for the queue
-  to apply everything up to that point. Without a working watcher, a quick
-  check replaces the cookies.
+  to apply everything up to that point. Without a working watcher (or with
+  one whose directories were just removed or replaced), a quick check
+  replaces the cookies;
+* the watcher restarted (it failed, or the workspace or another watched
+  directory was deleted, moved or replaced and is watched anew) → a full
+  reconcile, since nothing reported what changed meanwhile.
 
 Failures are reported (``status``) and retried by the queue; none stops the
 daemon.
@@ -72,13 +76,14 @@ class Syncer:
                 mode="polling" if config.sync.watch == "polling" else "native",
                 probe_interval_s=config.sync.probe_interval_s,
                 poll_delay_ms=config.sync.poll_interval_ms,
+                on_restart=self._watch_restarted,
             )
         self._last_search_check = -math.inf
 
     def _watch_roots(self) -> list[WatchRoot]:
         config = self._engine.config
         roots = [
-            WatchRoot(config.workspace, recursive=False),
+            WatchRoot(config.workspace, recursive=False, required="workspace"),
             WatchRoot(config.workspace / MEMORY_DIR, recursive=True),
         ]
         for extra in config.extra_paths:
@@ -125,6 +130,11 @@ class Syncer:
             # listed from here, so compare everything with the index
             self.queue.notice([QUICK_CHECK], "watch")
 
+    def _watch_restarted(self) -> None:
+        """The watcher watches anew: re-scan what it may have missed (a
+        restored workspace is indexed whole, a replaced one afresh)."""
+        self.queue.reconcile("watch restarted")
+
     def search_happened(self) -> None:
         """Searches may trigger a cheap check for changes the watcher missed."""
         interval = self._settings.search_check_s
@@ -138,9 +148,7 @@ class Syncer:
         that took longer than ``fresh_timeout_s`` (the reply is then stale)."""
         with trio.move_on_after(self._settings.fresh_timeout_s):
             watcher = self.watcher
-            if watcher is not None and watcher.statistics().healthy:
-                await watcher.wait_cookies()
-            else:
+            if watcher is None or not await watcher.wait_seen():
                 self.queue.notice([QUICK_CHECK], "fresh", delay=0)
             await self.queue.wait_applied()
             return True

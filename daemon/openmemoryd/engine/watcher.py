@@ -18,6 +18,20 @@ Health: the watcher is ready only after a cookie round trip proves events
 flow. If native watching fails (the inotify watch limit, EMFILE) it falls
 back to polling and says so; a periodic cookie probe restarts a watcher that
 silently stopped delivering events.
+
+Roots deleted, moved or replaced (watchman's "root removed"): an inotify
+watch follows its directory's inode, not its path, so once a root is
+deleted it reports nothing more, and once it is moved away it reports the
+moved copy's changes under the old path. Nothing says so: the probe's cookie
+written into a missing root just fails to write. So each run remembers the
+identity (device, inode) of every root and a guard compares it with the
+disk every `ROOT_CHECK_S`, and at once when an event names a root. A change
+ends the run (not a failure: no back-off, no polling fallback) and the next
+run watches the roots as they are now. A *required* root (the workspace)
+that is missing makes the watcher unhealthy, with an error naming it, until
+it is back. After every restart `on_restart` is called once the new watch
+is ready, since what changed in between was never reported: the engine
+re-scans everything.
 """
 
 from __future__ import annotations
@@ -27,6 +41,7 @@ import itertools
 import logging
 import os
 import re
+import stat
 import time
 from collections.abc import Callable, Sequence
 from contextlib import aclosing
@@ -46,6 +61,12 @@ READY_TIMEOUT_S: Final = 10.0
 READY_RETRY_S: Final = 0.5
 PROBE_TIMEOUT_S: Final = 10.0
 FAILURES_BEFORE_POLLING: Final = 3
+# How often the roots' identities are compared with the disk (a stat each).
+ROOT_CHECK_S = 1.0
+# How often a missing required root is looked for: a restored workspace is
+# watched and re-indexed within this (a stat or two each time, only while
+# it is missing).
+MISSING_CHECK_S = 0.25
 # How often watchfiles' Rust loop hands control back to check its stop event;
 # `stop` sets that event so shutdown never waits this long.
 RUST_TIMEOUT_MS = 500
@@ -58,10 +79,20 @@ WatchMode = Literal["native", "polling"]
 
 @dataclass(frozen=True, slots=True)
 class WatchRoot:
-    """A directory to watch, with or without its subdirectories."""
+    """A directory to watch, with or without its subdirectories.
+
+    A root with a *required* name (``"workspace"``) must exist: while it is
+    missing the watcher is not healthy and its error is ``"<name> missing:
+    <path>"``. Other roots are watched while they exist.
+    """
 
     path: Path
     recursive: bool
+    required: str = ""
+
+
+# A root's identity: (st_dev, st_ino) of the directory at its path, or None.
+RootId = tuple[int, int] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +120,14 @@ def _interesting(_change: watchfiles.Change, path: str) -> bool:
     return name.startswith(COOKIE_PREFIX) or not _EDITOR_TEMP.search(name)
 
 
+class _RootsChanged(Exception):
+    """A root was deleted, created, moved or replaced: watch anew."""
+
+
 class Watcher:
-    """Watches roots and reports changed paths to *on_change*."""
+    """Watches roots and reports changed paths to *on_change*; calls
+    *on_restart* when a restarted watch is ready (changes made meanwhile
+    were not reported)."""
 
     def __init__(
         self,
@@ -100,9 +137,15 @@ class Watcher:
         mode: WatchMode = "native",
         probe_interval_s: float = 60.0,
         poll_delay_ms: int = 300,
+        on_restart: Callable[[], None] | None = None,
     ) -> None:
+        self._configured = list(roots)
         self._roots = [r for r in roots if r.path.is_dir()]
+        self._ids: dict[Path, RootId] = {}  # of every configured root, when this run began
+        self._nudge = trio.Event()  # an event named a root: check them now
+        self._missing_said: set[Path] = set()
         self._on_change = on_change
+        self._on_restart = on_restart
         self._polling = mode == "polling"
         self._probe_interval = probe_interval_s
         self._poll_delay_ms = poll_delay_ms
@@ -117,6 +160,7 @@ class Watcher:
 
     @property
     def roots(self) -> list[WatchRoot]:
+        """The roots watched now (those that existed when the run began)."""
         return list(self._roots)
 
     def statistics(self) -> WatcherStatistics:
@@ -135,11 +179,25 @@ class Watcher:
         self._watch_stop.set()
 
     async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Watch until cancelled; ready once a cookie has made the round trip."""
-        await trio.to_thread.run_sync(remove_stale_cookies, self._roots)
+        """Watch until cancelled; ready once a cookie has made the round trip
+        (or the first run failed, or a required root is missing: the
+        daemon's start never waits on the watcher)."""
         started = False
         failures = 0
+        missed = False  # changes went unreported: re-scan once watching again
         while not self._stop.is_set():
+            ids = await trio.to_thread.run_sync(self._identities)
+            if self._required_missing(ids):
+                if not started:
+                    task_status.started()
+                    started = True
+                missed = True
+                await self._until_changed(ids)
+                continue
+            self._come_back(ids)
+            self._ids = ids
+            self._roots = [r for r in self._configured if ids[r.path] is not None]
+            await trio.to_thread.run_sync(remove_stale_cookies, self._roots)
             # A fresh stop event per run: awatch sets the one it was given when
             # it is cancelled, which must end this run only, not the watcher.
             self._watch_stop = trio.Event()
@@ -150,6 +208,7 @@ class Watcher:
                             paths = [r.path for r in self._roots if r.recursive == recursive]
                             if paths:
                                 nursery.start_soon(self._watch, paths, recursive, self._watch_stop)
+                        nursery.start_soon(self._guard_roots)
                         if not await self._ready_within(READY_TIMEOUT_S):
                             raise OSError("the watcher delivered no events")
                         self._healthy = True
@@ -158,6 +217,9 @@ class Watcher:
                         if not started:
                             task_status.started()
                             started = True
+                        if missed and self._on_restart is not None:
+                            self._on_restart()
+                        missed = False
                         await self._probe_forever()
                     finally:
                         # before the nursery waits for the watch threads: a
@@ -168,8 +230,17 @@ class Watcher:
                     task_status.started()
                     started = True
                 self._healthy = False
-                failures += 1
                 self._restarts += 1
+                missed = True
+                # A watch that failed because its root vanished under it
+                # (watchfiles raises for a missing path) is a root change too.
+                if (
+                    _has(exc, _RootsChanged)
+                    or await trio.to_thread.run_sync(self._identities) != self._ids
+                ):
+                    self._error = "watching the directories anew"
+                    continue
+                failures += 1
                 cause = _first_leaf(exc)  # the nursery wraps what went wrong in a group
                 self._error = f"{type(cause).__name__}: {cause}"
                 if not self._polling and failures >= (
@@ -181,6 +252,67 @@ class Watcher:
                 else:
                     logger.warning("file watcher failed (%s); restarting", cause, exc_info=True)
                 await trio.sleep(min(2**failures, 30))
+
+    # ------------------------------------------------------------ roots
+
+    def _identities(self) -> dict[Path, RootId]:
+        """Every configured root's identity on disk now (a stat each)."""
+        return {root.path: _identity(root.path) for root in self._configured}
+
+    def _required_missing(self, ids: dict[Path, RootId]) -> bool:
+        """Whether a required root is missing; if so the watcher is not
+        healthy, its error names the root, and the log says so once."""
+        missing = [r for r in self._configured if r.required and ids[r.path] is None]
+        if not missing:
+            return False
+        root = missing[0]
+        self._healthy = False
+        self._error = f"{root.required} missing: {root.path}"
+        if root.path not in self._missing_said:
+            self._missing_said.add(root.path)
+            logger.warning(
+                "the %s %s is missing (deleted or moved?); nothing in it is watched "
+                "until it is back",
+                root.required,
+                root.path,
+            )
+        return True
+
+    def _come_back(self, ids: dict[Path, RootId]) -> None:
+        """Log the required roots that were missing and are back."""
+        for root in self._configured:
+            if root.path in self._missing_said and ids[root.path] is not None:
+                self._missing_said.discard(root.path)
+                logger.info(
+                    "the %s %s is back: watching it again and re-indexing it",
+                    root.required,
+                    root.path,
+                )
+
+    async def _until_changed(self, ids: dict[Path, RootId]) -> None:
+        """Return once some root's identity differs from *ids*: looked at
+        every `MISSING_CHECK_S` (a missing directory cannot be watched, and
+        its parent may be anything, /home included), and at once when a
+        fresh read asks (`wait_seen`)."""
+        while True:
+            with trio.move_on_after(MISSING_CHECK_S):
+                await self._nudge.wait()
+            self._nudge = trio.Event()
+            if await trio.to_thread.run_sync(self._identities) != ids:
+                return
+
+    async def _guard_roots(self) -> None:
+        """Raise `_RootsChanged` once a root differs from when the run began
+        (checked every `ROOT_CHECK_S`, and at once when an event names one)."""
+        while True:
+            with trio.move_on_after(ROOT_CHECK_S):
+                await self._nudge.wait()
+            self._nudge = trio.Event()
+            now = await trio.to_thread.run_sync(self._identities)
+            if now != self._ids:
+                changed = sorted(str(path) for path, was in self._ids.items() if now[path] != was)
+                logger.info("watched directories removed, created or replaced: %s", changed)
+                raise _RootsChanged(", ".join(changed))
 
     async def _probe_forever(self) -> None:
         """Return (to be restarted) when a probe cookie is not seen in time."""
@@ -202,11 +334,14 @@ class Watcher:
             poll_delay_ms=self._poll_delay_ms,
             ignore_permission_denied=True,
         )
+        roots = {root.path for root in self._configured}
         async with aclosing(events) as changes:
             async for batch in changes:
                 self._last_event = time.time()
                 for _change, raw in batch:
                     path = Path(raw)
+                    if path in roots:  # deleted, moved or replaced, perhaps
+                        self._nudge.set()
                     if path.name.startswith(COOKIE_PREFIX):
                         seen = self._cookies.get(str(path))
                         if seen is not None:
@@ -262,6 +397,17 @@ class Watcher:
             return True
         return False
 
+    async def wait_seen(self) -> bool:
+        """Wait until every change made before the call has been reported
+        (`wait_cookies`), and return True; return False at once when the
+        watcher cannot tell: it is not healthy, or a root was removed or
+        replaced since it attached (its cookie would never be reported)."""
+        if not self._healthy or await trio.to_thread.run_sync(self._identities) != self._ids:
+            self._nudge.set()  # look at the roots now, not at the next check
+            return False
+        await self.wait_cookies()
+        return True
+
     async def seen_cookies_within(self, seconds: float) -> bool:
         """True if a cookie round trip completes within *seconds*."""
         with trio.move_on_after(seconds):
@@ -296,6 +442,22 @@ def _process_alive(pid: int) -> bool:
     except OSError:  # EPERM: alive, someone else's
         return True
     return True
+
+
+def _identity(path: Path) -> RootId:
+    """(device, inode) of the directory at *path* (symlinks followed: a
+    workspace may be one), or None if there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
+
+
+def _has(exc: BaseException, kind: type[Exception]) -> bool:
+    if isinstance(exc, BaseExceptionGroup):
+        return any(_has(e, kind) for e in exc.exceptions)
+    return isinstance(exc, kind)
 
 
 def _first_leaf(exc: Exception) -> Exception:

@@ -32,6 +32,7 @@ from openmemoryd.index.chunker import Chunk, chunk_markdown_from
 from openmemoryd.index.resume import ChunkMemo, Grown, Resumable, tail_text, usable_restarts
 from openmemoryd.index.stream import WINDOW_BYTES, ChunkWindows, NotStreamable
 from openmemoryd.store import (
+    SKIPPED_NOTE,
     ChunkRow,
     FileState,
     delete_file,
@@ -40,7 +41,7 @@ from openmemoryd.store import (
     replace_file_in_parts,
     touch_file,
 )
-from openmemoryd.workspace import MemoryPath, is_pristine_template, read_memory_file
+from openmemoryd.workspace import MemoryPath, RootMissing, is_pristine_template, read_memory_file
 from openmemoryd.workspace.boilerplate import has_memory, mask_boilerplate
 
 logger = logging.getLogger("openmemoryd.index")
@@ -90,16 +91,16 @@ def index_file(
             return appended
     try:
         data, st = read_memory_file(mp, settings.max_file_bytes)
-    except (NotFound, Forbidden):
+    except (NotFound, Forbidden, RootMissing):  # gone with its workspace, too
         return _remove(conn, key, known is not None)
     except TooLarge as exc:
-        reason = f"skipped: {exc}"
+        reason = f"{SKIPPED_NOTE} {exc}"
         if known is None or known.note != reason:
             replace_file(conn, FileState(key, source, "", 0, 0, reason), ())
         return FileOutcome(key, "skipped", issue=reason)
     except OmemdError as exc:
         logger.warning("cannot read %s: %s", key, exc)
-        return FileOutcome(key, "skipped", issue=f"skipped: {exc}")
+        return FileOutcome(key, "skipped", issue=f"{SKIPPED_NOTE} {exc}")
 
     shape = (settings.chunk_tokens, settings.chunk_overlap)
     if memo is not None and known is not None and not force:
@@ -118,7 +119,7 @@ def index_file(
         replace_file(conn, FileState(key, source, digest, st.st_mtime_ns, st.st_size), ())
         return FileOutcome(key, kind)
     if b"\x00" in data:
-        binary = "skipped: binary file (contains NUL bytes)"
+        binary = f"{SKIPPED_NOTE} binary file (contains NUL bytes)"
         replace_file(conn, FileState(key, source, digest, st.st_mtime_ns, st.st_size, binary), ())
         return FileOutcome(key, "skipped", issue=binary)
 

@@ -31,7 +31,13 @@ import msgspec
 from omem_protocol import __version__
 from openmemoryd.errors import BadRequest, Conflict, OmemdError
 from openmemoryd.memory.durable import fsync_dir, lock_shared, read_all
-from openmemoryd.workspace import MemoryPath, PathPolicy, open_beneath, scan_memory_files
+from openmemoryd.workspace import (
+    MemoryPath,
+    PathPolicy,
+    open_beneath,
+    scan_memory_files,
+    workspace_missing,
+)
 
 FORMAT: Final = "openmemory-export"
 FORMAT_VERSION: Final = 1
@@ -70,8 +76,18 @@ class Exported:
 
 
 def export_archive(policy: PathPolicy, output: Path, *, max_file_bytes: int) -> Exported:
-    """Write every memory file of *policy* to the archive *output*."""
+    """Write every memory file of *policy* to the archive *output*.
+
+    Raises:
+        RootMissing: the workspace is gone (deleted or moved). An archive of
+            nothing would replace an earlier export of the same name, the
+            backup of what was lost.
+    """
     check_output(output)
+    if not policy.workspace.is_dir():
+        raise workspace_missing(
+            policy.workspace, "there is nothing to export (an earlier export is left as it is)"
+        )
     scan = scan_memory_files(policy)
     entries: list[tuple[ManifestFile, bytes]] = []
     skipped = list(scan.issues)

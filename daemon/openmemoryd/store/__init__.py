@@ -12,6 +12,7 @@ from openmemoryd.store.db import (
     set_meta,
 )
 from openmemoryd.store.reads import (
+    SKIPPED_NOTE,
     ChunkRecord,
     IndexedFile,
     RowidRange,
@@ -49,6 +50,7 @@ __all__ = [
     "APPLICATION_ID",
     "BUSY_TIMEOUT_MS",
     "SCHEMA_VERSION",
+    "SKIPPED_NOTE",
     "ChunkRecord",
     "ChunkRow",
     "FileState",

@@ -49,11 +49,21 @@ class ChunkRecord:
     inner_headings: InnerHeadings = ()  # heading lines inside it, with their paths
 
 
+# How the indexer's note on a file it keeps no text of begins (binary, too
+# large); any other note is said of a file that is indexed (read with its
+# invalid UTF-8 replaced). `status` and `doctor` count skipped files by it.
+SKIPPED_NOTE: Final = "skipped:"
+
+
 @dataclass(frozen=True, slots=True)
 class SourceTotals:
+    """A source's rows in ``files``: *files* counts every row, *skipped*
+    those of them whose text the indexer left out (`SKIPPED_NOTE`)."""
+
     source: str
     files: int
     chunks: int
+    skipped: int = 0
 
 
 _FILE_COLUMNS = "path, source, hash, mtime_ns, size, chunks, note"
@@ -88,14 +98,16 @@ def indexed_file(conn: apsw.Connection, path: str) -> IndexedFile | None:
 
 
 def source_totals(conn: apsw.Connection) -> list[SourceTotals]:
-    """Indexed files and chunks per source."""
+    """Files (of them skipped) and chunks per source."""
     rows = conn.execute(
-        "SELECT source, count(*), coalesce(sum(chunks), 0) FROM files "
-        "GROUP BY source ORDER BY source"
+        "SELECT source, count(*), coalesce(sum(chunks), 0), "
+        "coalesce(sum(substr(note, 1, ?) = ?), 0) FROM files "
+        "GROUP BY source ORDER BY source",
+        (len(SKIPPED_NOTE), SKIPPED_NOTE),
     )
     return [
-        SourceTotals(as_str(source), as_int(files), as_int(chunks))
-        for source, files, chunks in rows
+        SourceTotals(as_str(source), as_int(files), as_int(chunks), as_int(skipped))
+        for source, files, chunks, skipped in rows
     ]
 
 

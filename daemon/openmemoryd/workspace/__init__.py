@@ -18,9 +18,11 @@ from openmemoryd.workspace.paths import (
     ROOT_FILES,
     MemoryPath,
     PathPolicy,
+    RootMissing,
     ignored_name,
     open_beneath,
     read_memory_file,
+    workspace_missing,
 )
 from openmemoryd.workspace.sessions import SESSION_SUFFIX, SessionFile, SessionLocator
 
@@ -34,6 +36,7 @@ __all__ = [
     "DiskFile",
     "MemoryPath",
     "PathPolicy",
+    "RootMissing",
     "Scan",
     "SessionFile",
     "SessionLocator",
@@ -46,4 +49,5 @@ __all__ = [
     "read_memory_file",
     "scan_memory_files",
     "template_text",
+    "workspace_missing",
 ]

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Final
 
-from openmemoryd.errors import BadRequest, Forbidden, NotFound, OmemdError, TooLarge
+from openmemoryd.errors import BadRequest, Forbidden, NotFound, OmemdError, TooLarge, Unavailable
 
 ROOT_FILES: Final = ("MEMORY.md", "USER.md", "PROJECT.md")
 MEMORY_DIR: Final = "memory"
@@ -38,6 +38,13 @@ MARKDOWN_SUFFIX: Final = ".md"
 IGNORED_DIRS: Final = frozenset({"node_modules", "__pycache__", "venv"})
 
 _DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class RootMissing(Unavailable):
+    """A memory file cannot be opened because its root directory (the
+    workspace, or an extra path's) is gone: not that file's fault, and not
+    a state the daemon repairs by itself (see `_root_missing`). Indexing
+    treats the file as gone, like a missing one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,9 +154,12 @@ def open_beneath(mp: MemoryPath, flags: int, *, mode: int = 0o644, make_dirs: bo
 
     Raises:
         NotFound, Forbidden: mapped from the OS error, naming the path.
+        Unavailable: the root itself is missing (`_root_missing`).
     """
     try:
         dir_fd = os.open(mp.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise _root_missing(mp) from None
     except OSError as exc:
         raise _map_os_error(exc, mp.key) from None
     try:
@@ -172,6 +182,33 @@ def open_beneath(mp: MemoryPath, flags: int, *, mode: int = 0o644, make_dirs: bo
         os.close(fd)
         raise Forbidden(f"not a regular file: {mp.key}")
     return fd
+
+
+def _root_missing(mp: MemoryPath) -> RootMissing:
+    """The error for a file whose root directory (the workspace, or an extra
+    path's) is gone: it names the directory, since the file is not the
+    problem. "no such memory file: memory/<today>.md" sent a user whose
+    workspace had been deleted looking for a daily note. Nothing recreates
+    the root here: a deleted workspace may be deliberate; restoring it (the
+    watcher picks it up again) or `openmemoryd init` is the user's call.
+    """
+    # A workspace file's key is its path below the workspace; an extra
+    # path's file is keyed by its path (absolute, or below the workspace).
+    if mp.key == "/".join(mp.parts):
+        return workspace_missing(mp.root, f"{mp.key} cannot be opened")
+    return RootMissing(
+        f"memory folder missing: {mp.root} (deleted or moved?): cannot open {mp.key}"
+    )
+
+
+def workspace_missing(workspace: Path, consequence: str) -> RootMissing:
+    """The error of a workspace gone under the daemon: what it stops
+    (*consequence*) and the two ways out, one wording for every request."""
+    return RootMissing(
+        f"workspace missing: {workspace} (deleted or moved?), so {consequence}; restore "
+        "the directory (the daemon watches it again once it is back), or `openmemoryd "
+        "init` creates an empty workspace there"
+    )
 
 
 def _open_child_dir(dir_fd: int, name: str, key: str, make_dirs: bool) -> int:
