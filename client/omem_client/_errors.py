@@ -72,6 +72,15 @@ class TooLargeError(DaemonError):
 
 
 class UnavailableError(DaemonError):
+    """The daemon cannot serve the request as things stand; the message says why.
+
+    Most often it is passing: the daemon is stopping (the request was
+    refused at once, or cancelled when the stop's grace period ended, and
+    then the message says whether a write may have been saved), or the
+    index is being rebuilt; retry once it is over. A feature turned off in
+    the daemon's config is refused with this code too.
+    """
+
     code = "unavailable"
 
 

@@ -17,6 +17,17 @@ Invariants:
   progress goes through a `ProgressRelay`, which keeps only the latest report
   and sends it when the connection can take it. The last report still
   precedes the reply.
+* Every request read gets a reply, the daemon's stop included (`begin_stop`,
+  `abandon`, `quiet`, driven by `rpc`). Clients keep their connection open
+  between requests, so once the daemon stops the connection goes on reading:
+  a request sent meanwhile is answered ``unavailable`` at once, while the
+  requests already running finish with their normal reply. One still
+  running when the grace period ends is cancelled and answered
+  ``unavailable`` as well: a client must learn that its request did not
+  finish, which a cut connection does not say. The connection is closed
+  only when `quiet`: nothing running, nothing read but unanswered, nothing
+  unread in the kernel (closing a socket with unread bytes resets it, and
+  the reset can destroy replies the client has not read yet).
 
 The stream is any trio stream, so the protocol logic is tested over
 in-memory streams; the peer credential check happens where real sockets are
@@ -27,7 +38,9 @@ from __future__ import annotations
 
 import logging
 import os
+import select
 from collections.abc import Awaitable, Callable
+from typing import Final
 
 import trio
 
@@ -50,6 +63,7 @@ from omem_protocol import (
     decode_request_body,
     encode_message,
 )
+from omem_protocol.methods import METHODS_BY_PARAMS
 from openmemoryd.api import CAPABILITIES, Api
 from openmemoryd.config import ServerSettings
 from openmemoryd.errors import OmemdError, invalid_request
@@ -65,6 +79,35 @@ RECEIVE_SIZE = 65536
 # guard.
 _UNDECODABLE = (MessageDecodeError, RecursionError)
 
+STOPPING_MESSAGE: Final = (
+    "openmemoryd is stopping and takes no new requests; retry once it runs again"
+)
+"""The reply to a request that arrives once the daemon is stopping (the HTTP
+API's words for the same moment)."""
+
+
+def abandoned_message(body: RequestBody, grace_s: float) -> str:
+    """The reply to *body*'s request, cancelled because the daemon stopped.
+
+    Whether a write may be sent again is for the user to decide, so it is
+    said to be uncertain: each step of a write (a Markdown edit and its
+    indexing, in one writer-lane call running in a thread) is never cut, but
+    a request of several steps (an append and its journal entry, a capture's
+    appends, a sync's batches) may have done some of them when cancelled.
+    """
+    method = METHODS_BY_PARAMS.get(type(body))
+    name = method.name if method is not None else "the request"
+    said = (
+        f"{name} did not finish: openmemoryd stopped (it waited {grace_s:g} s for it, "
+        "[server] drain_timeout_s)"
+    )
+    if method is None or method.writes:
+        return (
+            f"{said}; a change it was making may or may not have been saved: "
+            "check before sending it again"
+        )
+    return f"{said}; retry once it runs again"
+
 
 class Connection:
     """Serves one accepted stream until the client leaves or the daemon stops."""
@@ -77,16 +120,70 @@ class Connection:
         self._send_lock = trio.Lock()
         self._reader = trio.CancelScope()
         self._greeted = False
+        self._frames = FrameBuffer(self._max_frame)
+        # The stop (see the module docstring).
+        self._stopping = trio.Event()
+        self._grace_s = 0.0
+        self._requests = 0  # read and not yet answered (running, or sending the reply)
+        self._calls: set[trio.CancelScope] = set()  # each running `Api.dispatch`
+        self._waiting = False  # the reader waits for bytes (holds none unhandled)
+        self._done_reading = False
+        self._changed: trio.lowlevel.ParkingLot | None = None
 
-    def stop_reading(self) -> None:
-        """Take no new requests; the ones in flight still get their replies."""
-        self._reader.cancel()
+    def begin_stop(self, grace_s: float, changed: trio.lowlevel.ParkingLot) -> None:
+        """Answer every request from now on `STOPPING_MESSAGE`; the running
+        ones go on. *grace_s* is how long they get (`abandon` is called after
+        it), for the message of those that are abandoned. *changed* is
+        unparked whenever this connection may have become `quiet`."""
+        self._stopping.set()
+        self._grace_s = grace_s
+        self._changed = changed
+
+    def abandon(self) -> int:
+        """Cancel the requests still running, each then answered
+        ``unavailable`` (`abandoned_message`); how many there were."""
+        for call in self._calls:
+            call.cancel()
+        return len(self._calls)
+
+    @property
+    def running(self) -> int:
+        """Requests read and not yet answered."""
+        return self._requests
+
+    def quiet(self) -> bool:
+        """Whether closing now loses nothing: no request is running or being
+        answered, and the reader has stopped, or waits for bytes with no
+        partial frame buffered and none unread in the kernel."""
+        if self._requests:
+            return False
+        if self._done_reading:
+            return True
+        return self._waiting and not self._frames.pending and not self._unread()
+
+    def _may_be_quiet(self) -> None:
+        # Every way to become quiet passes here: a request answered, the
+        # reader back to waiting (having read what the kernel held), or done.
+        if self._changed is not None:
+            self._changed.unpark_all()
+
+    def _unread(self) -> bool:
+        sock = getattr(self._stream, "socket", None)
+        if sock is None:  # an in-memory stream (tests): nothing waits in a kernel
+            return False
+        poller = select.poll()
+        poller.register(sock.fileno(), select.POLLIN)
+        return bool(poller.poll(0))
 
     async def serve(self) -> None:
         try:
             async with trio.open_nursery() as requests:
                 with self._reader:
-                    await self._read_frames(requests)
+                    try:
+                        await self._read_frames(requests)
+                    finally:
+                        self._done_reading = True
+                        self._may_be_quiet()
         except* (trio.BrokenResourceError, trio.ClosedResourceError):
             logger.debug("client went away")
         finally:
@@ -102,21 +199,41 @@ class Connection:
         finally:
             with trio.CancelScope(shield=True):
                 await self._stream.aclose()
+            self._done_reading = True  # it never read: the stop need not wait for it
+            self._may_be_quiet()
 
     async def _read_frames(self, requests: trio.Nursery) -> None:
-        frames = FrameBuffer(self._max_frame)
         while True:
-            data = await self._stream.receive_some(RECEIVE_SIZE)
+            data = await self._receive()
             if not data:
                 return
             try:
-                bodies = frames.feed(data)
+                bodies = self._frames.feed(data)
             except FrameTooLarge as exc:
                 await self._send(Reply(id=0, body=Error(code="too_large", message=str(exc))))
                 return
             for body in bodies:
                 if not await self._on_frame(body, requests):
                     return
+
+    async def _receive(self) -> bytes | bytearray:
+        """The next bytes from the client, `_waiting` set while there are none.
+
+        On a socket the wait for bytes and the read are two steps: a read
+        takes the bytes and then yields to other tasks before returning them,
+        a moment when the connection would look `quiet` with nothing unread
+        while it holds a request not yet handled.
+        """
+        sock = getattr(self._stream, "socket", None)
+        self._waiting = True
+        self._may_be_quiet()
+        try:
+            if sock is not None:
+                await trio.lowlevel.wait_readable(sock)
+                self._waiting = False
+            return await self._stream.receive_some(RECEIVE_SIZE)
+        finally:
+            self._waiting = False
 
     async def _on_frame(self, body: bytes, requests: trio.Nursery) -> bool:
         """Handle one frame; False means "close the connection"."""
@@ -128,13 +245,22 @@ class Connection:
             )
             return True
         if isinstance(frame, Hello):
+            if self._stopping.is_set() and not self._greeted:
+                await self._send(Reply(id=0, body=_stopping_error()))
+                return False
             return await self._on_hello(frame)
         if not self._greeted:
             message = "the first frame must be a Hello"
             await self._send(Reply(id=frame.id, body=Error(code="bad_request", message=message)))
             return False
-        await self._slots.acquire()
-        requests.start_soon(self._run, frame)
+        if not self._stopping.is_set():
+            await self._slots.acquire()
+            if not self._stopping.is_set():
+                self._requests += 1
+                requests.start_soon(self._run, frame)
+                return True
+            self._slots.release()  # the stop began while this waited for a slot
+        await self._send(Reply(id=frame.id, body=_stopping_error()))
         return True
 
     async def _on_hello(self, hello: Hello) -> bool:
@@ -172,7 +298,9 @@ class Connection:
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             self._reader.cancel()  # the client is gone: stop reading too
         finally:
+            self._requests -= 1
             self._slots.release()
+            self._may_be_quiet()
 
     async def _call(
         self, request_id: int, body: RequestBody, workspace: str | None = None
@@ -187,16 +315,24 @@ class Connection:
     async def _dispatch(
         self, request_id: int, body: RequestBody, relay: ProgressRelay, workspace: str | None
     ) -> ReplyBody:
-        try:
-            return await self._api.dispatch(body, relay.report, workspace)
-        except OmemdError as exc:
-            return Error(code=exc.code, message=str(exc))
-        except Exception as exc:
-            logger.exception("request %d (%s) failed", request_id, type(body).__name__)
-            return Error(
-                code="internal",
-                message=f"internal error ({type(exc).__name__}); see the daemon log",
-            )
+        # Only the call is cancelled by `abandon`, not the progress relay: a
+        # frame it was writing is finished, so the reply that follows is whole.
+        with trio.CancelScope() as call:
+            self._calls.add(call)
+            try:
+                return await self._api.dispatch(body, relay.report, workspace)
+            except OmemdError as exc:
+                return Error(code=exc.code, message=str(exc))
+            except Exception as exc:
+                logger.exception("request %d (%s) failed", request_id, type(body).__name__)
+                return Error(
+                    code="internal",
+                    message=f"internal error ({type(exc).__name__}); see the daemon log",
+                )
+            finally:
+                self._calls.discard(call)
+        logger.warning("request %d (%s) abandoned at the stop", request_id, type(body).__name__)
+        return Error(code="unavailable", message=abandoned_message(body, self._grace_s))
 
     async def _send(self, frame: DaemonFrame) -> None:
         try:
@@ -211,6 +347,10 @@ class Connection:
             data = encode_message(Reply(id=frame.id, body=Error(code="too_large", message=message)))
         async with self._send_lock:
             await self._stream.send_all(data)
+
+
+def _stopping_error() -> Error:
+    return Error(code="unavailable", message=STOPPING_MESSAGE)
 
 
 class ProgressRelay:

@@ -1,9 +1,22 @@
 """The accept loop and graceful shutdown of the socket server.
 
-Shutdown ("drain"): when `stop` is set the listener closes, every connection
-stops reading new requests, and requests already running get up to
-``drain_timeout_s`` to finish and send their replies; whatever is still
-running after that is cancelled.
+Shutdown ("drain"), when *stop* is set; every request read gets a reply:
+
+1. every open connection answers each new request ``unavailable`` ("openmemoryd
+   is stopping") from now on (`Connection.begin_stop`), but stays open:
+   clients keep their connection between requests, and a request on it
+   must be answered, not reset;
+2. the listener closes, so a new connection is refused at once (the client
+   says the daemon is not running); connections the kernel had already
+   completed are accepted first (`_accept_backlog`), and their Hello is
+   answered ``unavailable``;
+3. requests already running get ``[server] drain_timeout_s`` to finish with
+   their normal reply;
+4. requests still running then are cancelled and answered ``unavailable``
+   (`Connection.abandon`), with `REPLY_WAIT_S` for those replies to go;
+5. the connections are closed once every one is `Connection.quiet` (nothing
+   running, nothing unread, so closing resets none), or at the end of the
+   waits above, whichever comes first.
 """
 
 from __future__ import annotations
@@ -13,6 +26,7 @@ import logging
 import os
 import socket
 import struct
+from typing import Final
 
 import trio
 
@@ -25,6 +39,9 @@ logger = logging.getLogger("openmemoryd.server")
 # accept() errors that mean "out of resources for now", not "listener broken".
 _TRANSIENT_ACCEPT_ERRORS = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
 _CREDENTIALS = struct.Struct("3i")
+# After the grace period: how long the replies of abandoned requests (small,
+# already encoded) get to be written before the connections are closed.
+REPLY_WAIT_S: Final = 1.0
 
 
 def peer_uid(sock: trio.socket.SocketType) -> int | None:
@@ -53,11 +70,46 @@ async def serve_rpc(
             task_status.started()
             await stop.wait()
             acceptor.cancel_scope.cancel()
+        _accept_backlog(listener, connections, live, api, settings)
+        changed = trio.lowlevel.ParkingLot()
+        for connection in live:
+            connection.begin_stop(settings.drain_timeout_s, changed)
         await listener.aclose()
-        logger.info("draining %d connection(s)", len(live))
-        for connection in list(live):
-            connection.stop_reading()
-        connections.cancel_scope.deadline = trio.current_time() + settings.drain_timeout_s
+        await drain(live, settings.drain_timeout_s, changed)
+        connections.cancel_scope.cancel()  # closes every connection
+
+
+async def drain(live: set[Connection], grace_s: float, changed: trio.lowlevel.ParkingLot) -> None:
+    """Wait up to *grace_s* for the requests running on *live* connections
+    (already stopping, each unparking *changed* when it may have become
+    quiet) to finish, then abandon the rest and give their replies
+    `REPLY_WAIT_S`; return as soon as every connection is quiet."""
+    logger.info(
+        "stopping: %d request(s) running on %d connection(s) get up to %g s to finish",
+        sum(connection.running for connection in live),
+        len(live),
+        grace_s,
+    )
+    with trio.move_on_after(grace_s):
+        await _wait_quiet(live, changed)
+    abandoned = sum(connection.abandon() for connection in live)
+    if abandoned:
+        logger.warning(
+            "%d request(s) still running after %g s ([server] drain_timeout_s): "
+            "answering them unavailable and stopping",
+            abandoned,
+            grace_s,
+        )
+    with trio.move_on_after(REPLY_WAIT_S):
+        await _wait_quiet(live, changed)
+
+
+async def _wait_quiet(live: set[Connection], changed: trio.lowlevel.ParkingLot) -> None:
+    """Return once every connection in *live* is quiet. Bytes a client sent
+    that the kernel holds wake its reader, which, once it has handled them,
+    waits again and unparks *changed*, so no polling is needed."""
+    while not all(connection.quiet() for connection in live):
+        await changed.park()
 
 
 async def _accept_forever(
@@ -76,9 +128,55 @@ async def _accept_forever(
             logger.error("accept failed (%s); retrying shortly", exc.strerror)
             await trio.sleep(0.1)
             continue
-        connection = Connection(stream, api, settings)
-        live.add(connection)
-        connections.start_soon(_serve_connection, connection, live, peer_uid(stream.socket))
+        _start_serving(stream, connections, live, api, settings)
+
+
+def _accept_backlog(
+    listener: trio.SocketListener,
+    connections: trio.Nursery,
+    live: set[Connection],
+    api: Api,
+    settings: ServerSettings,
+) -> None:
+    """Accept, without waiting, the connections the kernel completed before
+    the stop: closing the listener would reset them, and a client that had
+    already sent its Hello would read "connection reset" instead of a reason.
+
+    Accepted through a duplicate of the listener's descriptor, since trio's
+    sockets only accept by waiting; the duplicate shares the listener's
+    non-blocking mode.
+    """
+    try:
+        backlog = socket.socket(fileno=os.dup(listener.socket.fileno()))
+    except OSError as exc:  # out of descriptors: they are reset, as before
+        logger.warning("cannot accept at the stop (%s)", exc.strerror)
+        return
+    try:
+        backlog.setblocking(False)
+        while True:
+            try:
+                accepted, _ = backlog.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:
+                logger.warning("accept at the stop failed (%s)", exc.strerror)
+                return
+            stream = trio.SocketStream(trio.socket.from_stdlib_socket(accepted))
+            _start_serving(stream, connections, live, api, settings)
+    finally:
+        backlog.close()
+
+
+def _start_serving(
+    stream: trio.SocketStream,
+    connections: trio.Nursery,
+    live: set[Connection],
+    api: Api,
+    settings: ServerSettings,
+) -> None:
+    connection = Connection(stream, api, settings)
+    live.add(connection)
+    connections.start_soon(_serve_connection, connection, live, peer_uid(stream.socket))
 
 
 async def _serve_connection(connection: Connection, live: set[Connection], uid: int | None) -> None:
