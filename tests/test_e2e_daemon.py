@@ -193,3 +193,24 @@ def test_search_shows_no_line_twice_across_overlapping_chunks(env: Env) -> None:
         assert len(again) > len(set(again))
     finally:
         daemon.stop()
+
+
+def test_a_client_kept_open_across_a_restart_carries_on(env: Env) -> None:
+    """An agent's process keeps its `Client`; the daemon is restarted under it
+    (an upgrade, `systemctl --user restart`). The next call connects afresh
+    instead of failing with "lost the connection: Broken pipe"."""
+    first = Daemon(env).start()
+    client = Client(socket_path=env.socket)
+    try:
+        client.append("before the restart")
+        assert first.stop(signal.SIGTERM) == 0
+        second = Daemon(env).start()
+        try:
+            assert client.status().files_on_disk > 0
+            client.append("after the restart")
+            found = client.search("after the restart", min_score=0.0)
+            assert any("after the restart" in hit.snippet for hit in found.results)
+        finally:
+            second.stop()
+    finally:
+        client.close()

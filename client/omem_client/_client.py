@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import select
 import socket
 import threading
 from collections import deque
@@ -171,7 +172,9 @@ class Client:
 
     def _ensure_connected(self) -> Welcome:
         if self._sock is not None and self.welcome is not None:
-            return self.welcome
+            if not self._closed_by_daemon():
+                return self.welcome
+            self._drop()  # the daemon restarted or stopped since the last call
         self._sock = self._open_socket()
         self._send(Hello(protocol=PROTOCOL_VERSION, client=self.name))
         try:
@@ -181,6 +184,24 @@ class Client:
             raise
         self.welcome = welcome
         return welcome
+
+    def _closed_by_daemon(self) -> bool:
+        """Whether the daemon has closed this connection while it sat idle.
+
+        Between two calls nothing is owed to us, so anything to read (the end
+        of the stream, a reset) means the daemon that answered the last call
+        is gone: it was restarted or stopped. Nothing of the next request has
+        been sent yet, so connecting afresh loses nothing; sending first would
+        fail the call with "lost the connection: Broken pipe" and leave the
+        reconnecting to the call after it, as a long-lived client (an agent's
+        process) across a daemon restart saw.
+        """
+        assert self._sock is not None
+        # select, not a non-blocking recv: a socket with a timeout waits for
+        # data before any recv, whatever its flags
+        readable, _, _ = select.select([self._sock], [], [], 0)
+        # the end of the stream, a reset, or a parting frame of a stopping daemon
+        return bool(readable)
 
     def _open_socket(self) -> socket.socket:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
