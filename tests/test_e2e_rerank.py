@@ -182,3 +182,42 @@ def test_a_reranker_reorders_hits_and_a_failing_one_changes_nothing(
         assert "Rerank:     off (search.rerank.provider is none)" in (
             daemon_with_reranker.cli("status").stdout
         )
+
+
+CODED = {
+    f"memory/{code}.md": f"- parcel {code} shipped to the Leeds warehouse on Tuesday"
+    for code in ("zqhand008", "zqhand009", "zqhand010", "zqhand011")
+}
+
+
+def test_the_note_naming_a_code_keeps_its_lead_over_the_rerankers_order(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cross-encoder reads ``zqhand009`` as near enough ``zqhand010``: the
+    local one put four neighbours' notes first (0.997 against 0.83), and a
+    search for three hits lost the one note naming the code. The notes
+    holding every code of the query stay ahead; the reranker orders the rest."""
+    monkeypatch.setenv("OMEM_TEST_RERANK_KEY", KEY)
+    with FakeEmbeddingServer() as embedder, FakeRerankServer("cohere") as reranker:
+        env.write_config(config(embedder, reranker))
+        (env.workspace / "memory").mkdir(parents=True)
+        for path, text in CODED.items():
+            (env.workspace / path).write_text(text + "\n")
+        reranker.boost = {"zqhand010": 0.997, "zqhand011": 0.997, "zqhand008": 0.993}
+        daemon = Daemon(env).start()
+        try:
+            with daemon.client() as client:
+                client.sync()
+                wait_for_vectors(client)
+                found = client.search("zqhand009", explain=True, min_score=0.0, limit=3)
+                assert found.explain is not None
+                assert found.explain.rerank is not None
+                assert found.explain.rerank.error is None  # reranked, not skipped
+                assert found.results[0].path == "memory/zqhand009.md", found.results
+                scores = [hit.score for hit in found.results]
+                assert scores == sorted(scores, reverse=True)
+                # a query naming no code is the reranker's to order
+                plain = client.search("Leeds warehouse parcel", min_score=0.0)
+                assert plain.results[0].path != "memory/zqhand009.md"
+        finally:
+            daemon.stop()

@@ -28,6 +28,7 @@ from openmemoryd.search.rerank import (
     normalise,
     rerank_candidates,
 )
+from openmemoryd.search.rerank.stage import codes_in, naming_first
 
 
 def candidate(i: int, score: float, text: str = "") -> Candidate:
@@ -135,6 +136,59 @@ async def test_only_the_top_n_texts_are_sent() -> None:
     assert note.applied
     assert note.sent == 2
     assert "reranked 2 candidates with stub stub-1" in str(note)
+
+
+async def test_the_notes_naming_a_code_keep_their_lead_over_the_models_order() -> None:
+    # the model scores the neighbours' notes above the one naming the code
+    stub = Stub([0.83, 0.997, 0.997, 0.993])
+    fused = [
+        candidate(1, 0.4, text="- zqhand009 shipped to the Leeds warehouse"),
+        candidate(2, 0.3, text="- zqhand010 shipped to the Leeds warehouse"),
+        candidate(3, 0.3, text="- zqhand008 shipped to the Leeds warehouse"),
+        candidate(4, 0.2, text="- zqhand011 shipped to Leeds"),
+    ]
+    out, note = await rerank_candidates(
+        stub, "zqhand009", fused, RerankSettings(provider="tei", weight=1.0)
+    )
+    assert note.applied
+    assert ids(out) == [1, 2, 3, 4]  # the note naming it first, then the model's order
+    scores = [c.score for c in out]
+    assert scores == sorted(scores, reverse=True)  # still falling down the list
+    # a question naming no code is the model's to order
+    plain, _ = await rerank_candidates(
+        stub, "what shipped to Leeds", fused, RerankSettings(provider="tei", weight=1.0)
+    )
+    assert ids(plain) == [2, 3, 4, 1]
+
+
+@pytest.mark.parametrize(
+    ("query", "codes"),
+    [
+        ("zqhand009", ["zqhand009"]),
+        ("what broke with E1234 on ipv6", ["e1234", "ipv6"]),
+        ("restic snapshots on B2", ["b2"]),
+        # ordinals, amounts and times start with their digits
+        ("what did I buy on the 23rd of March", []),
+        ("timing for the 10k test postings at 3pm", []),
+        ("ошибка E500 на сервере", ["e500"]),
+    ],
+)
+def test_a_code_is_a_letter_then_a_digit(query: str, codes: list[str]) -> None:
+    assert codes_in(query) == codes
+
+
+def test_a_code_is_held_word_for_word_and_every_code_is_needed() -> None:
+    notes = [
+        candidate(1, 0.9, text="zqhand0091 is another"),
+        candidate(2, 0.8, text="e1234 seen, ipv6 off"),
+        candidate(3, 0.7, text="E1234 on IPv6 again"),
+        candidate(4, 0.6, text="e1234 alone"),
+    ]
+    # the best note naming them comes first; the others keep the model's order
+    assert ids(naming_first(notes, ["e1234", "ipv6"])) == [2, 1, 3, 4]
+    assert ids(naming_first(notes, ["zqhand009"])) == [1, 2, 3, 4]  # nobody names it
+    assert ids(naming_first(notes, ["zqhand0091"])) == [1, 2, 3, 4]  # already first
+    assert ids(naming_first(notes, [])) == [1, 2, 3, 4]
 
 
 def test_unset_numbers_take_the_providers_defaults() -> None:
