@@ -37,7 +37,6 @@ its documented API (`TCPServer`, `WorkerContext`, `ConnectionState`,
 
 from __future__ import annotations
 
-import errno
 import logging
 import select
 import socket
@@ -51,6 +50,7 @@ from openmemoryd.config import ServerSettings
 from openmemoryd.errors import StartupError
 from openmemoryd.gateway.address import GatewayPlan, ListenAddress
 from openmemoryd.gateway.asgi import GatewayApp
+from openmemoryd.service.accept import accept_forever
 
 logger = logging.getLogger("openmemoryd.http")
 
@@ -62,8 +62,6 @@ READ_TIMEOUT_S: Final = 30
 REPLY_WAIT_S: Final = 1.0
 # While requests sent just before the stop are being read: how often to look.
 _QUIET_POLL_S: Final = 0.01
-# accept() errors that mean "out of resources for now", not "listener broken".
-_TRANSIENT_ACCEPT_ERRORS: Final = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
 
 
 def bind_tcp(address: ListenAddress) -> socket.socket:
@@ -141,7 +139,12 @@ async def serve_http(
     try:
         async with trio.open_nursery() as connections:
             async with trio.open_nursery() as acceptor:
-                acceptor.start_soon(_accept_forever, listener, connections, serve_connection)
+                acceptor.start_soon(
+                    accept_forever,
+                    listener,
+                    lambda stream: connections.start_soon(serve_connection, stream),
+                    logger,
+                )
                 logger.info("HTTP API on %s (%s)", url, access)
                 task_status.started(url)
                 await stop.wait()
@@ -171,23 +174,6 @@ async def serve_http(
         logger.debug("HTTP: stopped")
     finally:
         sock.close()  # a no-op if the listener closed it
-
-
-async def _accept_forever(
-    listener: trio.SocketListener,
-    connections: trio.Nursery,
-    serve_connection: ServeConnection,
-) -> None:
-    while True:
-        try:
-            stream = await listener.accept()
-        except OSError as exc:
-            if exc.errno not in _TRANSIENT_ACCEPT_ERRORS:
-                raise
-            logger.error("HTTP accept failed (%s); retrying shortly", exc.strerror)
-            await trio.sleep(0.1)
-            continue
-        connections.start_soon(serve_connection, stream)
 
 
 class WatchedStream(trio.abc.HalfCloseableStream):

@@ -21,7 +21,6 @@ Shutdown ("drain"), when *stop* is set; every request read gets a reply:
 
 from __future__ import annotations
 
-import errno
 import logging
 import os
 import socket
@@ -33,11 +32,10 @@ import trio
 from openmemoryd.api import Api
 from openmemoryd.config import ServerSettings
 from openmemoryd.server.connection import Connection
+from openmemoryd.service.accept import accept_forever
 
 logger = logging.getLogger("openmemoryd.server")
 
-# accept() errors that mean "out of resources for now", not "listener broken".
-_TRANSIENT_ACCEPT_ERRORS = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
 _CREDENTIALS = struct.Struct("3i")
 # After the grace period: how long the replies of abandoned requests (small,
 # already encoded) get to be written before the connections are closed.
@@ -66,7 +64,12 @@ async def serve_rpc(
     live: set[Connection] = set()
     async with trio.open_nursery() as connections:
         async with trio.open_nursery() as acceptor:
-            acceptor.start_soon(_accept_forever, listener, connections, live, api, settings)
+            acceptor.start_soon(
+                accept_forever,
+                listener,
+                lambda stream: _start_serving(stream, connections, live, api, settings),
+                logger,
+            )
             task_status.started()
             await stop.wait()
             acceptor.cancel_scope.cancel()
@@ -110,25 +113,6 @@ async def _wait_quiet(live: set[Connection], changed: trio.lowlevel.ParkingLot) 
     waits again and unparks *changed*, so no polling is needed."""
     while not all(connection.quiet() for connection in live):
         await changed.park()
-
-
-async def _accept_forever(
-    listener: trio.SocketListener,
-    connections: trio.Nursery,
-    live: set[Connection],
-    api: Api,
-    settings: ServerSettings,
-) -> None:
-    while True:
-        try:
-            stream = await listener.accept()
-        except OSError as exc:
-            if exc.errno not in _TRANSIENT_ACCEPT_ERRORS:
-                raise
-            logger.error("accept failed (%s); retrying shortly", exc.strerror)
-            await trio.sleep(0.1)
-            continue
-        _start_serving(stream, connections, live, api, settings)
 
 
 def _accept_backlog(
