@@ -101,7 +101,7 @@ def test_types_route_and_secrets_are_masked(daemon: Daemon) -> None:
     token = "ghp_" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2"
     masked = daemon.cli("log", f"We decided the release bot authenticates with {token}")
     assert masked.returncode == 0
-    assert "  masked: ghp_Zz…3Ss2" in masked.stdout.splitlines()
+    assert "  masked: ghp_…" in masked.stdout.splitlines()
     assert token not in memory_md(daemon)
     assert "Important Decisions" in masked.stdout
 

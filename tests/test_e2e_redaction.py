@@ -59,3 +59,92 @@ def test_a_secret_said_in_a_conversation_is_not_searchable(
         )
         assert all(secret not in hit["snippet"] for hit in leaked["results"])
         assert not any(hit["text_score"] for hit in leaked["results"]), (query, leaked["results"])
+
+
+# ---------------------------------------------------------------- the reported keys, end to end
+
+# (what a user logs, its secret, a word that stays findable, its masked form)
+KEYS = (
+    (
+        "The payments service uses Stripe key sk_live_51HabcdefghijklmnopqrstuvWXyz for zqstripe",
+        "sk_live_51HabcdefghijklmnopqrstuvWXyz",
+        "zqstripe",
+        "sk_live_…",
+    ),
+    (
+        "The reporting database is "
+        "postgres://report:Sup3rS3cretPw@db.internal:5432/reports zqdburl",
+        "Sup3rS3cretPw",
+        "zqdburl",
+        "postgres://report:***@db.internal:5432/reports",
+    ),
+    (
+        "AWS secret access key for zqaws is wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "zqaws",
+        "***",
+    ),
+)
+WEBHOOK = "https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXXXXXXXXXX"
+
+
+def _workspace_text(daemon: Daemon) -> str:
+    """Every Markdown file of the workspace, as one text."""
+    return "\n".join(p.read_text("utf-8") for p in sorted(daemon.env.workspace.rglob("*.md")))
+
+
+def test_log_capture_and_transcripts_keep_no_key(daemon: Daemon, tmp_path: Path) -> None:
+    # log: masked, kept, and the reply says so without repeating the key.
+    for said, secret, _, masked in KEYS:
+        logged = daemon.cli("log", said)
+        assert logged.returncode == 0, logged.stderr
+        assert "privacy: masked 1 secret(s)" in logged.stdout
+        assert f"  masked: {masked}" in logged.stdout.splitlines()
+        assert secret not in logged.stdout + logged.stderr
+    # A password said in words is refused whole, its value not echoed.
+    refused = daemon.cli("log", "zqpw 密码是 password=Hunter2Secret!")
+    assert refused.returncode == 1
+    assert "Rejected (secret)" in refused.stdout
+    assert "Hunter2" not in refused.stdout + refused.stderr
+
+    # capture: a message holding a webhook is skipped as a secret.
+    turn = [{"role": "user", "content": f"Remember: the staging Slack webhook is {WEBHOOK}"}]
+    captured = daemon.cli("capture", "--messages", "-", stdin=json.dumps(turn))
+    assert captured.returncode == 0, captured.stderr
+    assert "secret" in captured.stdout
+    assert WEBHOOK not in captured.stdout
+
+    kept = _workspace_text(daemon)
+    for _, secret, nearby, _ in KEYS:
+        assert secret not in kept
+        assert nearby in kept  # the memory itself was written
+    assert "XXXXXXXXXXXXXXXX" not in kept
+    assert "Hunter2" not in kept
+    primer = daemon.cli("primer", "--private", "--budget", "4000")
+    assert primer.returncode == 0, primer.stderr
+    assert "sk_live_…" in primer.stdout
+    assert "sk_live_51H" not in primer.stdout
+
+    # session transcripts: the same words said in a conversation.
+    turns = [{"role": "user", "content": said} for said, *_ in KEYS] + [
+        {"role": "user", "content": f"zqslack webhook: {WEBHOOK}"},
+        {"role": "assistant", "content": "zqpw 密码是 password=Hunter2Secret!"},
+    ]
+    messages = tmp_path / "keys.json"
+    messages.write_text(json.dumps(turns))
+    logged = daemon.cli(
+        "log-turns", "--agent", "coder", "--session", "keys", "--messages", str(messages)
+    )
+    assert logged.returncode == 0, logged.stderr
+    secrets = [secret for _, secret, _, _ in KEYS] + ["XXXXXXXXXXXXXXXX", "Hunter2Secret"]
+    for nearby in ("zqstripe", "zqdburl", "zqaws", "zqslack", "zqpw"):
+        found = daemon.cli_json("search", nearby, "--source", "sessions")
+        assert found["results"], nearby
+        for hit in found["results"]:
+            assert not any(secret in hit["snippet"] for secret in secrets), hit["snippet"]
+    for secret in secrets:
+        # The hidden part: "sk_live_" names the kind and stays findable.
+        hidden = secret.removeprefix("sk_live_")[:12]
+        leaked = daemon.cli_json("search", hidden, "--source", "sessions", "--min-score", "0")
+        assert all(secret not in hit["snippet"] for hit in leaked["results"])
+        assert not any(hit["text_score"] for hit in leaked["results"]), (secret, leaked)

@@ -99,8 +99,8 @@ def test_a_maskable_secret_is_redacted_and_reported() -> None:
     safe = check_safety("The staging deploy uses OPENAI_API_KEY=sk-abcdef1234567890ABCDEFGH")
     assert isinstance(safe, Safe)
     assert "sk-abcdef1234567890ABCDEFGH" not in safe.text
-    assert safe.text.startswith("The staging deploy uses OPENAI_API_KEY=sk-abc")
-    assert safe.redactions == ("OPENAI_API_KEY=sk-abc…EFGH",)
+    assert safe.text == "The staging deploy uses OPENAI_API_KEY=sk-…"
+    assert safe.redactions == ("OPENAI_API_KEY=sk-…",)
 
 
 @pytest.mark.parametrize(
@@ -115,7 +115,6 @@ def test_a_maskable_secret_is_redacted_and_reported() -> None:
         "пароль — котик123",
         "мой пин-код — 4821",
         "PIN-код карты: 4821",
-        "мой токен — abcd1234efgh5678",
     ],
 )
 def test_a_secret_said_in_words_rejects_the_memory(text: str) -> None:
@@ -154,7 +153,35 @@ def test_talking_about_a_password_keeps_the_memory(text: str) -> None:
 
 def test_a_key_said_in_russian_is_masked_like_any_other() -> None:
     safe = check_safety("мой API-ключ — sk-abcdEFGH1234567890abcd")
-    assert safe == Safe("мой API-ключ — sk-abc…abcd", ("sk-abc…abcd",))
+    assert safe == Safe("мой API-ключ — sk-…", ("sk-…",))
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        # A key said in words is masked precisely, so the memory is kept
+        # (a password said in words is not: see above).
+        ("мой токен — abcd1234efgh5678", "мой токен — ***"),
+        ("the deploy API key is abc123def456ghi", "the deploy API key is ***"),
+        (
+            "The payments service uses Stripe key sk_live_51HabcdefghijklmnopqrstuvWXyz",
+            "The payments service uses Stripe key sk_live_…",
+        ),
+        (
+            "The reporting database is postgres://report:Sup3rS3cretPw@db.internal:5432/reports",
+            "The reporting database is postgres://report:***@db.internal:5432/reports",
+        ),
+        (
+            "AWS secret access key for billing is wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "AWS secret access key for billing is ***",
+        ),
+    ],
+)
+def test_a_key_said_in_words_is_masked_and_kept(text: str, kept: str) -> None:
+    safe = check_safety(text)
+    assert isinstance(safe, Safe)
+    assert safe.text == kept
+    assert safe.redactions
 
 
 @pytest.mark.parametrize(

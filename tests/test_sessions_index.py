@@ -462,8 +462,8 @@ def test_tool_traffic_and_secrets_never_reach_the_index(
 
     texts = [c.text for c in chunks_of(conn, session.key)]
     assert texts == [
-        "User: use my key sk-pro\u2026l012 for the pangolin project\n"
-        "Assistant: done; also pushed with ghp_A1\u2026Q7r8 to the pangolin repo"
+        "User: use my key sk-proj-\u2026 for the pangolin project\n"
+        "Assistant: done; also pushed with ghp_\u2026 to the pangolin repo"
     ]
     assert found_in(conn, "armadillo") == []
     assert found_in(conn, "pangolin") == [(session.key, 1, 4)]

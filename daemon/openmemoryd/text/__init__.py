@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from openmemoryd.text.boundaries import safe_boundary
-from openmemoryd.text.redact import MIN_MASKED_LENGTH, redact_secrets
+from openmemoryd.text.redact import redact_secrets
 from openmemoryd.text.scripts import count_cjk, is_cjk
 from openmemoryd.text.terms import (
     CONTRACTION_TAILS,
@@ -22,7 +22,6 @@ from openmemoryd.text.tokens import estimate_tokens, fitting_prefix, line_cost
 __all__ = [
     "CONTRACTION_TAILS",
     "MAX_QUERY_TERMS",
-    "MIN_MASKED_LENGTH",
     "TERMS_VERSION",
     "apostrophe_tails",
     "count_cjk",
