@@ -16,11 +16,12 @@ Invariants:
 * quality rules can be overridden by the caller (``force``); the safety
   rules of `check_safety` (an echo of recalled memories, a prompt injection,
   a secret that cannot be masked) never can;
-* `check_safety` masks what `redact_secrets` recognises (keys, tokens,
-  ``PASSWORD=…`` assignments) and keeps the memory; a secret said in words
-  ("my password is hunter2", 密码是…, "мой пароль — hunter2"), which cannot
-  be masked precisely, rejects it. The masked forms are returned so the
-  reply can say so;
+* `check_safety` masks what `redact_secrets` recognises (tokens by their
+  shape, credentials in URLs, ``PASSWORD=…`` assignments, a key said in
+  words with a key-like value) and keeps the memory; a password or PIN said
+  in words ("my password is hunter2", 密码是…, "мой пароль — hunter2"),
+  which cannot be masked precisely, rejects it. The masked forms are
+  returned so the reply can say so;
 * everything is pure: no I/O, no state.
 """
 

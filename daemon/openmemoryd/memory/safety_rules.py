@@ -14,8 +14,9 @@ Invariants:
 * `looks_like_prompt_injection` names the first phrase, in
   `_INJECTION_PATTERNS` order, that makes the text look like an instruction
   to the model; None otherwise;
-* `contains_secret` is true for anything `redact_secrets` would mask and for
-  a password, PIN or key said in words with a value after it ("my password is
+* `contains_secret` is true for anything `redact_secrets` would mask (a key
+  said in words with a key-like value included, which it masks) and for a
+  password or PIN said in words with a value after it ("my password is
   hunter2", 密码是…, "пароль — hunter2"); a sentence about a password ("the
   password is stored in 1Password", 密码不对, "пароль не подходит") is not a
   secret. A masked value (``***``) still counts, so text that `redact_secrets`
