@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text("utf-8")
 CONFIGURATION = (ROOT / "docs" / "configuration.md").read_text("utf-8")
 CLI = (ROOT / "docs" / "cli.md").read_text("utf-8")
+AGENTS = (ROOT / "docs" / "agents.md").read_text("utf-8")
 
 
 def test_the_config_example_is_a_valid_config() -> None:
@@ -69,3 +70,23 @@ def test_every_config_key_is_described_and_in_the_schema() -> None:
     search = schema["$defs"]["SearchSettings"]["properties"]["min_score"]
     assert search["description"].startswith("Hits whose strongest signal")
     assert (search["minimum"], search["maximum"], search["default"]) == (0.0, 1.0, 0.35)
+
+
+def test_the_agents_guide_lists_exactly_the_tools_of_every_mcp_profile() -> None:
+    """`memory_compact_check` was served but missing from the guide's list.
+
+    The default profile's tools are the paragraph that begins "The tools
+    are"; each other profile's are the ``memory_x(...)`` of its row in the
+    profile table.
+    """
+    from omem_client._mcp_profiles import DEFAULT_PROFILE, PROFILES
+
+    paragraph = AGENTS.split("\nThe tools are ", 1)[1].split("\n\n", 1)[0]
+    documented = {DEFAULT_PROFILE: set(re.findall(r"`(memory_\w+)`", paragraph))}
+    for row in re.findall(r"^\| `([\w-]+)` \| (.*) \|$", AGENTS, re.MULTILINE):
+        name, tools = row
+        if name != DEFAULT_PROFILE:
+            documented[name] = set(re.findall(r"`(memory_\w+)\(", tools))
+    assert documented == {
+        name: {tool.name for tool in profile.tools} for name, profile in PROFILES.items()
+    }

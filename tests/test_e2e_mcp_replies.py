@@ -20,6 +20,7 @@ from datetime import date
 from typing import Any
 
 import pytest
+import trio
 from mcp import ClientSession, types
 
 from conftest import Daemon, Env
@@ -178,6 +179,77 @@ async def test_a_task_error_names_the_tool_and_says_nothing_changed(daemon: Daem
         assert "omem-client" not in message
         assert 'memory_read with path "memory/TASKS.md" shows every task' in message
         assert message.endswith("No task was changed by 'done'; 'add', before it, went through.")
+
+
+async def test_status_and_task_listings_say_hints_as_tools_or_as_asks(daemon: Daemon) -> None:
+    """memory_status said "omem-client restore re-adds them", and a listing of
+    the open tasks "--all shows the done ones too": a model can run neither."""
+    with daemon.client() as client:
+        first = client.append("first note")
+        client.append("second note\nwith two lines")
+    # an editor saves a version that also changed what came before the appends
+    # (as in test_e2e_journal.py: not a stale rewrite, which the daemon repairs)
+    (daemon.env.workspace / first.path).write_text("# renamed day\n\nfirst note\n", "utf-8")
+    async with bridge(daemon.env) as session:
+        for _ in range(100):
+            text, status = await ok(session, "memory_status")
+            if any("missing from" in issue for issue in status["issues"]):
+                break
+            await trio.sleep(0.1)
+        else:
+            raise AssertionError(text)
+        assert "omem-client restore re-adds" not in text
+        assert "(ask the user to run `omem-client restore`, which re-adds them)" in text
+
+        await ok(session, "memory_update_tasks", action="add", tasks=["Ring the chicks", "Count"])
+        await ok(session, "memory_update_tasks", action="done", tasks=["Count"])
+        listing, _ = await ok(session, "memory_tasks")
+        assert "--all" not in listing
+        assert listing.endswith('(memory_tasks with status "all" shows the done ones too)')
+
+
+async def test_messages_and_days_take_the_names_http_and_the_cli_use(daemon: Daemon) -> None:
+    """`text` for a message's text and `date` for the day, as HTTP and the CLI
+    name them; `content` and `today` go on working."""
+    day = date.today().isoformat()
+    async with bridge(daemon.env) as session:
+        _, by_text = await ok(
+            session,
+            "memory_capture",
+            messages=[{"role": "user", "text": "Remember that I always drink oolong tea"}],
+        )
+        _, by_content = await ok(
+            session,
+            "memory_capture",
+            messages=[{"role": "user", "content": "Remember that my editor is Helix"}],
+        )
+        assert [c["text"] for c in by_text["captured"] + by_content["captured"]] == [
+            "Remember that I always drink oolong tea",
+            "Remember that my editor is Helix",
+        ]
+        both = await refused(
+            session, "memory_capture", messages=[{"role": "user", "text": "a", "content": "b"}]
+        )
+        assert "not both" in both
+
+        text, primer = await ok(session, "memory_primer", date=day)
+        assert "oolong" in text
+        assert (await ok(session, "memory_primer", today=day))[1]["text"] == primer["text"]
+        _, flush = await ok(
+            session, "memory_flush_check", session="s1", tokens=90, context_window=100, date=day
+        )
+        assert flush["should_flush"] is True
+        assert day in flush["prompt"]
+
+
+async def test_an_absent_daemon_is_for_the_user_to_start(env: Env) -> None:
+    async with bridge(env) as session:
+        message = await refused(session, "memory_recall", query="what do I drink?")
+    assert message == (
+        f"The memory daemon is not running (nothing listens on {env.socket}); ask the user "
+        "to start it (`openmemoryd start`). The memory tools work again as soon as it runs, "
+        "without restarting this MCP server."
+    )
 
 
 async def test_a_cut_primer_points_at_the_tool_that_reads_the_rest(daemon: Daemon) -> None:

@@ -178,6 +178,28 @@ def test_every_method_over_http_matches_the_openapi_document(
             validate(refused.json(), _response_schema(operation, "401"), document)
 
 
+def test_a_wrong_method_gets_the_documented_405_on_every_path(walker: tuple[Daemon, str]) -> None:
+    """405 was sent (with Allow) but in no operation's responses; the fuzzing
+    below sends only each path's own method, so every path is tried here."""
+    _, url = walker
+    auth = {"authorization": f"Bearer {TOKEN}"}
+    with httpx.Client(base_url=url, timeout=60, headers=auth) as web:
+        document = web.get("/openapi.json").json()
+        for path, route in ROUTES.items():
+            operation = document["paths"][path][route.method.lower()]
+            assert {"403", "405", "503"} <= set(operation["responses"]), path
+            if route.params is not None:
+                assert "500" in operation["responses"], path
+            for other in ("GET", "POST", "PUT", "DELETE"):
+                if other == route.method:
+                    continue
+                wrong = web.request(other, path)
+                assert wrong.status_code == 405, (path, other)
+                allow = operation["responses"]["405"]["headers"]["Allow"]["schema"]
+                jsonschema.validate(wrong.headers["allow"], allow)
+                validate(wrong.json(), _response_schema(operation, "405"), document)
+
+
 async def test_every_agent_tool_over_mcp_matches_its_output_schema(
     walker: tuple[Daemon, str],
 ) -> None:

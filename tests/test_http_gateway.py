@@ -12,12 +12,14 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
+import jsonschema
 import pytest
 
 from omem_protocol import METHODS, ReplyBody, RequestBody
 from openmemoryd.api import Api, DaemonInfo
 from openmemoryd.engine import Engine, ProgressFn
 from openmemoryd.gateway import GatewayApp, GatewayPlan, ListenAddress
+from openmemoryd.gateway.routes import ROUTES
 
 TOKEN = "s3cret-token-value"
 
@@ -439,3 +441,49 @@ def test_every_socket_error_code_has_an_http_status() -> None:
     # maps those to its exception classes) and name statuses the socket lacks
     assert not set(HTTP_ONLY_CODES) & set(ERROR_CODES)
     assert not set(HTTP_ONLY_CODES.values()) & set(STATUS_FOR_CODE.values())
+
+
+# ---------------------------------------------------------------- the documented errors
+
+
+def _documented(doc: dict[str, Any], path: str, method: str, status: int) -> dict[str, Any]:
+    """The OpenAPI response *doc* gives for *status* of *method* *path*."""
+    response: dict[str, Any] = doc["paths"][path][method.lower()]["responses"][str(status)]
+    return response
+
+
+async def test_every_error_status_the_app_sends_is_in_the_openapi_document(
+    engine: Engine,
+) -> None:
+    """405 on every path (its Allow header as documented), 500 on every route
+    that calls the engine: both were sent but missing from the document."""
+    async with http(make_app(BrokenApi(engine, DaemonInfo(socket="s")))) as client:
+        doc = (await client.get("/openapi.json")).json()
+        for path, route in ROUTES.items():
+            other = "POST" if route.method == "GET" else "GET"
+            wrong = await client.request(other, path)
+            assert wrong.status_code == 405, path
+            documented = _documented(doc, path, route.method, 405)
+            allow = documented["headers"]["Allow"]["schema"]
+            jsonschema.validate(wrong.headers["allow"], allow)
+            error = documented["content"]["application/json"]["schema"]
+            jsonschema.validate(wrong.json(), {**error, "components": doc["components"]})
+            if route.params is None:
+                assert "500" not in doc["paths"][path][route.method.lower()]["responses"]
+        failed = await client.post("/search", json={"query": "x"})
+        assert failed.status_code == 500
+        error = _documented(doc, "/search", "POST", 500)["content"]["application/json"]["schema"]
+        jsonschema.validate(failed.json(), {**error, "components": doc["components"]})
+
+
+async def test_a_stopping_daemon_answers_even_health_with_the_documented_503(
+    api: Api,
+) -> None:
+    app = make_app(api)
+    async with http(app) as client:
+        doc = (await client.get("/openapi.json")).json()
+        app.begin_stop(1.0)
+        for path in ("/health", "/openapi.json", "/status"):
+            assert (await client.get(path)).status_code == 503, path
+            assert "503" in doc["paths"][path]["get"]["responses"], path
+    assert _documented(doc, "/health", "GET", 503)["description"] == "The daemon is stopping"

@@ -20,7 +20,7 @@ from openmemoryd.api import Api, DaemonInfo
 from openmemoryd.engine import Engine
 from openmemoryd.gateway import HTTP_ONLY_CODES, STATUS_FOR_CODE
 from openmemoryd.gateway.routes import ROUTES
-from openmemoryd.gateway.wording import allowed_values
+from openmemoryd.gateway.wording import HTTP_HINTS, allowed_values, in_http_words
 from test_http_gateway import error_of, http, make_app
 
 HTTP_DOC = (Path(__file__).parents[1] / "docs" / "http.md").read_text("utf-8")
@@ -200,3 +200,35 @@ def test_the_docs_give_every_error_code_its_status() -> None:
         if code == "version_mismatch":
             continue  # a socket handshake's; HTTP has no handshake
         assert f"`{code}` {status}" in HTTP_DOC.replace("\n", " "), code
+
+
+# ---------------------------------------------------------------- hints in HTTP words
+
+
+async def test_an_unknown_task_names_the_request_that_lists_them(
+    client: httpx.AsyncClient,
+) -> None:
+    """The daemon's hint was `omem-client tasks --all`, a command an HTTP caller may not have."""
+    added = await client.post("/tasks", json={"action": "add", "tasks": ["Feed the cat"]})
+    assert added.status_code == 200, added.text
+    missing = await client.post("/tasks", json={"action": "done", "tasks": ["walk the dog"]})
+    assert missing.status_code == 404
+    message = error_of(missing)["message"]
+    assert "omem-client" not in message
+    assert message == (
+        "no task matches 'walk the dog' "
+        '(POST /tasks with {"status": "all"} lists every task with its id)'
+    )
+    # and the request it names does that
+    listed = await client.post("/tasks", json={"status": "all"})
+    assert [task["text"] for task in listed.json()["tasks"]] == ["Feed the cat"]
+
+
+def test_every_shell_hint_the_http_api_rewords_is_still_said_by_the_daemon() -> None:
+    """A hint reworded at its source would reach HTTP callers as a shell command again."""
+    root = Path(__file__).parents[1] / "daemon" / "openmemoryd"
+    sources = [p.read_text("utf-8") for p in root.rglob("*.py") if p.parent.name != "gateway"]
+    for cli, said in HTTP_HINTS:
+        assert any(cli in source for source in sources), cli
+        assert "omem-client" not in said
+        assert in_http_words(f"x {cli} y") == f"x {said} y"

@@ -252,8 +252,8 @@ async def test_without_a_daemon_calls_say_how_to_start_it(env: Env) -> None:
     assert not env.socket.exists()
     async with bridge(env) as session:
         message = await failed(session, "memory_search", query="anything")
-        assert "openmemoryd is not running" in message
-        assert "openmemoryd start" in message
+        assert "memory daemon is not running" in message
+        assert "ask the user to start it (`openmemoryd start`)" in message
         assert "not running" in await failed(session, "memory_append", text="a note")
 
         # The same bridge works as soon as the daemon is up: no host restart needed.

@@ -8,14 +8,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pydantic
 import pytest
 from mcp import types
 
 from omem_client import _mcp_tools
-from omem_client._mcp_answers import conflict_lead, log_answer, primer_answer
+from omem_client._mcp_answers import SHARED_HINTS, conflict_lead, log_answer, primer_answer
 from omem_client._mcp_profiles import PROFILES, LogContentArgs
-from omem_client._mcp_tools import input_schema
+from omem_client._mcp_tools import TOOLS_BY_NAME, input_schema
 from omem_client._mcp_wire import lone_surrogate_at, triage
 from omem_protocol import LogResult, LogSimilar, PrimerResult
 from openmemoryd.memory.log_routes import ALIASES, TYPES
@@ -109,7 +110,7 @@ def test_every_shell_hint_a_profile_translates_is_still_said_somewhere() -> None
         if p.name != "_mcp_answers.py"
     ]
     for profile in PROFILES.values():
-        for cli, said in profile.hints:
+        for cli, said in (*profile.hints, *SHARED_HINTS):
             assert any(cli in source for source in sources), cli
             assert "omem-client" not in said or "ask the user" in said or "the user can" in said
 
@@ -222,3 +223,66 @@ def test_a_file_too_long_for_one_tool_result_is_given_in_part() -> None:
     assert len(shown.text) == _mcp_tools.MAX_GET_CHARS  # the start of a line too long alone
     small = GetResult(path="a.md", text="short", from_line=1, to_line=1, total_lines=1)
     assert _mcp_tools.get_answer(small) == ("a.md lines 1-1 of 1:\nshort", small)
+
+
+# ---------------------------------------------------------------- the names HTTP and the CLI use
+
+
+def test_a_message_may_give_its_text_as_content_or_as_text() -> None:
+    """HTTP and the CLI take both; MCP refused `text` ("unknown field")."""
+    for tool in ("memory_capture", "memory_compact"):
+        parse = TOOLS_BY_NAME[tool].parse
+        base = {"session": "s"} if tool == "memory_compact" else {}
+        messages = [{"role": "user", "text": "I drink oolong"}, {"role": "user", "content": "hi"}]
+        parsed = parse({**base, "messages": messages})
+        assert [m.said for m in parsed.messages] == ["I drink oolong", "hi"]  # type: ignore[attr-defined]
+        for message, error in [
+            ({"role": "user", "text": "a", "content": "b"}, "not both"),
+            ({"role": "user"}, "as content or as text"),
+        ]:
+            with pytest.raises(msgspec.ValidationError, match=error):
+                parse({**base, "messages": [message]})
+        item = TOOLS_BY_NAME[tool].definition().input_schema["properties"]["messages"]["items"]
+        assert set(item["properties"]) == {"role", "content", "text"}
+        assert item["required"] == ["role"]
+
+
+@pytest.mark.parametrize("tool", ["memory_primer", "memory_flush_check"])
+def test_the_day_is_date_as_in_http_and_the_cli_and_today_still_works(tool: str) -> None:
+    parse = TOOLS_BY_NAME[tool].parse
+    base = {"session": "s", "tokens": 1, "context_window": 10} if tool != "memory_primer" else {}
+    schema = TOOLS_BY_NAME[tool].definition().input_schema["properties"]
+    assert "date" in schema
+    assert "today" not in schema  # one name shown to the model
+    day = "2026-11-28"
+    assert str(parse({**base, "date": day}).date) == day  # type: ignore[attr-defined]
+    assert str(parse({**base, "today": day}).date) == day  # type: ignore[attr-defined]
+    with pytest.raises(msgspec.ValidationError, match="give `date` or `today`, not both"):
+        parse({**base, "date": day, "today": day})
+    # an error about the value names the argument as it was sent
+    with pytest.raises(msgspec.ValidationError, match=r"`\$\.today`"):
+        parse({**base, "today": "tomorrow"})
+
+
+def test_hints_no_tool_can_follow_are_said_as_what_to_ask_the_user() -> None:
+    issue = (
+        "2 appended lines missing from memory/2026-11-28.md after an external rewrite "
+        "(omem-client restore re-adds them)"
+    )
+    for profile in PROFILES.values():  # no profile has a restore tool
+        said = profile.in_tool_words(issue)
+        assert said.endswith("(ask the user to run `omem-client restore`, which re-adds them)")
+    listing = "1 open, 1 done (--all shows the done ones too)"
+    assert PROFILES["openmemory"].in_tool_words(listing) == (
+        '1 open, 1 done (memory_tasks with status "all" shows the done ones too)'
+    )
+    watcher = "off (changes are found by the periodic check and `omem-client sync`)"
+    assert "the user can run `omem-client sync`" in PROFILES["openmemory"].in_tool_words(watcher)
+
+
+def test_an_absent_daemon_is_for_the_user_to_start() -> None:
+    from omem_client.mcp_bridge import not_running
+
+    said = not_running(Path("/run/user/1000/openmemory/openmemoryd.sock"))
+    assert said.startswith("The memory daemon is not running (nothing listens on /run/user/")
+    assert "ask the user to start it (`openmemoryd start`)" in said

@@ -5,7 +5,9 @@ has no shell and fewer options than the CLI: a log conflict must not offer
 ``force``, which no MCP tool takes; a hint must name a tool, not
 ``omem-client tasks --all``; an empty primer must say whether the files are
 empty or the budget held nothing. Each profile supplies what its own tools
-can do (`Profile.hints`, the *advice* of `log_answer`).
+can do (`Profile.hints`, the *advice* of `log_answer`); what no tool can do
+(`SHARED_HINTS`, and starting the daemon) is said as what to ask the user
+to run.
 """
 
 from __future__ import annotations
@@ -18,13 +20,17 @@ from omem_client import _render
 from omem_protocol import LogResult, Msg, PrimerResult
 
 __all__ = [
+    "CLI_ALL_TASKS",
     "CLI_FORGET",
     "CLI_GET",
+    "CLI_RESTORE",
     "CLI_STATUS",
     "CLI_SYNC",
     "CLI_TASK_IDS",
+    "CLI_WATCHER_OFF",
     "HINTS",
     "REFUSALS",
+    "SHARED_HINTS",
     "conflict_lead",
     "log_answer",
     "primer_answer",
@@ -39,12 +45,28 @@ CLI_SYNC = "add notes to the workspace or run `omem-client sync`"  # a search of
 CLI_GET = " lines: omem-client get "  # the primer cut a file short
 CLI_FORGET = "Forget one by its citation: omem-client forget PATH#Ln"  # forget found candidates
 
+CLI_ALL_TASKS = "(--all shows the done ones too)"  # a listing of the open tasks
+CLI_WATCHER_OFF = "(changes are found by the periodic check and `omem-client sync`)"  # status
+CLI_RESTORE = "(omem-client restore re-adds them)"  # status: appends a rewrite removed
+
 HINTS: tuple[tuple[str, str], ...] = (
     (CLI_TASK_IDS, '(memory_tasks with status "all" lists every task with its id)'),
+    (CLI_ALL_TASKS, '(memory_tasks with status "all" shows the done ones too)'),
     (CLI_STATUS, "(memory_status says why)"),
     (CLI_SYNC, "add notes with memory_append, or ask the user to run `omem-client sync`"),
     (CLI_GET, " lines: memory_get with path "),
     (CLI_FORGET, "Ask the user which one they mean, then call memory_forget with its citation."),
+    (
+        CLI_WATCHER_OFF,
+        "(changes are found by the periodic check; the user can run `omem-client sync` "
+        "to index them at once)",
+    ),
+)
+
+# Hints no profile has a tool for, said the same in every profile: what to
+# ask the user to run.
+SHARED_HINTS: tuple[tuple[str, str], ...] = (
+    (CLI_RESTORE, "(ask the user to run `omem-client restore`, which re-adds them)"),
 )
 
 # Codes with which the daemon refuses a request before acting on it: nothing

@@ -9,7 +9,7 @@ reach the daemon as "use the config".
 from __future__ import annotations
 
 from datetime import date
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Final, Literal, TypeVar
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
@@ -31,9 +31,12 @@ T = TypeVar("T")
 Limit = Annotated[int, Meta(ge=1, le=MAX_LIMIT)]
 Score = Annotated[float, Meta(ge=0.0, le=1.0)]
 Query = Annotated[str, Meta(min_length=1, description="What to look for, in any language.")]
+# Named `date`, as HTTP and the CLI (`--date`) name it; `today`, its first
+# name here, is still taken (`DATE_ALIASES`) but no longer shown.
 Day = Annotated[
     date, Meta(description="Your today as YYYY-MM-DD, when it differs from this machine's.")
 ]
+DATE_ALIASES: Final = {"today": "date"}
 
 
 ScopeArg = Annotated[
@@ -161,12 +164,39 @@ class RecallArgs(_Args, frozen=True):
 
 
 class MessageArg(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
-    """One message of the conversation."""
+    """One message of the conversation, its text as ``content`` or ``text``.
+
+    Both names are taken, as the HTTP API and the CLI take them: chat APIs
+    (and models copying them) send ``content``, the daemon's wire and HTTP
+    callers send ``text``, and an agent moving from one surface to another
+    was refused ("unknown field `text`"). Both are in the schema, so a host
+    that checks arguments against it lets either through.
+    """
 
     role: Annotated[
         str, Meta(min_length=1, description="user, assistant or system; only user messages count.")
     ]
-    content: Annotated[str, Meta(description="The message text, verbatim.")]
+    content: (
+        Annotated[str, Meta(description="The message text, verbatim (or give it as text).")]
+        | UnsetType
+    ) = UNSET
+    text: (
+        Annotated[str, Meta(description="Another name for content: give one of the two.")]
+        | UnsetType
+    ) = UNSET
+
+    def __post_init__(self) -> None:
+        if self.content is UNSET and self.text is UNSET:
+            raise ValueError("a message needs its text, as content or as text")
+        if self.content is not UNSET and self.text is not UNSET:
+            raise ValueError("give a message's content or its text, not both")
+
+    @property
+    def said(self) -> str:
+        """The message's text, whichever name it came under."""
+        said = self.text if isinstance(self.content, UnsetType) else self.content
+        assert not isinstance(said, UnsetType)  # __post_init__ saw to that
+        return said
 
 
 class CaptureArgs(_Args, frozen=True):
@@ -232,7 +262,7 @@ class PrimerArgs(_Args, frozen=True):
             "which must never reach a group conversation."
         ),
     ] = False
-    today: Day | UnsetType = UNSET
+    date: Day | UnsetType = UNSET
 
 
 class FlushCheckArgs(_Args, frozen=True):
@@ -254,7 +284,7 @@ class FlushCheckArgs(_Args, frozen=True):
     read_only: Annotated[
         bool, Meta(description="True when you cannot write to the memory workspace.")
     ] = False
-    today: Day | UnsetType = UNSET
+    date: Day | UnsetType = UNSET
 
 
 Note = Annotated[str, Meta(min_length=1, max_length=MAX_QUERY_CHARS)]

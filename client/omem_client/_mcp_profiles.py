@@ -29,6 +29,7 @@ from omem_client._mcp_answers import (
     CLI_TASK_IDS,
     HINTS,
     REFUSALS,
+    SHARED_HINTS,
     log_answer,
     primer_answer,
 )
@@ -66,8 +67,9 @@ class Profile:
         return {tool.name: tool for tool in self.tools}
 
     def in_tool_words(self, text: str) -> str:
-        """*text* (a reply or an error) with each CLI hint said as this profile's tools do it."""
-        for cli, tool in self.hints:
+        """*text* (a reply or an error) with each CLI hint said as this profile's tools do
+        it, or, where none can (`SHARED_HINTS`), as what to ask the user to run."""
+        for cli, tool in (*self.hints, *SHARED_HINTS):
             text = text.replace(cli, tool)
         return text
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Generic, TypeVar
 
 import msgspec
@@ -22,6 +22,7 @@ from omem_client import _render
 from omem_client._async import AsyncClient
 from omem_client._mcp_answers import log_answer, primer_answer
 from omem_client._mcp_args import (
+    DATE_ALIASES,
     AppendArgs,
     CaptureArgs,
     CompactArgs,
@@ -141,7 +142,7 @@ async def _recall(client: AsyncClient, a: RecallArgs) -> Answer:
 
 
 async def _capture(client: AsyncClient, a: CaptureArgs) -> Answer:
-    messages = [CaptureMessage(role=m.role, text=m.content) for m in a.messages]
+    messages = [CaptureMessage(role=m.role, text=m.said) for m in a.messages]
     result = await client.capture(messages, max_captures=given(a.max_captures))
     return "\n".join(_render.capture_lines(result)), result
 
@@ -155,12 +156,12 @@ async def _forget(client: AsyncClient, a: ForgetArgs) -> Answer:
 
 
 async def _primer(client: AsyncClient, a: PrimerArgs) -> Answer:
-    result = await client.primer(budget=given(a.budget), private=a.private, today=given(a.today))
+    result = await client.primer(budget=given(a.budget), private=a.private, today=given(a.date))
     return primer_answer(result, "Call memory_primer again with budget={budget}."), result
 
 
 async def _compact(client: AsyncClient, a: CompactArgs) -> Answer:
-    messages = [CaptureMessage(role=m.role, text=m.content) for m in a.messages]
+    messages = [CaptureMessage(role=m.role, text=m.said) for m in a.messages]
     result = await client.compact(
         a.session, messages, keep_last=given(a.keep_last), agent=given(a.agent)
     )
@@ -175,7 +176,7 @@ async def _flush_check(client: AsyncClient, a: FlushCheckArgs) -> Answer:
         compaction_count=given(a.compaction_count),
         agent=given(a.agent),
         read_only=a.read_only,
-        today=given(a.today),
+        today=given(a.date),
     )
     return "\n".join(_render.flush_lines(result)), result
 
@@ -243,6 +244,10 @@ class Tool(Generic[A]):
     # What the daemon refusing a call (bad_request, not_found, ...) means for
     # the files, said after the refusal when the model needs to know it.
     when_refused: str = ""
+    # Older names of arguments (alias -> field): taken, but not in the schema,
+    # so agents written against them keep working while the model is shown
+    # one name (`parse`).
+    aliases: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def read_only(self) -> bool:
@@ -265,9 +270,26 @@ class Tool(Generic[A]):
         )
 
     def parse(self, arguments: Mapping[str, Any]) -> A:
-        """The call's arguments, checked; a `null` counts as left out, as models often send it."""
+        """The call's arguments, checked; a `null` counts as left out, as models often send it.
+
+        An older name (`aliases`) counts as its field; giving both is an
+        error, and an error about the value names it as it was sent.
+        """
         given = {key: value for key, value in arguments.items() if value is not None}
-        return msgspec.convert(given, self.arguments, strict=False)
+        sent_as: dict[str, str] = {}
+        for alias, name in self.aliases.items():
+            if alias in given:
+                if name in given:
+                    raise msgspec.ValidationError(f"give `{name}` or `{alias}`, not both")
+                given[name] = given.pop(alias)
+                sent_as[name] = alias
+        try:
+            return msgspec.convert(given, self.arguments, strict=False)
+        except msgspec.ValidationError as exc:
+            message = str(exc)
+            for name, alias in sent_as.items():
+                message = message.replace(f"`$.{name}`", f"`$.{alias}`")
+            raise msgspec.ValidationError(message) from None
 
 
 TOOLS: tuple[Tool[Any], ...] = (
@@ -358,6 +380,7 @@ TOOLS: tuple[Tool[Any], ...] = (
         PrimerArgs,
         _primer,
         m.PRIMER,
+        aliases=DATE_ALIASES,
     ),
     Tool(
         "memory_flush_check",
@@ -370,6 +393,7 @@ TOOLS: tuple[Tool[Any], ...] = (
         FlushCheckArgs,
         _flush_check,
         m.FLUSH_CHECK,
+        aliases=DATE_ALIASES,
     ),
     Tool(
         "memory_session_end",

@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 import typer
@@ -341,11 +341,52 @@ def _with_command_output(commands: typer.Typer) -> None:
 
 _with_command_output(app)
 
-__all__ = ["EXIT_DAEMON_ERROR", "EXIT_UNREACHABLE", "app", "main"]
+__all__ = ["EXIT_DAEMON_ERROR", "EXIT_UNREACHABLE", "app", "json_after_command", "main"]
+
+
+def json_after_command(argv: list[str]) -> list[str]:
+    """*argv* with a ``--json`` written among the global options (``omem-client
+    --json append …``) moved to just after the command (``append --json …``,
+    ``tasks done --json …``), where the command takes it.
+
+    Every command but ``mcp`` has ``--json`` and no global option takes it,
+    so before the command it can mean only that; click said "No such option:
+    --json (Possible options: --version)". Only the tokens before the
+    command are looked at (a global option's value is skipped), so a
+    ``--json`` in a note's text or after ``--`` stays where it is.
+    """
+    # typer's own click: its classes are not the click package's, so read by shape
+    group: Any = typer.main.get_command(app)
+    takes_value = {
+        name
+        for param in group.params
+        if param.param_type_name == "option" and not param.is_flag
+        for name in param.opts
+    }
+    before: list[str] = []
+    moved = False
+    at = 0
+    while at < len(argv) and argv[at].startswith("-") and argv[at] != "--":
+        token = argv[at]
+        at += 1
+        if token == "--json":
+            moved = True
+            continue
+        before.append(token)
+        if token in takes_value and at < len(argv):
+            before.append(argv[at])
+            at += 1
+    if not moved or at == len(argv) or argv[at] == "--":
+        return argv  # no command to move it to: click says what is wrong
+    command, end = group, at
+    while end < len(argv) and argv[end] in getattr(command, "commands", {}):  # a group's
+        command, end = command.commands[argv[end]], end + 1
+    return [*before, *argv[at:end], "--json", *argv[end:]]
 
 
 def main() -> None:
     """Console-script entry point."""
+    sys.argv[1:] = json_after_command(sys.argv[1:])
     if not json_errors():
         app()
         return

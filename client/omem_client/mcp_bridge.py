@@ -18,7 +18,8 @@ Invariants:
   parser refuses (`_mcp_wire`).
 * The model reads the tools' words, not the CLI's: a hint naming a command
   (``omem-client tasks --all``) is said as the profile's tool that does it
-  (`Profile.in_tool_words`), since an MCP agent has no shell.
+  (`Profile.in_tool_words`), since an MCP agent has no shell; what no tool
+  can do (start the daemon, restore) is said as what to ask the user to run.
 * Each tool's arguments are one msgspec Struct, which both generates the
   ``inputSchema`` the host shows the model and validates what comes back, so
   the two cannot disagree.
@@ -49,7 +50,7 @@ from omem_client._mcp_tools import Tool
 from omem_client._mcp_wire import LONE_SURROGATE, AnsweringReader, lone_surrogate_at
 from omem_protocol import Msg, __version__, empty_field
 
-__all__ = ["Bridge", "build_server", "run", "serve_stdio"]
+__all__ = ["Bridge", "build_server", "not_running", "run", "serve_stdio"]
 
 INSTRUCTIONS = """\
 openmemory is the user's long-term memory: plain Markdown files (MEMORY.md, \
@@ -119,8 +120,8 @@ class Bridge:
                 if not (tool.read_only and was_connected and client.welcome is None):
                     raise
                 text, result = await tool.call(client, args)
-        except DaemonNotRunning as exc:
-            return f"{exc}. The memory tools work again as soon as it runs.", None
+        except DaemonNotRunning:
+            return not_running(client.socket_path), None
         except ConnectError as exc:
             if tool.read_only:
                 return str(exc), None
@@ -153,6 +154,21 @@ class Bridge:
                 workspace=self._workspace,
             )
         return self._client
+
+
+def not_running(socket_path: os.PathLike[str]) -> str:
+    """An absent daemon, said to a model that relays it to a person.
+
+    The CLI's "start it with `openmemoryd start`" reads as an order the
+    model cannot carry out (it has no shell); only the user can start the
+    daemon, so the model is told to ask them, and that nothing needs a
+    restart afterwards.
+    """
+    return (
+        f"The memory daemon is not running (nothing listens on {os.fspath(socket_path)}); "
+        "ask the user to start it (`openmemoryd start`). The memory tools work again as "
+        "soon as it runs, without restarting this MCP server."
+    )
 
 
 def _error(message: str) -> types.CallToolResult:

@@ -4,7 +4,9 @@ Request and reply schemas come from `msgspec.json.schema_components` over
 the very Params/Result types the routes decode and encode. Two adjustments
 say what the HTTP API does differently from the socket: a request's
 ``type`` tag is optional (the path already names the method), and every
-request accepts a ``workspace``.
+request accepts a ``workspace``. Each operation lists the error statuses
+the app can answer it with (`_error_statuses`), so a generated client and
+a conformance test know every reply that can come.
 """
 
 from __future__ import annotations
@@ -28,10 +30,20 @@ _STATUS_TEXT: Final = {
     401: "Missing or wrong bearer token",
     403: "Host or Origin is not loopback, or the path is outside the memory files",
     404: "Unknown file or workspace",
+    405: "Another HTTP method than this operation's (the Allow header names this one)",
     409: "A memory file changed or was locked during the call; nothing was written",
     413: "Request or reply over the size limit",
     429: "Too many requests in flight",
-    503: "The index or embedder cannot serve now",
+    500: "A bug in the daemon (its log has the details); it goes on serving",
+    503: "The index or embedder cannot serve now, or the daemon is stopping",
+}
+# Where the gateway answers by itself (/health, /openapi.json), 503 has one cause.
+_STOPPING: Final = "The daemon is stopping"
+# The header the app sends with each of these errors.
+_HEADERS: Final = {
+    401: ("WWW-Authenticate", "The bearer challenge (RFC 6750)"),
+    405: ("Allow", "The method this path takes"),
+    429: ("Retry-After", "Seconds to wait before retrying"),
 }
 
 
@@ -108,19 +120,47 @@ def _operation(
         )
     if parameters:
         operation["parameters"] = parameters
-    error = result_ref[ErrorReply]
-    codes = [400, 403, 404, 413, 429, 503] if route.params is not None else [403]
-    if route.writes:
-        codes.append(409)
+    for code in sorted(_error_statuses(route, token_required)):
+        operation["responses"][str(code)] = _error_response(code, route, result_ref[ErrorReply])
     if token_required and not route.public:
-        codes.append(401)
         operation["security"] = [{"bearer": []}]
-    for code in sorted(codes):
-        operation["responses"][str(code)] = {
-            "description": _STATUS_TEXT[code],
-            "content": _json(error),
-        }
     return operation
+
+
+def _error_statuses(route: Route, token_required: bool) -> set[int]:
+    """The error statuses *route* can answer with, as `GatewayApp` checks them.
+
+    Every request: 403 (Host/Origin guard), 405 (another method on its
+    path) and 503 (the daemon is stopping). A route that calls the engine
+    adds what its parameters, size, load and a bug can bring; one that
+    writes, 409; one behind the token, 401. `timeout` (504) is left out:
+    no method of the daemon gives up waiting yet, and a status that never
+    comes would only be noise in a generated client.
+    """
+    codes = {403, 405, 503}
+    if route.params is not None:
+        codes |= {400, 404, 413, 429, 500}
+    if route.writes:
+        codes.add(409)
+    if token_required and not route.public:
+        codes.add(401)
+    return codes
+
+
+def _error_response(code: int, route: Route, error: dict[str, Any]) -> dict[str, Any]:
+    """An error status's response object: ``{"error": {"code", "message"}}``,
+    and the header the status comes with."""
+    description = _STOPPING if code == 503 and route.params is None else _STATUS_TEXT[code]
+    response: dict[str, Any] = {"description": description, "content": _json(error)}
+    if code in _HEADERS:
+        name, said = _HEADERS[code]
+        schema: dict[str, Any] = {"type": "string"}
+        if code == 405:
+            schema["enum"] = [route.method]
+        elif code == 429:
+            schema = {"type": "integer", "minimum": 0}
+        response["headers"] = {name: {"description": said, "required": True, "schema": schema}}
+    return response
 
 
 def _query_parameter(name: str, field: str, route: Route) -> dict[str, Any]:

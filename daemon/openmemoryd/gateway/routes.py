@@ -26,16 +26,25 @@ from omem_protocol import (
     StatusResult,
 )
 from openmemoryd.errors import BadRequest, invalid_request
-from openmemoryd.gateway.wording import body_error
+from openmemoryd.gateway.wording import body_error, in_http_words
 
 WorkspaceName = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9][a-z0-9_-]{0,31}$")]
 
 
 class ErrorDetail(msgspec.Struct, kw_only=True, frozen=True):
-    """The socket's `Error`, as the HTTP API reports it."""
+    """The socket's `Error`, as the HTTP API reports it.
+
+    Every error reply of the app, whatever its status, is built from this
+    Struct, so this is where its message is put in an HTTP caller's words:
+    a hint the daemon gives as an ``omem-client`` command names the HTTP
+    request that does the same (`wording.in_http_words`).
+    """
 
     code: str
     message: str
+
+    def __post_init__(self) -> None:
+        msgspec.structs.force_setattr(self, "message", in_http_words(self.message))
 
 
 class ErrorReply(msgspec.Struct, kw_only=True, frozen=True):

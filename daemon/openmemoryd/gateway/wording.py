@@ -1,4 +1,4 @@
-"""A refused request body in the words its sender used.
+"""The HTTP API's errors in the words of an HTTP caller.
 
 `errors.invalid_request` turns msgspec's wording into a sentence, but it
 sees only msgspec's message. Here the Params type is known, so two things
@@ -9,6 +9,11 @@ a curl user needs can be added on every HTTP route at once:
 * a field sent under its alias (``content`` for ``text``) is named as sent,
   and a missing field that has an alias says so, so the error does not send
   the caller to a name they did not use.
+
+And a hint the daemon gives as a shell command (``see `omem-client tasks
+--all` for ids``) is said as the HTTP call that does the same
+(`in_http_words`): the caller speaks HTTP, often from another language or
+machine, with no ``omem-client`` at hand.
 """
 
 from __future__ import annotations
@@ -21,12 +26,21 @@ from msgspec import inspect
 
 from openmemoryd.errors import invalid_request
 
-__all__ = ["allowed_values", "body_error"]
+__all__ = ["HTTP_HINTS", "allowed_values", "body_error", "in_http_words"]
 
 _AT: Final = re.compile(r" - at `\$\.(?P<path>[^`]+)`$")
 _ENUM: Final = re.compile(r"^Invalid enum value (?P<value>.+) - at `\$\.(?P<path>[^`]+)`$")
 _MISSING: Final = re.compile(
     r"^Object missing required field `(?P<field>[^`]+)`(?: - at `\$\.(?P<at>[^`]+)`)?$"
+)
+# (the daemon's words, the HTTP API's): each shell hint the daemon's error messages
+# carry, as the request that does it. tests/test_http_input.py checks that
+# each is still said somewhere, so a reworded hint cannot slip through.
+HTTP_HINTS: Final = (
+    (
+        "(see `omem-client tasks --all` for ids)",
+        '(POST /tasks with {"status": "all"} lists every task with its id)',
+    ),
 )
 _STEP: Final = re.compile(r"\[\d+\]|[^.\[\]]+")
 _SEQUENCES: Final = (inspect.ListType, inspect.VarTupleType, inspect.SetType, inspect.FrozenSetType)
@@ -96,3 +110,10 @@ def _unwrap(info: inspect.Type | None) -> inspect.Type | None:
             info = rest[0]
         else:
             return info
+
+
+def in_http_words(message: str) -> str:
+    """*message* with each shell hint of `HTTP_HINTS` said as its HTTP request."""
+    for cli, http in HTTP_HINTS:
+        message = message.replace(cli, http)
+    return message
