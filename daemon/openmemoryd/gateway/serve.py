@@ -50,7 +50,7 @@ from openmemoryd.config import ServerSettings
 from openmemoryd.errors import StartupError
 from openmemoryd.gateway.address import GatewayPlan, ListenAddress
 from openmemoryd.gateway.asgi import GatewayApp
-from openmemoryd.service.accept import accept_forever
+from openmemoryd.service.accept import accept_forever, accept_waiting
 
 logger = logging.getLogger("openmemoryd.http")
 
@@ -251,13 +251,5 @@ def _accept_backlog(
     """Accept, without waiting, the connections the kernel completed before the
     stop: closing the listening socket would reset them, and a client that
     already sent its request would get no answer. They are served (a 503)."""
-    while True:
-        try:
-            accepted, _ = sock.accept()  # trio made the socket non-blocking
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError as exc:
-            logger.warning("HTTP accept at the stop failed (%s)", exc.strerror)
-            return
-        stream = trio.SocketStream(trio.socket.from_stdlib_socket(accepted))
-        connections.start_soon(serve_connection, stream)
+    # trio made the socket non-blocking
+    accept_waiting(sock, lambda stream: connections.start_soon(serve_connection, stream), logger)

@@ -32,7 +32,7 @@ import trio
 from openmemoryd.api import Api
 from openmemoryd.config import ServerSettings
 from openmemoryd.server.connection import Connection
-from openmemoryd.service.accept import accept_forever
+from openmemoryd.service.accept import accept_forever, accept_waiting
 
 logger = logging.getLogger("openmemoryd.server")
 
@@ -137,16 +137,11 @@ def _accept_backlog(
         return
     try:
         backlog.setblocking(False)
-        while True:
-            try:
-                accepted, _ = backlog.accept()
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError as exc:
-                logger.warning("accept at the stop failed (%s)", exc.strerror)
-                return
-            stream = trio.SocketStream(trio.socket.from_stdlib_socket(accepted))
-            _start_serving(stream, connections, live, api, settings)
+        accept_waiting(
+            backlog,
+            lambda stream: _start_serving(stream, connections, live, api, settings),
+            logger,
+        )
     finally:
         backlog.close()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import socket
 from collections.abc import Callable
 from typing import Final
 
@@ -39,3 +40,23 @@ async def accept_forever(
             await trio.sleep(RETRY_AFTER_S)
             continue
         serve(stream)
+
+
+def accept_waiting(
+    sock: socket.socket,
+    serve: Callable[[trio.SocketStream], None],
+    logger: logging.Logger,
+) -> None:
+    """Hand *serve* each connection the kernel has already completed on the
+    non-blocking *sock*, without waiting for more: at a stop, closing the
+    listener would reset them, and a client that had sent its request would
+    get no answer."""
+    while True:
+        try:
+            accepted, _ = sock.accept()
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            logger.warning("accept at the stop failed (%s)", exc.strerror)
+            return
+        serve(trio.SocketStream(trio.socket.from_stdlib_socket(accepted)))
