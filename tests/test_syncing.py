@@ -120,10 +120,13 @@ async def test_a_fresh_read_checks_the_disk_when_the_watcher_cannot_vouch(
     engine = host(env, interval_minutes=0, fresh_timeout_s=5.0)
     syncer = Syncer(engine)  # type: ignore[arg-type]
     await nursery.start(syncer.serve)
+    # the startup reconcile reads the disk too: were it still queued, the
+    # fresh read would join it and no quick check of its own would show
+    await syncer.queue.wait_applied()
     syncer.watcher = UnsureWatcher()  # type: ignore[assignment]
     with trio.fail_after(1):
         assert await syncer.wait_fresh()
-    assert "quick check" in engine.calls
+    assert engine.calls == ["reconcile: startup", "quick check"]
 
 
 async def test_a_restarted_watch_asks_for_a_full_reconcile(env: Env, nursery: trio.Nursery) -> None:
