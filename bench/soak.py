@@ -1,8 +1,9 @@
 """Soak: the real daemon under mixed work for a long time.
 
 Not a CI test: ``python -m bench.soak --minutes 30``. Several clients append,
-another process rewrites the daily file the way editors do (read, change,
-temporary file, rename), searches and forgets run alongside, the embedding
+another thread rewrites the daily file the way editors do (read, change,
+then either a temporary file renamed over it or, every other time, the file
+truncated and written in place after a pause), searches and forgets run alongside, the embedding
 config switches between keyword-only and ``--model`` (SIGHUP reload, so the
 vectors are re-embedded in the background) and a full rebuild runs every
 ``--rebuild-every`` minutes. Reported: the daemon's RSS each minute and its
@@ -71,6 +72,9 @@ class Soak:
                 time.sleep(0.05)
 
     def rewriter(self) -> None:
+        """A stale save every 2 s, based on a copy read 50 ms before it: by
+        rename, or (odd ones) by truncating the file and writing the copy
+        100 ms later, so appends also land in the emptied file."""
         k = 0
         while self.running():
             time.sleep(2.0)
@@ -80,9 +84,15 @@ class Soak:
             path = daily[-1]
             text = path.read_text("utf-8")
             time.sleep(0.05)
-            temp = path.with_name(f".{path.name}.swp")
-            temp.write_text(text + f"editor line {k}\n", "utf-8")
-            os.replace(temp, path)
+            saved = text + f"editor line {k}\n"
+            if k % 2:
+                with path.open("w", encoding="utf-8") as f:
+                    time.sleep(0.1)
+                    f.write(saved)
+            else:
+                temp = path.with_name(f".{path.name}.swp")
+                temp.write_text(saved, "utf-8")
+                os.replace(temp, path)
             k += 1
 
     def searcher(self) -> None:

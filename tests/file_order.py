@@ -31,6 +31,7 @@ EXPECTED_SECONDS: dict[str, float] = {
     "test_mcp_bridge.py": 41,
     "test_bench_suite.py": 38,
     "test_e2e_log.py": 35,
+    "test_e2e_journal_saves.py": 35,
     "test_reliability_fuzz.py": 33,
     "test_bench_search_scale.py": 33,
     "test_reliability_bad_input.py": 32,

@@ -14,6 +14,7 @@ from openmemoryd.memory.append_journal import (
     AppendJournal,
     Entry,
     Verdict,
+    _Prefixes,
     _present,
     holds,
     judge,
@@ -324,3 +325,15 @@ def test_a_block_looked_for_where_it_was_written_is_found_as_anywhere(
         for entry in h.entries:
             assert _present(content, entry) == holds(content, entry.block)
     assert all(_present(h.content, e) for e in h.entries)
+
+
+@given(st.binary(max_size=300), st.lists(st.integers(min_value=0, max_value=320), max_size=20))
+def test_the_beginnings_hashed_incrementally_are_those_hashed_afresh(
+    content: bytes, lengths: list[int]
+) -> None:
+    """`judge` hashes the file's beginnings once each, in any order asked."""
+    file = _Prefixes(content)
+    for n in lengths:
+        expected = n <= len(content)
+        assert file.begins_with(n, digest(content[:n])) is expected
+        assert not file.begins_with(n, digest(content[:n] + b"x"))

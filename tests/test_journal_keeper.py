@@ -3,14 +3,17 @@ copy of the file read outside the writer lane is checked again inside it."""
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
+import trio
 
+from omem_protocol import RestoreParams
 from openmemoryd.engine import Engine
 from openmemoryd.engine import journal_keeper as keeper_module
 from openmemoryd.engine.agent_ops import forget
-from openmemoryd.engine.journal_keeper import check_file, restore_entries
+from openmemoryd.engine.journal_keeper import check_file, restore, restore_entries
 from openmemoryd.memory.append import append_block, unjournalled
 
 FACT = "I always deploy on Thursdays"
@@ -137,3 +140,57 @@ async def test_an_append_made_while_the_keeper_reads_is_not_judged_on_that_copy(
     text = mp.absolute.read_text()
     assert [text.count(f"line {n}\n") for n in (1, 2, 3)] == [1, 1, 1], text
     assert engine.journal.missing.get(mp.key) == []
+
+
+async def _forget_line(engine: Engine, text: str) -> None:
+    result = await forget(engine, citation_=None, text=text, query=None, all_=False)
+    assert result.removed, result
+
+
+async def test_a_forget_after_a_stale_save_does_not_make_its_victims_look_deleted(
+    engine: Engine,
+) -> None:
+    """Found by the soak once it also truncated: a `forget` between a stale
+    save and the keeper's next pass changed the file after the save's copy.
+    A later append still in the file then no longer began the file, which
+    read as "appended to a version that held the dropped line": the line
+    was taken as deleted on purpose and left the journal (8 of 3,123 lost)."""
+    first = await engine.append("line a", None)
+    mp = engine.policy.resolve(first.path)
+    copy = mp.absolute.read_bytes()
+    await engine.append("line b", None)  # dropped by the save
+    mp.absolute.write_bytes(copy + b"editor line\n")  # the stale save
+    await engine.append("line c", None)  # after it: appended to the saved file
+    await engine.append("line d", None)
+    await _forget_line(engine, "line c")  # the daemon's own edit, after the copy
+
+    await check_file(engine, mp.key)
+    assert [e.block for e in engine.journal.entries(mp.key) if e.block == "line b"]
+    with trio.fail_after(10):
+        await restore(engine, RestoreParams(path=None, dry_run=False))
+    text = mp.absolute.read_text()
+    assert [text.count(f"line {n}\n") for n in "abcd"] == [1, 1, 0, 1], text
+
+
+async def test_a_forget_after_a_truncating_save_keeps_what_landed_in_the_empty_file(
+    engine: Engine,
+) -> None:
+    """The same with a save that truncated the file: the append that found it
+    empty was written to "nothing", so every file extends what it was written
+    to, and it was the one dropped."""
+    first = await engine.append("line a", None)
+    mp = engine.policy.resolve(first.path)
+    copy = mp.absolute.read_bytes()
+    fd = os.open(mp.absolute, os.O_WRONLY | os.O_TRUNC)
+    await engine.append("line b", None)  # finds the file empty
+    os.write(fd, copy + b"editor line\n")
+    os.close(fd)
+    await engine.append("line c", None)
+    await engine.append("line d", None)
+    await _forget_line(engine, "line c")
+
+    await check_file(engine, mp.key)
+    with trio.fail_after(10):
+        await restore(engine, RestoreParams(path=None, dry_run=False))
+    text = mp.absolute.read_text()
+    assert [text.count(f"line {n}\n") for n in "abcd"] == [1, 1, 0, 1], text

@@ -14,6 +14,10 @@ Invariants:
 * Both files are indexed before the reply, like `append`, so the next
   search finds the journal and the tasks.
 * A listing only reads (a shared lock) and never creates the file.
+* Every task added, marked done, reopened or removed is journalled like an
+  append (`memory.task_journal`), before the reply: a person's editor
+  saving a copy of TASKS.md read before the change does not undo it
+  unnoticed (docs/durability.md).
 """
 
 from __future__ import annotations
@@ -33,10 +37,16 @@ from omem_protocol import (
     TasksParams,
     TasksResult,
 )
-from openmemoryd.errors import BadRequest, Forbidden, NotFound, TooLarge
+from openmemoryd.errors import BadRequest, NotFound
 from openmemoryd.memory.append import Appended, append_block, open_locked, target_path
-from openmemoryd.memory.durable import lock_shared, read_all, replace_file
+from openmemoryd.memory.durable import lock_shared, read_all
 from openmemoryd.memory.journal import SessionNotes, render_journal
+from openmemoryd.memory.task_journal import (
+    decode_tasks,
+    encode_tasks,
+    journal_changes,
+    replace_tasks,
+)
 from openmemoryd.memory.tasks_file import (
     TASKS_KEY,
     Task,
@@ -81,8 +91,8 @@ async def session_end(engine: Engine, params: SessionEndParams) -> SessionEndRes
         paths=[daily, tasks_mp],
         reason="session-end",
     )
-    if done.appended is not None:
-        await engine.journal_append(done.appended)
+    for appended in ([done.appended] if done.appended is not None else []) + done.changes:
+        await engine.journal_append(appended)
     return SessionEndResult(
         path=daily.key,
         start_line=done.start_line,
@@ -105,6 +115,7 @@ class _Ended:
     added: list[Task] = field(default_factory=list)
     existing: list[Task] = field(default_factory=list)
     closed: list[Task] = field(default_factory=list)
+    changes: list[Appended] = field(default_factory=list)  # the task changes, journalled
 
 
 def _end_session(
@@ -123,8 +134,8 @@ def _end_session(
         return ended
     fd = open_locked(tasks_mp)
     try:
-        before = _decode(read_all(fd), tasks_mp.key, limit)
-        tasks = TasksFile(before)
+        raw = read_all(fd)
+        tasks = TasksFile(decode_tasks(raw, tasks_mp.key, limit))
         today = date.today().isoformat()
         closed_ids: list[str] = []
         for item in notes.completed:
@@ -138,13 +149,20 @@ def _end_session(
                 added_ids.append(task.id)
             elif task.id not in added_ids and all(t.id != task.id for t in ended.existing):
                 ended.existing.append(task)
-        after = _encode(tasks.text(), tasks_mp.key, limit)
+        after = encode_tasks(tasks.text(), tasks_mp.key, limit)
         appended = append_block(daily, block, limit, engine.known)
-        if after != before.encode("utf-8"):
-            _replace(fd, tasks_mp, after)
+        final = {t.id: t for t in tasks.tasks()}
+        if after != raw:
+            replace_tasks(fd, tasks_mp, after)
+            changed = [("done", i) for i in closed_ids] + [("add", i) for i in added_ids]
+            ended.changes = journal_changes(
+                tasks_mp,
+                raw,
+                after,
+                [(what, tasks.line(final[i]), final[i].line) for what, i in changed if i in final],
+            )
     finally:
         os.close(fd)
-    final = {t.id: t for t in TasksFile(after.decode("utf-8")).tasks()}
     ended.appended = appended
     ended.start_line, ended.end_line = appended.start_line, appended.end_line
     ended.added = [final[i] for i in added_ids if i in final]
@@ -186,9 +204,11 @@ async def tasks(engine: Engine, params: TasksParams) -> TasksResult:
         if params.action == "add":
             for raw in params.tasks:
                 clean_task_text(raw)  # refuse an empty one before the file is touched
-        (text, changed, unchanged), indexed = await engine.edit_markdown(
+        (text, changed, unchanged, records), indexed = await engine.edit_markdown(
             _change_tasks, engine, mp, params, paths=[mp], reason="tasks"
         )
+        for record in records:
+            await engine.journal_append(record)
     listed = TasksFile(text).tasks()
     shown = [t for t in listed if params.status == "all" or (t.done == (params.status == "done"))]
     return TasksResult(
@@ -211,7 +231,7 @@ def _read_tasks(mp: MemoryPath, limit: int) -> str:
         return ""
     try:
         lock_shared(fd, mp.key)
-        return _decode(read_all(fd), mp.key, limit)
+        return decode_tasks(read_all(fd), mp.key, limit)
     finally:
         os.close(fd)
 
@@ -222,73 +242,70 @@ _VERBS: Final = {"done": "mark done", "reopen": "reopen", "remove": "remove"}
 
 def _change_tasks(
     engine: Engine, mp: MemoryPath, params: TasksParams
-) -> tuple[str, list[Task], list[Task]]:
-    """In the writer lane: apply the action to every task named, or to none."""
+) -> tuple[str, list[Task], list[Task], list[Appended]]:
+    """In the writer lane: apply the action to every task named, or to none.
+    Also returns the journal records of the tasks changed."""
     limit = engine.config.index.max_file_bytes
     if params.action != "add" and not _exists(mp):
         verb = _VERBS.get(params.action, params.action)
         raise NotFound(f"{mp.key} does not exist yet: there are no tasks to {verb}")
     fd = open_locked(mp)
     try:
-        before = _decode(read_all(fd), mp.key, limit)
-        tasks = TasksFile(before)
+        raw = read_all(fd)
+        tasks = TasksFile(decode_tasks(raw, mp.key, limit))
         today = date.today().isoformat()
-        changed: list[Task] = []
+        changed: list[tuple[Task, str]] = []  # each with its line as changed
         unchanged: list[Task] = []
         for ref in params.tasks:
-            task, did = _apply(tasks, params.action, ref, today)
+            (task, line), did = _apply(tasks, params.action, ref, today)
             if did:
-                changed.append(task)
+                changed.append((task, line))
             elif all(t.id != task.id for t in unchanged):
                 unchanged.append(task)
         text = tasks.text()
-        after = _encode(text, mp.key, limit)
-        if after != before.encode("utf-8"):
-            _replace(fd, mp, after)
+        after = encode_tasks(text, mp.key, limit)
+        # Later changes in the same call may have moved a task: report where it
+        # ended up (a removed task is reported as it was).
+        final = {t.id: t for t in tasks.tasks()}
+        records: list[Appended] = []
+        if after != raw:
+            replace_tasks(fd, mp, after)
+            where = [(params.action, line, final.get(t.id, t).line) for t, line in changed]
+            records = journal_changes(mp, raw, after, where)
     finally:
         os.close(fd)
-    # Later changes in the same call may have moved a task: report where it ended up
-    # (a removed task is reported as it was).
-    final = {t.id: t for t in tasks.tasks()}
-    return text, [final.get(t.id, t) for t in changed], [final.get(t.id, t) for t in unchanged]
+    return (
+        text,
+        [final.get(t.id, t) for t, _ in changed],
+        [final.get(t.id, t) for t in unchanged],
+        records,
+    )
 
 
-def _apply(tasks: TasksFile, action: str, ref: str, today: str) -> tuple[Task, bool]:
-    """(the task, whether *action* changed it)."""
+def _apply(tasks: TasksFile, action: str, ref: str, today: str) -> tuple[tuple[Task, str], bool]:
+    """((the task, its line once changed), whether *action* changed it);
+    a removed task's line is the one removed."""
     if action == "add":
-        return tasks.add(ref, today)
+        added, new = tasks.add(ref, today)
+        return (added, tasks.line(added)), new
     want_done = {"done": True, "reopen": False}.get(action)
     task = tasks.find(ref, want_done=want_done)
     if action == "done":
-        return (tasks.complete(task, today), True) if not task.done else (task, False)
+        if task.done:
+            return (task, tasks.line(task)), False
+        done = tasks.complete(task, today)
+        return (done, tasks.line(done)), True
     if action == "reopen":
-        return (tasks.reopen(task), True) if task.done else (task, False)
+        if not task.done:
+            return (task, tasks.line(task)), False
+        opened = tasks.reopen(task)
+        return (opened, tasks.line(opened)), True
+    line = tasks.line(task)
     tasks.remove(task)
-    return task, True
+    return (task, line), True
 
 
 # ---------------------------------------------------------------- helpers
-
-
-def _decode(data: bytes, key: str, limit: int) -> str:
-    """The file's text, or why the daemon will not edit it (the file is left alone)."""
-    if len(data) > limit:
-        raise TooLarge(f"{key} is larger than the {limit}-byte file limit; nothing was changed")
-    if b"\x00" in data:
-        raise Forbidden(f"{key} is not a text file (it holds NUL bytes); nothing was changed")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise Forbidden(
-            f"{key} is not valid UTF-8 (byte {exc.start}); fix or move it, nothing was changed"
-        ) from None
-
-
-def _encode(text: str, key: str, limit: int) -> bytes:
-    data = text.encode("utf-8")
-    if len(data) > limit:
-        raise TooLarge(f"{key} would exceed the {limit}-byte file limit; nothing was changed")
-    return data
 
 
 def _exists(mp: MemoryPath) -> bool:
@@ -297,12 +314,6 @@ def _exists(mp: MemoryPath) -> bool:
     except NotFound:
         return False
     return True
-
-
-def _replace(fd: int, mp: MemoryPath, data: bytes) -> None:
-    """Atomically give the locked file *mp* the content *data* (its mode kept)."""
-    mode = os.fstat(fd).st_mode & 0o777
-    replace_file(mp.absolute, data, mode=mode, tag="tasks")
 
 
 def _item(task: Task) -> TaskItem:

@@ -69,6 +69,10 @@ class Appended:
     # `next_write` taken once the block was on disk (0: not stamped): the
     # journal judges entries in the order their blocks were written.
     written: int = 0
+    # A task change in TASKS.md (`memory.task_journal`): "add", "done",
+    # "reopen" or "remove", with `block` the task's line and `before_*` the
+    # whole file before the change; "" for a block or line written.
+    task: str = ""
 
 
 def next_write(file: str | None = None) -> int:

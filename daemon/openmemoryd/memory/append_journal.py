@@ -20,22 +20,42 @@ the length and hash of the file before it and the hash after it.
   contain anything appended after it ("later" as written to the file: the
   entries' sequence numbers come from the writes, see `Entry.seq`);
 * a missing block is **deleted on purpose** when the rewrite was based on a
-  version that held it: a later journalled append is still in the file but
-  was made to a version that contained the block. It leaves the journal;
+  version that held it: a later journalled append is still in the file and
+  was made to a version that contained the block, which the journal knows
+  when the daemon's own writes lead from the block to it, each made to
+  exactly the file the one before left. It leaves the journal;
 * any other missing block (the file was replaced by something that does not
-  begin with the version the append was made to) stays in the journal,
-  reported as missing, until someone restores it or it is ``max_age_s`` old.
+  begin with the version the append was made to, or it does but was also
+  changed after it, so that neither of the two readings holds) stays in the
+  journal, reported as missing, until someone restores it or it is
+  ``max_age_s`` old.
 
 A line `log` inserted under a heading (MEMORY.md's sections) is journalled
 the same way, with the bytes before it *and* after it: a rewrite is stale for
 it when it holds exactly the bytes before the line, then exactly those that
 followed it, then more; it is put back under its heading.
 
-A file deleted or renamed away is a person's decision too: an append that
-finds its file empty (or absent) starts it anew and the entries of the old
-content leave the journal, and the keeper drops the entries of a file that
-stays absent (`engine.journal_keeper`). Deleting a file to write it again,
-as some editors save, is over in far less time than either takes to notice.
+A file deleted or renamed away is a person's decision too, and so is a file
+emptied: the keeper drops the entries of a file that stays absent
+(`engine.journal_keeper`), and an append that finds its file empty starts
+it anew, so the entries from before it leave the journal: putting those
+lines back would undo the deletion. But an editor's save can empty the
+file for a moment too (one that truncates the file, then writes its copy;
+on a slow disk, or in a script, for hundreds of milliseconds), and appends
+landing in that moment are overwritten by the copy, as are those made
+since the editor read it. So the start is not taken at the append: the
+earlier entries are *held* (neither judged nor reported) while the block
+written to the empty file still begins the file, and dropped once it has
+done so for ``SAVE_S``; if the save writes its copy over it first, the
+start was a save's, and every entry is judged as above. A save is over in
+far less time than ``SAVE_S``, as is a delete-and-recreate one.
+
+Edits of ``memory/TASKS.md`` (`tasks add/done/reopen/remove`, and the
+next steps and completed items of `session_end`) are journalled too, by
+`memory.task_journal`: one entry per task changed, whose "before" is the
+whole file before the change, whose presence is the task's state (added:
+the task is there; done: it is there and done; reopened: there and open;
+removed: not there) and whose restore brings it back to that state.
 
 Within ``settle_s`` one case cannot be told apart: deleting the *last*
 appended block and adding a line of one's own looks exactly like a stale
@@ -48,6 +68,7 @@ old journal or the new one and a restarted daemon picks up where it left off.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 import threading
@@ -60,15 +81,21 @@ import msgspec
 
 from openmemoryd.memory.append import Appended, digest, journalled, next_write, unjournalled
 from openmemoryd.memory.durable import replace_file
+from openmemoryd.memory.task_journal import TaskStates, supersedes
 from openmemoryd.workspace import MemoryPath
 
-__all__ = ["AppendJournal", "Entry", "Verdict", "holds", "judge"]
+__all__ = ["SAVE_S", "AppendJournal", "Entry", "Verdict", "holds", "judge", "present"]
 
 # The count `log` puts on a line it saw again (`memory.sections.with_count`),
 # up to the end of that line or of the file.
 _COUNTED: Final = rb"[ \t]+\(\xc3\x97\d+\)[ \t]*(?:\r?\n|\Z)"
 
 _BOM: Final = b"\xef\xbb\xbf"
+
+# An editor's save that empties its file (deletes it, or truncates it) has
+# written it again well within this; a file absent, or written anew, for
+# longer was emptied by a person (`judge`, `engine.journal_keeper`).
+SAVE_S: Final = 2.0
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +119,10 @@ class Entry(msgspec.Struct, frozen=True):
     tail_hash: str = ""
     after_len: int = 0
     titles: tuple[str, ...] = ()
+    # A change of a task in TASKS.md ("add", "done", "reopen", "remove";
+    # "" for an append): `block` is the task's line, `before_*` the whole
+    # file before the change (`memory.task_journal`).
+    task: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,25 +139,35 @@ def judge(
 ) -> Verdict:
     """Apply the rule of the module docstring to one file's *entries*."""
     ordered = sorted(entries, key=lambda e: e.seq)
-    present = [_present(content, e) for e in ordered]
+    here = _Presence(content)
+    present = [here(e) for e in ordered]
+    file = _Prefixes(content)
+    settled: list[Entry] = []
+    cut = _standing_start(file, ordered)
+    if cut:
+        # The file was written anew: what came before is deleted on purpose
+        # once the new start has stood for SAVE_S; until then it is held.
+        decided = now - ordered[cut].at >= SAVE_S
+        for entry, is_here in zip(ordered[:cut], present[:cut], strict=True):
+            if (is_here and now - entry.at >= settle_s) or (not is_here and decided):
+                settled.append(entry)
+        ordered, present = ordered[cut:], present[cut:]
     restore: list[Entry] = []
     missing: list[Entry] = []
-    settled: list[Entry] = []
     stale = False
     for i, entry in enumerate(ordered):
         if present[i]:
             if now - entry.at >= settle_s:
                 settled.append(entry)
             continue
-        later = [e for e, here in zip(ordered[i + 1 :], present[i + 1 :], strict=True) if here]
-        if not stale and _extends(content, entry):
+        if not stale and _extends(file, entry):
             # Based on the version before *entry*, unless a later append that
             # is still there was made to a version that held *entry*.
-            if all(_appended_to_prefix(content, e) for e in later):
-                stale = True
-            else:
-                settled.append(entry)  # deleted on purpose
+            verdict = _why_missing(file, entry, ordered[i + 1 :], present[i + 1 :])
+            if verdict == "on purpose":
+                settled.append(entry)
                 continue
+            stale = verdict == "stale"
         if stale:
             restore.append(entry)
         elif now - entry.at >= max_age_s:
@@ -134,6 +175,90 @@ def judge(
         else:
             missing.append(entry)
     return Verdict(restore, missing, settled)
+
+
+def _why_missing(
+    file: _Prefixes, entry: Entry, after: Sequence[Entry], present: Sequence[bool]
+) -> str:
+    """For *entry*, missing from the *file* that extends the file it was
+    written to: "on purpose", "stale" or "unclear", from the entries after
+    it (*after*, with whether each is *present*).
+
+    On purpose: a later block still in the file was written to a version
+    that held *entry*, known when a chain of the daemon's own writes leads
+    from *entry*'s result to that block's base (each written to exactly the
+    file the one before left). Stale: every later block still in the file
+    was written to a version that the file begins with, and so lacked
+    *entry*. Unclear otherwise: the file was also changed after the version
+    *entry* was written to (a `forget`, a person's edit), and the entry is
+    reported, not dropped. A line inserted under a heading has no base of
+    the whole file on record, so for it the old reading stands: a later
+    line still there whose surroundings are not in the file was written to
+    a version that held *entry*.
+    """
+    reached = {(entry.after_len, entry.after_hash)}
+    lacked = True
+    for later, here in zip(after, present, strict=True):
+        chained = not later.tail_len and (later.before_len, later.before_hash) in reached
+        if chained:
+            reached.add((later.after_len, later.after_hash))
+        if not here:
+            continue
+        if chained or (later.tail_len and not _appended_to_prefix(file, later)):
+            return "on purpose"
+        lacked = lacked and _appended_to_prefix(file, later)
+    return "stale" if lacked else "unclear"
+
+
+def _standing_start(file: _Prefixes, ordered: Sequence[Entry]) -> int:
+    """The index of the last entry written to an empty file from which
+    *file* still descends, or 0 if there is none.
+
+    Such an entry is where a person's emptying (or deletion) of the file
+    shows: the file has grown from it since (it begins with the bytes that
+    write left), or been changed from it by the daemon's own task changes
+    only (each made to exactly the file the one before left). A save that
+    truncated the file and wrote its copy over it leaves neither. Compared
+    byte for byte, not by `holds`: a block that merely appears in the copy
+    too (the same line appended twice) must not make the save's truncation
+    look like a person's, which would drop the appends the save overwrote.
+    """
+    for i in range(len(ordered) - 1, 0, -1):
+        start = ordered[i]
+        if start.before_len or start.tail_len or not start.after_len:
+            continue
+        reached = [start]
+        for entry in ordered[i + 1 :]:
+            last = reached[-1]
+            if entry.task and (entry.before_len, entry.before_hash) == (
+                last.after_len,
+                last.after_hash,
+            ):
+                reached.append(entry)
+        if any(file.begins_with(e.after_len, e.after_hash) for e in reached):
+            return i
+    return 0
+
+
+def present(content: bytes, entry: Entry) -> bool:
+    """Whether *content* holds what *entry* wrote: its block (`holds`), or
+    for a task change, the task in the state the change left it in."""
+    return _Presence(content)(entry)
+
+
+class _Presence:
+    """`present` for many entries of one file: the tasks parsed once."""
+
+    def __init__(self, content: bytes) -> None:
+        self._content = content
+        self._tasks: TaskStates | None = None
+
+    def __call__(self, entry: Entry) -> bool:
+        if not entry.task:
+            return _present(self._content, entry)
+        if self._tasks is None:
+            self._tasks = TaskStates(self._content)
+        return self._tasks.holds(entry.task, entry.block)
 
 
 def holds(content: bytes, block: str) -> bool:
@@ -185,30 +310,60 @@ def _present(content: bytes, entry: Entry) -> bool:
     return holds(content, entry.block)
 
 
-def _extends(content: bytes, entry: Entry) -> bool:
-    """True if *content* is the file as it was before *entry*, plus more
+def _extends(file: _Prefixes, entry: Entry) -> bool:
+    """True if the file is the file as it was before *entry*, plus more
     (for an inserted line: the bytes before it, then those after it)."""
     end = entry.before_len + entry.tail_len
     return (
-        len(content) > end
-        and digest(content[: entry.before_len]) == entry.before_hash
-        and _tail_at(content, entry, entry.before_len)
+        len(file.content) > end
+        and file.begins_with(entry.before_len, entry.before_hash)
+        and _tail_at(file.content, entry, entry.before_len)
     )
 
 
-def _appended_to_prefix(content: bytes, entry: Entry) -> bool:
-    """True if *content* begins with the file *entry* was written to (for
+def _appended_to_prefix(file: _Prefixes, entry: Entry) -> bool:
+    """True if the file begins with the file *entry* was written to (for
     an inserted line: the bytes before it, something in its place, then
     the bytes that followed it)."""
-    if digest(content[: entry.before_len]) != entry.before_hash:
+    if not file.begins_with(entry.before_len, entry.before_hash):
         return False
-    return _tail_at(content, entry, entry.after_len - entry.tail_len)
+    return _tail_at(file.content, entry, entry.after_len - entry.tail_len)
 
 
 def _tail_at(content: bytes, entry: Entry, start: int) -> bool:
     if not entry.tail_len:
         return True
     return digest(content[start : start + entry.tail_len]) == entry.tail_hash
+
+
+class _Prefixes:
+    """One file's content and the SHA-256 of its beginnings, each computed
+    once and from the last one computed below it: a judgement asks for the
+    hash of the file's first n bytes for every entry (and, while a stale
+    save is told from a deliberate edit, for every later one), which hashed
+    afresh each time cost the file's length over and over on a busy file."""
+
+    def __init__(self, content: bytes) -> None:
+        self.content = content
+        self._known: dict[int, str] = {}
+        self._at = 0
+        self._running = hashlib.sha256()
+
+    def begins_with(self, length: int, sha256: str) -> bool:
+        """Whether the first *length* bytes hash to *sha256* (the file has that many)."""
+        return length <= len(self.content) and self._digest(length) == sha256
+
+    def _digest(self, length: int) -> str:
+        found = self._known.get(length)
+        if found is None:
+            if length < self._at:  # asked out of order: hashed on its own
+                found = digest(self.content[:length])
+            else:
+                self._running.update(self.content[self._at : length])
+                self._at = length
+                found = self._running.copy().hexdigest()
+            self._known[length] = found
+        return found
 
 
 class AppendJournal:
@@ -290,15 +445,16 @@ class AppendJournal:
             a.tail_hash,
             a.after_len,
             a.titles,
+            a.task,
         )
-        if not a.before_len:
-            # Written to an empty file: whatever was appended to it before
-            # went with the content a person deleted, renamed or emptied, and
-            # putting it back would undo that (the file starts anew).
-            for earlier in [e for e in self._entries.values() if e.key == entry.key]:
-                if earlier.seq < entry.seq:
-                    del self._entries[earlier.seq]
-            self.missing.pop(entry.key, None)
+        if a.task:
+            # The daemon's own later change of a task replaces what the
+            # journal said of that task before and it contradicts.
+            for old in [e for e in self._entries.values() if e.key == entry.key]:
+                if old.seq < entry.seq and supersedes(a.task, a.block, old.task, old.block):
+                    del self._entries[old.seq]
+        # An append to an empty file drops nothing here: whether the file was
+        # emptied on purpose or by a save under way shows later (`judge`).
         self._entries[entry.seq] = entry
         self._save()
         return entry

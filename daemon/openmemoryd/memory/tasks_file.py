@@ -105,6 +105,12 @@ def distinct_tasks(texts: Iterable[str]) -> list[str]:
     return kept
 
 
+def identity(task: Task) -> str:
+    """What makes two task lines the same task (its id without the
+    occurrence count): the normalised text and the added date."""
+    return f"{normalize_key(task.text)}\x00{task.added or ''}"
+
+
 def _task_id(key: str, occurrence: int) -> str:
     seed = key if occurrence == 1 else f"{key}\x01{occurrence}"
     return hashlib.sha256(seed.encode("utf-8")).hexdigest()[:ID_CHARS]
@@ -151,7 +157,7 @@ class TasksFile:
                 index += 1
                 continue
             text, added, completed = _split_body(match.group("body"))
-            key = f"{normalize_key(text)}\x00{added or ''}"
+            key = f"{normalize_key(text)}\x00{added or ''}"  # as `identity`
             seen[key] += 1
             size = self._block_size(index)
             found.append(
@@ -263,6 +269,25 @@ class TasksFile:
         """Take *task*'s block out of the file."""
         del self.lines[task.index : task.index + task.size]
 
+    def line(self, task: Task) -> str:
+        """*task*'s line as the file has it, without its line end."""
+        return self.lines[task.index].rstrip("\r\n")
+
+    def put(self, line: str) -> Task:
+        """Insert the task line *line* as it is (a task lost to a stale save,
+        put back with its own dates, so its id is unchanged): an open one
+        where `add` puts new tasks, a done one at the end of ``## Done``
+        when the file has both sections, else with the open ones."""
+        task = TasksFile(line).tasks()[0]
+        self._lay_out_if_empty()
+        done, opened = self._section("done"), self._section("open")
+        if task.done and done is not None and opened is not None:
+            at = self._end_of_content(*done)
+        else:
+            at = self._open_insertion()
+        self._place(at, [line.rstrip("\r\n") + self.newline])
+        return self._task_at(at)
+
     # ------------------------------------------------------------ helpers
 
     def _task_at(self, index: int) -> Task:
@@ -279,10 +304,13 @@ class TasksFile:
             block = [*block, self.newline]
         self._insert(at, block)
 
-    def _open_insertion(self) -> int:
-        """Where a new open task goes (see the module docstring)."""
+    def _lay_out_if_empty(self) -> None:
         if not self.lines or not self.text().strip():
             self.lines = NEW_FILE.replace("\n", self.newline).splitlines(keepends=True)
+
+    def _open_insertion(self) -> int:
+        """Where a new open task goes (see the module docstring)."""
+        self._lay_out_if_empty()
         section = self._section("open")
         if section is not None:
             return self._end_of_content(*section)
