@@ -46,7 +46,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final
 
-from omem_client import Client, DaemonNotRunning, StatusResult, SyncResult
+from omem_client import Client, ConnectError, StatusResult, SyncResult
 
 __all__ = ["BenchDaemon", "BenchDaemonError", "embedder_toml", "isolated_env"]
 
@@ -208,7 +208,7 @@ class BenchDaemon:
                 with Client(self.socket, timeout=status_timeout) as client:
                     client.status()
                 return time.perf_counter() - started
-            except DaemonNotRunning:
+            except ConnectError:  # not up yet, or starting for longer than the client waits
                 pass
             if time.perf_counter() > deadline:
                 self._kill()

@@ -45,8 +45,9 @@ from typing import Any
 
 import pytest
 
+from fake_rerank_servers import GatedReranker
 from file_order import order_by_expected_duration
-from omem_client import Client, DaemonNotRunning
+from omem_client import Client, ConnectError
 from omem_protocol import SearchHit, SearchResult
 from openmemoryd.config import Config, Overrides, SyncSettings, load_config
 from openmemoryd.engine import Engine, open_engine
@@ -280,7 +281,7 @@ class Daemon:
                 with Client(self.env.socket, timeout=5) as client:
                     client.status()
                 return
-            except DaemonNotRunning:
+            except ConnectError:  # not up yet, or starting for longer than the client waits
                 time.sleep(0.05)
         pytest.fail(f"openmemoryd did not become ready:\n{self.log()}")
 
@@ -345,6 +346,26 @@ def daemon(env: Env) -> Iterator[Daemon]:
     finally:
         if handle.proc is not None and handle.proc.poll() is None:
             handle.stop()
+
+
+@pytest.fixture
+def launched() -> Iterator[list[Daemon]]:
+    """Daemons a test started itself; any still running at its end (a failed
+    assertion before the stop) is killed, so none outlives the test."""
+    daemons: list[Daemon] = []
+    yield daemons
+    for daemon in daemons:
+        if daemon.proc is not None and daemon.proc.poll() is None:
+            daemon.proc.kill()
+            daemon.proc.wait()
+
+
+@pytest.fixture
+def reranker() -> Iterator[GatedReranker]:
+    """A Cohere-style fake reranker that holds each request until its `gate`
+    is set: the stop tests (socket and HTTP) keep a search in flight with it."""
+    with GatedReranker() as server:
+        yield server
 
 
 @pytest.fixture

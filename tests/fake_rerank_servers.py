@@ -19,6 +19,7 @@ does, so the client's squashing is exercised.
 from __future__ import annotations
 
 import re
+import threading
 from typing import Any
 
 from tests.fake_http import HANG, INVALID_JSON, FakeHTTPServer, Fault, Recorded, status
@@ -103,6 +104,26 @@ class FakeRerankServer(FakeHTTPServer):
         return 200, {"id": "fake", "results": items, "meta": {"api_version": {"version": "2"}}}
 
 
+class GatedReranker(FakeRerankServer):
+    """A Cohere-style reranker that answers only once `gate` is set, and sets
+    `arrived` when a request reaches it: a test then knows a search is inside
+    the daemon, waiting (the stop tests hold a request in flight with it)."""
+
+    def __init__(self) -> None:
+        self.arrived = threading.Event()
+        self.gate = threading.Event()
+        super().__init__("cohere", hang_s=30)
+
+    def answer(self, path: str, body: dict[str, Any], fault: Fault | None) -> tuple[int, Any]:
+        self.arrived.set()
+        self.gate.wait(30)
+        return super().answer(path, body, fault)
+
+    def close(self) -> None:
+        self.gate.set()  # never leave a handler thread waiting
+        super().close()
+
+
 __all__ = [
     "BAD_INDEX",
     "BASE_PATHS",
@@ -113,6 +134,7 @@ __all__ = [
     "WRONG_SHAPE",
     "FakeRerankServer",
     "Fault",
+    "GatedReranker",
     "Recorded",
     "status",
 ]

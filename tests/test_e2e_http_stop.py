@@ -21,14 +21,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
 from conftest import Daemon, Env
-from fake_rerank_servers import FakeRerankServer, Fault
+from fake_rerank_servers import GatedReranker
 from test_e2e_http import free_port, wait_http
 from test_reload import wait_for_log
 
@@ -38,44 +37,6 @@ NOTES = {
     "memory/b.md": "The tea shop on Main Street closed; tea prices went up",
     "memory/c.md": "Wei's favourite tea is oolong from Taiwan",
 }
-
-
-class GatedReranker(FakeRerankServer):
-    """A Cohere-style reranker that answers only once `gate` is set, and sets
-    `arrived` when a request reaches it: the test then knows a search is
-    inside the daemon, waiting."""
-
-    def __init__(self) -> None:
-        self.arrived = threading.Event()
-        self.gate = threading.Event()
-        super().__init__("cohere", hang_s=30)
-
-    def answer(self, path: str, body: dict[str, Any], fault: Fault | None) -> tuple[int, Any]:
-        self.arrived.set()
-        self.gate.wait(30)
-        return super().answer(path, body, fault)
-
-    def close(self) -> None:
-        self.gate.set()  # never leave a handler thread waiting
-        super().close()
-
-
-@pytest.fixture
-def reranker() -> Iterator[GatedReranker]:
-    with GatedReranker() as server:
-        yield server
-
-
-@pytest.fixture
-def launched() -> Iterator[list[Daemon]]:
-    """Daemons a test started; any still running at its end (a failed
-    assertion before the stop) is killed, so none outlives the test."""
-    daemons: list[Daemon] = []
-    yield daemons
-    for daemon in daemons:
-        if daemon.proc is not None and daemon.proc.poll() is None:
-            daemon.proc.kill()
-            daemon.proc.wait()
 
 
 def prepare(env: Env, reranker: GatedReranker, extra_config: str = "") -> None:

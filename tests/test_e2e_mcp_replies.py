@@ -200,6 +200,9 @@ async def test_status_and_task_listings_say_hints_as_tools_or_as_asks(daemon: Da
             raise AssertionError(text)
         assert "omem-client restore re-adds" not in text
         assert "(ask the user to run `omem-client restore`, which re-adds them)" in text
+        # the structured reply says it the same way
+        (missing,) = [issue for issue in status["issues"] if "missing from" in issue]
+        assert missing.endswith("(ask the user to run `omem-client restore`, which re-adds them)")
 
         await ok(session, "memory_update_tasks", action="add", tasks=["Ring the chicks", "Count"])
         await ok(session, "memory_update_tasks", action="done", tasks=["Count"])
@@ -434,3 +437,34 @@ async def test_memory_get_leaves_out_a_byte_order_mark_as_the_cli_does(daemon: D
     assert text == "memory/notepad.md lines 1-3 of 3:\n# Notepad\n\n- saved with a BOM\n"
     assert "\ufeff" not in result["text"]
     assert notepad.read_bytes().startswith(b"\xef\xbb\xbf")
+
+
+# ---------------------------------------------------------------- secrets in an append
+
+
+async def test_memory_append_says_which_secrets_it_masked(daemon: Daemon) -> None:
+    """A key an agent appends is masked in the file, and the model is told."""
+    stripe = "sk_live_51HabcdefghijklmnopqrstuvWXyz"
+    token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+    async with bridge(daemon.env) as session:
+        text, appended = await ok(
+            session, "memory_append", text=f"Billing uses Stripe key {stripe}, rotate monthly."
+        )
+        assert appended["redactions"] == ["sk_live_…"]
+        assert text.splitlines() == [
+            f"Appended to {appended['citation']} (indexed, new file, 1 secret masked)",
+            "  masked: sk_live_…",
+        ]
+        _, got = await ok(session, "memory_get", path=appended["citation"])
+        assert got["text"] == "Billing uses Stripe key sk_live_…, rotate monthly."
+    # WorkAny's memory_save is the same append, and says the same
+    async with bridge(daemon.env, "--profile", "workany") as session:
+        text, saved = await ok(
+            session, "memory_save", content=f"CI pushes with {token}", file="memory/ci.md"
+        )
+        assert saved["redactions"] == ["ghp_…"]
+        assert "  masked: ghp_…" in text.splitlines()
+    kept = "".join(p.read_text("utf-8") for p in daemon.env.workspace.rglob("*.md"))
+    assert "abcdefghijklmnop" not in kept
+    assert "Billing uses Stripe key sk_live_…, rotate monthly." in kept
+    assert "CI pushes with ghp_…" in kept

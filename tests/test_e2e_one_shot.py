@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from conftest import Daemon, Env, run_openmemoryd
-from omem_client import Client, DaemonNotRunning
+from omem_client import Client, ConnectError
 from test_e2e_http import free_port
 
 pytestmark = pytest.mark.e2e
@@ -100,7 +100,7 @@ def served(env: Env) -> Iterator[tuple[Env, int]]:
                 with Client(env.socket, timeout=5) as client:
                     if client.status().http is not None:
                         break
-            except DaemonNotRunning:
+            except ConnectError:  # not up yet (or still starting past the wait)
                 pass
             assert proc.poll() is None, (env.root / "serve.log").read_text()
             assert time.monotonic() < deadline, "serve did not come up"

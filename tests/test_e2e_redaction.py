@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 
 from conftest import Daemon, Env
+from test_e2e_http import http_daemon  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.e2e
 
@@ -148,3 +150,76 @@ def test_log_capture_and_transcripts_keep_no_key(daemon: Daemon, tmp_path: Path)
         leaked = daemon.cli_json("search", hidden, "--source", "sessions", "--min-score", "0")
         assert all(secret not in hit["snippet"] for hit in leaked["results"])
         assert not any(hit["text_score"] for hit in leaked["results"]), (secret, leaked)
+
+
+# ---------------------------------------------------------------- append, on every surface
+
+STRIPE = "sk_live_51HabcdefghijklmnopqrstuvWXyz"
+PG_PASSWORD = "Sup3rS3cretPw"
+GITHUB = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+# What a mask hides of each (a known kind keeps the prefix naming it).
+HIDDEN = ("51HabcdefghijklmnopqrstuvWXyz", PG_PASSWORD, "abcdefghijklmnopqrstuvwxyz0123456789")
+
+
+def test_append_masks_secrets_on_every_surface(
+    http_daemon: tuple[Daemon, str],  # noqa: F811
+) -> None:
+    daemon, url = http_daemon
+    # The CLI: the file keeps the note with the keys masked, the output lists them.
+    note = (
+        f"zqbilling: Stripe key {STRIPE}\n"
+        f"reports DB postgres://report:{PG_PASSWORD}@db.internal:5432/reports\n"
+        f"CI pushes with {GITHUB}"
+    )
+    said = daemon.cli("append", "--path", "memory/billing.md", note)
+    assert said.returncode == 0, said.stderr
+    assert said.stdout.splitlines() == [
+        "Appended to memory/billing.md#L1-L3 (indexed, new file, 3 secrets masked)",
+        "  masked: sk_live_…",
+        "  masked: postgres://report:***@db.internal:5432/reports",
+        "  masked: ghp_…",
+    ]
+    assert (daemon.env.workspace / "memory" / "billing.md").read_text("utf-8") == (
+        "zqbilling: Stripe key sk_live_…\n"
+        "reports DB postgres://report:***@db.internal:5432/reports\n"
+        "CI pushes with ghp_…\n"
+    )
+    # --json, text from stdin: the reply's redactions
+    piped = daemon.cli(
+        "append", "--path", "memory/ops.md", "--json", stdin=f"zqops deploy token {GITHUB}\n"
+    )
+    assert piped.returncode == 0, piped.stderr
+    assert json.loads(piped.stdout)["redactions"] == ["ghp_…"]
+    # a note with no secret says nothing of masking, and is kept as sent
+    plain = daemon.cli("append", "--path", "memory/ops.md", "zqops the password policy is 12 chars")
+    assert plain.stdout.splitlines() == ["Appended to memory/ops.md#L3 (indexed)"]
+
+    # The Python client.
+    with daemon.client() as client:
+        appended = client.append(f"zqclient the staging password is {PG_PASSWORD}")
+    assert appended.redactions == ("***",)
+    assert "zqclient the staging password is ***" in _workspace_text(daemon)
+
+    # HTTP, with the `content` other memory tools send.
+    with httpx.Client(base_url=url, timeout=30) as web:
+        reply = web.post(
+            "/append", json={"content": f"zqhttp key {STRIPE}", "path": "memory/http.md"}
+        )
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["redactions"] == ["sk_live_…"]
+
+    # No character a mask hides anywhere: the Markdown, the append journal,
+    # the index, the daemon's log.
+    for root in (daemon.env.workspace, daemon.env.state_dir):
+        for file in (p for p in root.rglob("*") if p.is_file()):
+            data = file.read_bytes()
+            for hidden in HIDDEN:
+                assert hidden.encode() not in data, (file, hidden)
+    for output in (said, piped):
+        assert not any(hidden in output.stdout + output.stderr for hidden in HIDDEN)
+    # the notes are found by their words; the secrets by none of theirs
+    for word in ("zqbilling", "zqops", "zqclient", "zqhttp"):
+        assert daemon.cli_json("search", word)["results"], word
+    for hidden in HIDDEN:
+        leaked = daemon.cli_json("search", hidden[:12], "--min-score", "0")
+        assert not any(hit["text_score"] for hit in leaked["results"]), (hidden, leaked)

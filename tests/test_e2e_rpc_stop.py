@@ -9,8 +9,8 @@ real daemon and both real clients (`Client`, `AsyncClient`):
 * a request sent meanwhile on a connection that was already open is
   answered at once with ``unavailable`` ("openmemoryd is stopping"), not
   left to a reset or a broken pipe;
-* a new connection is refused at once (the client says the daemon is not
-  running);
+* a new connection is refused at once (a client waits for the daemon to
+  come back, up to its timeout, then says it is stopping);
 * a request still running when the grace period ends is cancelled and
   answered ``unavailable`` too, rather than cut off;
 * then the daemon exits 0 and removes its socket.
@@ -23,43 +23,25 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 import trio
 
 from conftest import Daemon, Env
+from fake_rerank_servers import GatedReranker
 from omem_client import (
     AsyncClient,
     Client,
     ConnectError,
-    DaemonNotRunning,
     OmemError,
     UnavailableError,
 )
-from test_e2e_http_stop import KEY, GatedReranker, Stop, prepare
+from test_e2e_http_stop import KEY, Stop, prepare
 from test_reload import wait_for_log
 
 STOPPING = "openmemoryd is stopping and takes no new requests; retry once it runs again"
-
-
-@pytest.fixture
-def reranker() -> Iterator[GatedReranker]:
-    with GatedReranker() as server:
-        yield server
-
-
-@pytest.fixture
-def launched() -> Iterator[list[Daemon]]:
-    """Daemons a test started; any still running at its end (a failed
-    assertion before the stop) is killed, so none outlives the test."""
-    daemons: list[Daemon] = []
-    yield daemons
-    for daemon in daemons:
-        if daemon.proc is not None and daemon.proc.poll() is None:
-            daemon.proc.kill()
-            daemon.proc.wait()
 
 
 def start(env: Env, reranker: GatedReranker, launched: list[Daemon]) -> Daemon:
@@ -81,7 +63,8 @@ def start(env: Env, reranker: GatedReranker, launched: list[Daemon]) -> Daemon:
 
 
 def wait_refused(env: Env) -> None:
-    """Return once a new connection is refused (`DaemonNotRunning`). The log
+    """Return once a new connection is refused (the client, having waited
+    its 0.5 s for the daemon to come back, says it is stopping). The log
     line a test waits for comes just before the stop begins: a connection
     made in that instant is served, or, once the stop began, told that the
     daemon is stopping when it says Hello; never reset."""
@@ -89,12 +72,13 @@ def wait_refused(env: Env) -> None:
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:
-            with Client(env.socket, timeout=5) as client:
+            with Client(env.socket, timeout=0.5) as client:
                 client.status()
-        except DaemonNotRunning:
-            break
         except UnavailableError as exc:
             told.add(str(exc))
+        except ConnectError as exc:
+            if "nothing answers: it is stopping" in str(exc):
+                break
         time.sleep(0.02)
     else:
         pytest.fail("the socket still took connections 10 s after the stop")
@@ -235,11 +219,13 @@ def test_a_request_still_running_when_the_grace_period_ends_is_answered_unavaila
     assert not env.socket.exists()
 
 
-def test_omem_client_during_the_stop_says_the_daemon_is_not_running(
+def test_omem_client_during_the_stop_says_the_daemon_is_stopping(
     env: Env, reranker: GatedReranker, launched: list[Daemon], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`omem-client` opens a connection per command, so during the drain it
-    meets the closed socket: it says so, with its unreachable exit code."""
+    meets the closed socket: it waits for the daemon to come back, and once
+    its timeout has passed says the daemon is stopping, with its unreachable
+    exit code (test_e2e_restart_wait.py: the daemon that comes back)."""
     monkeypatch.setenv("OMEM_TEST_RERANK_KEY", KEY)
     prepare(env, reranker)
     daemon = start(env, reranker, launched)
@@ -250,9 +236,12 @@ def test_omem_client_during_the_stop_says_the_daemon_is_not_running(
     wait_for_log(daemon, "draining and stopping")
     wait_refused(env)
 
-    result = daemon.cli("status")
+    result = daemon.cli("--timeout", "1", "status")
     assert result.returncode == 3, result.stderr
-    assert "openmemoryd is not running" in result.stderr
+    assert (
+        f"openmemoryd (pid {daemon.proc.pid}) did not answer on {env.socket} within 1 s; "
+        "a socket is there but nothing answers: it is stopping; retry in a moment"
+    ) in result.stderr
 
     reranker.gate.set()
     assert search.result().results

@@ -280,6 +280,27 @@ def test_hints_no_tool_can_follow_are_said_as_what_to_ask_the_user() -> None:
     assert "the user can run `omem-client sync`" in PROFILES["openmemory"].in_tool_words(watcher)
 
 
+def test_status_issues_of_restored_tasks_and_a_missing_workspace_are_asks() -> None:
+    """Two more status issues named a command: task changes a rewrite removed,
+    and a workspace gone under the daemon (a write's error says it too)."""
+    tasks = (
+        "1 task change missing from memory/TASKS.md after an external rewrite "
+        "(omem-client restore makes them again)"
+    )
+    gone = (
+        "workspace missing: /home/wei/ws (deleted or moved?); nothing can be written to "
+        "memory until it is back. Restore it and the daemon watches and re-indexes it at "
+        "once, or `openmemoryd init` creates an empty workspace there"
+    )
+    for profile in PROFILES.values():
+        assert profile.in_tool_words(tasks).endswith(
+            "(ask the user to run `omem-client restore`, which makes them again)"
+        )
+        assert profile.in_tool_words(gone).endswith(
+            "ask the user to run `openmemoryd init`, which creates an empty workspace there"
+        )
+
+
 def test_an_absent_daemon_is_for_the_user_to_start() -> None:
     from omem_client.mcp_bridge import not_running
 

@@ -20,6 +20,13 @@ Invariants:
 * A broken connection (end of stream, an OSError, bytes that do not decode, a
   connection-level error reply) fails every call waiting on it with the same
   error, and the next call connects afresh.
+* A connection the daemon closed while no call was waiting on it (it was
+  restarted or stopped) is noticed before the next request is sent
+  (`_Connection.still_open`), and that request goes on a fresh connection,
+  as in `Client`. A request that was sent is never sent again: the daemon
+  may have acted on it, so its call fails instead.
+* Connecting waits out a daemon that is stopping or starting, up to
+  `timeout` (`_restart_wait`), as `Client` does.
 * `timeout` bounds the wait for each frame of a call, as in `Client`, so a
   call that keeps sending Progress goes on. A call that times out gives up
   alone: the connection stays up for the other tasks.
@@ -40,13 +47,12 @@ from typing import TypeVar
 
 import anyio
 import anyio.lowlevel
-from anyio.abc import ByteStream
+from anyio.abc import ByteStream, SocketAttribute
 
 from omem_client import _requests
 from omem_client._binding import Call, awaitable
 from omem_client._calls import (
     closed_by_daemon,
-    connect_error,
     encode,
     lost_connection,
     no_answer,
@@ -57,9 +63,10 @@ from omem_client._calls import (
     wait_limit,
     welcome_of,
 )
-from omem_client._client import DEFAULT_TIMEOUT
+from omem_client._client import DEFAULT_TIMEOUT, readable_now
 from omem_client._discovery import discover_socket
 from omem_client._errors import ConnectError, DaemonError, OmemError, ProtocolViolation
+from omem_client._restart_wait import RestartWait
 from omem_protocol import (
     DEFAULT_MAX_FRAME,
     PROTOCOL_VERSION,
@@ -196,13 +203,13 @@ class AsyncClient:
         raise no_answer(self.timeout)
 
     async def _connected(self) -> _Connection:
-        connection = self._connection
-        if connection is not None and connection.failure is None:
-            return connection
+        # Under the lock, so one task looks at an idle connection at a time
+        # and every task that found it closed gets the same fresh one.
         async with self._connecting:
             connection = self._connection
-            if connection is None or connection.failure is not None:
-                connection = await _Connection.open(self.socket_path, self.name)
+            if connection is None or not await connection.still_open():
+                self._connection = None
+                connection = await _Connection.open(self.socket_path, self.name, self.timeout)
                 self._connection = connection
             return connection
 
@@ -230,12 +237,19 @@ class _Connection:
         self._send_lock = anyio.Lock()
 
     @classmethod
-    async def open(cls, socket_path: Path, name: str) -> _Connection:
-        """Connect to *socket_path* and handshake."""
-        try:
-            stream = await anyio.connect_unix(socket_path)
-        except OSError as exc:
-            raise connect_error(exc, socket_path) from None
+    async def open(cls, socket_path: Path, name: str, limit: float | None) -> _Connection:
+        """Connect to *socket_path* and handshake; a daemon that is stopping
+        or starting is waited for up to *limit* seconds (`RestartWait`)."""
+        wait = RestartWait(socket_path, limit)
+        while True:
+            try:
+                stream = await anyio.connect_unix(socket_path)
+                break
+            except OSError as exc:
+                pause = wait.after(exc)
+                if isinstance(pause, ConnectError):
+                    raise pause from None
+            await anyio.sleep(pause)
         try:
             try:
                 await stream.send(encode(Hello(protocol=PROTOCOL_VERSION, client=name)))
@@ -294,6 +308,30 @@ class _Connection:
                 for other in self.waiters.values():
                     other.wakeup.set()
 
+    async def still_open(self) -> bool:
+        """Whether a request sent now can reach the daemon, as far as can be told
+        without waiting.
+
+        Bytes may be waiting while no call reads: the end of the stream (or a
+        reset) of a daemon restarted or stopped since the last call, an error
+        it sent about the whole connection, or the late reply to a call whose
+        caller gave up. Read at once, they close the connection or are
+        dropped, and a closed one is replaced before anything of the next
+        request is sent; sending first would fail that call with "lost the
+        connection: Broken pipe" and leave the reconnecting to the call after
+        it. While a call reads, that reader notices an end of stream itself.
+        """
+        if self.failure is None and not self._reading and _readable(self._stream):
+            self._reading = True
+            try:
+                while self.failure is None and _readable(self._stream):
+                    await self._read()
+            finally:
+                self._reading = False
+                for waiter in self.waiters.values():  # frames may have come for them
+                    waiter.wakeup.set()
+        return self.failure is None
+
     async def result(self, body: ReplyBody, expected: type[R]) -> R:
         """The result in *body*; a reply of the wrong kind ends the connection, as in `Client`."""
         try:
@@ -333,6 +371,12 @@ class _Connection:
         if self.failure is not None:
             # A copy per task: one exception object must not be raised in two tasks.
             raise copy.copy(self.failure)
+
+
+def _readable(stream: ByteStream) -> bool:
+    """Whether a receive on *stream* would return at once (data, end, or reset)."""
+    sock = stream.extra(SocketAttribute.raw_socket, None)
+    return sock is not None and readable_now(sock)
 
 
 async def _receive_frames(stream: ByteStream, buffer: FrameBuffer) -> list[DaemonFrame]:

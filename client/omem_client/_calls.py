@@ -16,7 +16,6 @@ from omem_client._errors import (
     BadRequestError,
     ConnectError,
     DaemonError,
-    DaemonNotRunning,
     ProtocolViolation,
     daemon_error,
 )
@@ -169,11 +168,9 @@ def parting_error(frames: FrameBuffer, unread: bytes) -> DaemonError | None:
 
 
 def connect_error(exc: OSError, socket_path: Path) -> ConnectError:
-    """What a failed connect to *socket_path* means to the user."""
-    if isinstance(exc, FileNotFoundError | ConnectionRefusedError):
-        return DaemonNotRunning(
-            f"openmemoryd is not running (nothing listens on {socket_path}); {START_HINT}"
-        )
+    """What a failed connect to *socket_path* means to the user, when no
+    daemon can be on its way (`_restart_wait` judges refusals and an absent
+    socket)."""
     if exc.errno in (errno.EACCES, errno.EPERM):
         return ConnectError(f"permission denied connecting to {socket_path}")
     return ConnectError(f"cannot connect to {socket_path}: {exc.strerror or exc}")

@@ -371,7 +371,7 @@ def append_command(
         return
     from omem_client import _render
 
-    print_lines([_render.append_line(result)])
+    print_lines(_render.append_lines(result))
 
 
 @command_output

@@ -4,7 +4,8 @@ One `Client` holds one connection, opened on first use (or by ``with``),
 performs the Hello/Welcome handshake, and sends one request at a time (a lock
 makes it safe to share between threads). Results are the protocol's typed
 Structs. Every failure is an `OmemError`: connection problems are
-`ConnectError` (`DaemonNotRunning` when nothing listens), error replies are
+`ConnectError` (`DaemonNotRunning` when no daemon is there; one that is
+stopping or starting is waited for, `_restart_wait`), error replies are
 `DaemonError` subclasses named after their code.
 
 The client imports only the standard library, msgspec and omem_protocol, so
@@ -18,6 +19,7 @@ import os
 import select
 import socket
 import threading
+import time
 from collections import deque
 from pathlib import Path
 from types import TracebackType
@@ -27,7 +29,6 @@ from omem_client import _requests
 from omem_client._binding import Call, blocking
 from omem_client._calls import (
     closed_by_daemon,
-    connect_error,
     encode,
     lost_connection,
     no_answer,
@@ -39,7 +40,8 @@ from omem_client._calls import (
     welcome_of,
 )
 from omem_client._discovery import discover_socket
-from omem_client._errors import DaemonError, ProtocolViolation
+from omem_client._errors import ConnectError, DaemonError, ProtocolViolation
+from omem_client._restart_wait import RestartWait
 from omem_protocol import (
     DEFAULT_MAX_FRAME,
     PROTOCOL_VERSION,
@@ -197,21 +199,26 @@ class Client:
         process) across a daemon restart saw.
         """
         assert self._sock is not None
-        # select, not a non-blocking recv: a socket with a timeout waits for
-        # data before any recv, whatever its flags
-        readable, _, _ = select.select([self._sock], [], [], 0)
         # the end of the stream, a reset, or a parting frame of a stopping daemon
-        return bool(readable)
+        return readable_now(self._sock)
 
     def _open_socket(self) -> socket.socket:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        try:
-            sock.connect(os.fspath(self.socket_path))
-        except OSError as exc:
-            sock.close()
-            raise connect_error(exc, self.socket_path) from None
-        return sock
+        """A connected socket; waits out a daemon that is stopping or starting
+        (`RestartWait`), up to the timeout."""
+        wait = RestartWait(self.socket_path, self.timeout)
+        while True:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(self.timeout)
+            try:
+                sock.connect(os.fspath(self.socket_path))
+            except OSError as exc:
+                sock.close()
+                pause = wait.after(exc)
+                if isinstance(pause, ConnectError):
+                    raise pause from None
+                time.sleep(pause)
+            else:
+                return sock
 
     def _send(self, frame: Hello | Request) -> None:
         assert self._sock is not None
@@ -267,6 +274,22 @@ class Client:
         self.welcome = None
         self._frames = FrameBuffer(DEFAULT_MAX_FRAME)
         self._pending.clear()
+
+
+def readable_now(sock: socket.socket) -> bool:
+    """Whether *sock* holds something to read (data, its end, or a reset), without waiting.
+
+    Polled, not a non-blocking recv: a socket with a timeout waits for data
+    before any recv, whatever its flags. ``poll`` where there is one, since
+    ``select`` refuses descriptors past 1023, which a busy agent's process
+    may well hand out.
+    """
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        return bool(poller.poll(0))
+    readable, _, _ = select.select([sock], [], [], 0)
+    return bool(readable)
 
 
 def default_socket() -> Path:

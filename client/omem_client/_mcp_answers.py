@@ -23,7 +23,9 @@ __all__ = [
     "CLI_ALL_TASKS",
     "CLI_FORGET",
     "CLI_GET",
+    "CLI_INIT",
     "CLI_RESTORE",
+    "CLI_RESTORE_TASKS",
     "CLI_STATUS",
     "CLI_SYNC",
     "CLI_TASK_IDS",
@@ -48,6 +50,9 @@ CLI_FORGET = "Forget one by its citation: omem-client forget PATH#Ln"  # forget 
 CLI_ALL_TASKS = "(--all shows the done ones too)"  # a listing of the open tasks
 CLI_WATCHER_OFF = "(changes are found by the periodic check and `omem-client sync`)"  # status
 CLI_RESTORE = "(omem-client restore re-adds them)"  # status: appends a rewrite removed
+CLI_RESTORE_TASKS = "(omem-client restore makes them again)"  # status: task changes removed
+# status, and a write's error: the workspace was deleted or moved under the daemon
+CLI_INIT = "`openmemoryd init` creates an empty workspace there"
 
 HINTS: tuple[tuple[str, str], ...] = (
     (CLI_TASK_IDS, '(memory_tasks with status "all" lists every task with its id)'),
@@ -67,6 +72,8 @@ HINTS: tuple[tuple[str, str], ...] = (
 # ask the user to run.
 SHARED_HINTS: tuple[tuple[str, str], ...] = (
     (CLI_RESTORE, "(ask the user to run `omem-client restore`, which re-adds them)"),
+    (CLI_RESTORE_TASKS, "(ask the user to run `omem-client restore`, which makes them again)"),
+    (CLI_INIT, "ask the user to run `openmemoryd init`, which creates an empty workspace there"),
 )
 
 # Codes with which the daemon refuses a request before acting on it: nothing

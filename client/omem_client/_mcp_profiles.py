@@ -310,7 +310,7 @@ async def _workany_search(client: AsyncClient, a: WorkAnySearchArgs) -> Answer:
 
 async def _save(client: AsyncClient, a: SaveArgs) -> Answer:
     result = await client.append(a.content, path=given(a.file))
-    return _render.append_line(result), result
+    return "\n".join(_render.append_lines(result)), result
 
 
 async def _read_file(client: AsyncClient, a: ReadArgs) -> Answer:

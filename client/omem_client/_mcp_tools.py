@@ -130,7 +130,7 @@ def _first_part(result: GetResult) -> GetResult:
 
 async def _append(client: AsyncClient, a: AppendArgs) -> Answer:
     result = await client.append(a.text, path=given(a.path))
-    return _render.append_line(result), result
+    return "\n".join(_render.append_lines(result)), result
 
 
 async def _recall(client: AsyncClient, a: RecallArgs) -> Answer:

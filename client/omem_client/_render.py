@@ -175,10 +175,16 @@ def search_notes(result: SearchResult) -> list[str]:
     return notes
 
 
-def append_line(result: AppendResult) -> str:
+def append_lines(result: AppendResult) -> list[str]:
+    """Where the text went, then each secret masked before it was written
+    (as `log_lines` lists them): the caller must learn that the file does
+    not say exactly what was sent."""
     state = "indexed" if result.indexed else "not indexed"
     created = ", new file" if result.created else ""
-    return f"Appended to {result.citation} ({state}{created})"
+    masked = len(result.redactions)
+    secrets = f", {masked} secret{'s' if masked > 1 else ''} masked" if masked else ""
+    head = f"Appended to {result.citation} ({state}{created}{secrets})"
+    return [head, *(f"  masked: {form}" for form in result.redactions)]
 
 
 def sync_lines(result: SyncResult) -> list[str]:

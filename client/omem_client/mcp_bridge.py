@@ -9,8 +9,10 @@ Invariants:
 * Stdout carries JSON-RPC only: the SDK points fd 1 at stderr while serving,
   and everything this module says goes through the MCP messages or stderr.
 * One `AsyncClient` per bridge, connected on the first tool call, so a host
-  can start the bridge before the daemon. A broken connection fails one call
-  and the next call connects afresh; read-only tools retry once at once, since
+  can start the bridge before the daemon. The client itself replaces a
+  connection a restarted daemon closed while idle, and waits for a daemon
+  that is stopping or starting; a connection lost with a call in flight
+  fails that call, and read-only tools retry it once at once, since
   repeating them cannot do anything twice.
 * Nothing a tool call can do stops the bridge: bad arguments, daemon errors
   and an absent daemon become tool results with ``isError`` set and a message
@@ -20,6 +22,8 @@ Invariants:
   (``omem-client tasks --all``) is said as the profile's tool that does it
   (`Profile.in_tool_words`), since an MCP agent has no shell; what no tool
   can do (start the daemon, restore) is said as what to ask the user to run.
+  So is the advice in the structured reply (a status issue:
+  `omem_protocol.advice`); what the memory holds is never reworded.
 * Each tool's arguments are one msgspec Struct, which both generates the
   ``inputSchema`` the host shows the model and validates what comes back, so
   the two cannot disagree.
@@ -49,6 +53,7 @@ from omem_client._mcp_profiles import DEFAULT_PROFILE, PROFILES, Profile
 from omem_client._mcp_tools import Tool
 from omem_client._mcp_wire import LONE_SURROGATE, AnsweringReader, lone_surrogate_at
 from omem_protocol import Msg, __version__, empty_field
+from omem_protocol.advice import reword_advice
 
 __all__ = ["Bridge", "build_server", "not_running", "run", "serve_stdio"]
 
@@ -101,9 +106,11 @@ class Bridge:
         text, result = await self._run(tool, args)
         if result is None:
             return _error(self.profile.in_tool_words(text))
+        # The structured reply says its advice (a status issue) in the tools' words too.
+        reply = reword_advice(result, self.profile.in_tool_words)
         return types.CallToolResult(
             content=[types.TextContent(text=self.profile.in_tool_words(text))],
-            structured_content=msgspec.to_builtins(result),
+            structured_content=msgspec.to_builtins(reply),
         )
 
     async def _run(self, tool: Tool[Any], args: Any) -> tuple[str, Msg | None]:
@@ -114,9 +121,11 @@ class Bridge:
                 was_connected = client.welcome is not None
                 text, result = await tool.call(client, args)
             except ConnectError:
-                # A connection that was up before the call and is down now most
-                # likely met a restarted daemon; a read can simply be asked
-                # again. (A timeout leaves the connection up: no retry.)
+                # The connection was lost with the read in flight (the daemon
+                # closed it just as the request went out); a read can simply
+                # be asked again. An idle connection a restart closed never
+                # gets here: the client replaces it before sending. (A timeout
+                # leaves the connection up: no retry.)
                 if not (tool.read_only and was_connected and client.welcome is None):
                     raise
                 text, result = await tool.call(client, args)

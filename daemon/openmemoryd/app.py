@@ -25,6 +25,7 @@ from collections.abc import Callable
 
 import trio
 
+from omem_protocol import socket_lock_path
 from openmemoryd.api import Api, DaemonInfo
 from openmemoryd.config import Config
 from openmemoryd.config.reload import plan_reload
@@ -55,9 +56,7 @@ async def run_daemon(config: Config, reload: Callable[[], Config] | None = None)
     activation = take_activation_socket()
     inherited = adopt_unix_listener(activation, config.socket) if activation else None
     state_lock = InstanceLock(config.state_dir / STATE_LOCK_NAME, f"state dir {config.state_dir}")
-    socket_lock = InstanceLock(
-        config.socket.with_name(config.socket.name + ".lock"), f"socket {config.socket}"
-    )
+    socket_lock = InstanceLock(socket_lock_path(config.socket), f"socket {config.socket}")
     state_lock.acquire()
     try:
         socket_lock.acquire()

@@ -81,6 +81,7 @@ from omem_protocol._paths import (
     SOCKET_ENV,
     default_config_path,
     resolve_socket_path,
+    socket_lock_path,
     socket_path_problem,
 )
 from omem_protocol._results import (
@@ -245,5 +246,6 @@ __all__ = [
     "encode_frame",
     "encode_message",
     "resolve_socket_path",
+    "socket_lock_path",
     "socket_path_problem",
 ]

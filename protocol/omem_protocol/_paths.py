@@ -62,6 +62,16 @@ def resolve_socket_path(
     return Path("/tmp") / f"openmemory-{os.getuid()}" / SOCKET_NAME
 
 
+def socket_lock_path(socket: Path) -> Path:
+    """The file a running daemon holds locked (``flock``) for *socket*, its pid inside.
+
+    The daemon takes it before anything else and keeps it until it has
+    exited, its stop's drain included, so a client finds there whether a
+    daemon is on its way up or down while the socket itself refuses it.
+    """
+    return socket.with_name(socket.name + ".lock")
+
+
 def socket_path_problem(path: Path) -> str | None:
     """Explain why *path* cannot be a Unix socket address, or return None."""
     size = len(os.fsencode(path))

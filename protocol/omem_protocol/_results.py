@@ -158,7 +158,13 @@ class GetResult(Msg, tag="get_result", frozen=True):
 
 
 class AppendResult(Msg, tag="append_result", frozen=True):
-    """Where the text landed; `indexed` means the next search will find it."""
+    """Where the text landed; `indexed` means the next search will find it.
+
+    `redactions`: the masked forms of the secrets masked before the text was
+    written (``sk_live_…``, ``postgres://u:***@db/app``), as `LogResult`
+    lists them; empty when nothing was masked (and from a daemon that
+    predates masking on append).
+    """
 
     path: str
     start_line: int
@@ -166,6 +172,7 @@ class AppendResult(Msg, tag="append_result", frozen=True):
     created: bool
     indexed: bool
     citation: str
+    redactions: tuple[str, ...] = ()
 
 
 class SyncResult(Msg, tag="sync_result", frozen=True):

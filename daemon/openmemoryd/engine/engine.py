@@ -72,6 +72,7 @@ from openmemoryd.memory.append import Appended
 from openmemoryd.memory.append_journal import AppendJournal
 from openmemoryd.memory.flush_state import FlushTracker
 from openmemoryd.memory.known import KnownFiles
+from openmemoryd.memory.log_gate import mask_secrets
 from openmemoryd.search import (
     SearchQuery,
     citation,
@@ -95,6 +96,8 @@ T = TypeVar("T")
 
 READERS: Final = 4
 QUERY_CACHE_SIZE: Final = 256
+# An append longer than this has its secrets masked in a worker thread (`Engine.append`).
+_MASK_INLINE_CHARS: Final = 16_384
 
 
 class Engine:
@@ -344,12 +347,33 @@ class Engine:
         )
 
     async def append(self, text: str, path: str | None) -> AppendResult:
-        """Append and index in one writer-lane call: searchable when this returns."""
+        """Append and index in one writer-lane call: searchable when this returns.
+
+        Secrets are masked first, as `log` masks them (`log_gate.mask_secrets`),
+        so neither the Markdown, the append journal nor the index ever holds
+        one; the reply lists the masked forms. Unlike `log`, a password said
+        in words does not refuse the text: `log` files one fact, which a
+        masked password leaves worthless and which the agent can say again,
+        while an append is the caller's own note, often many lines, that
+        must not be lost for one secret in it; and `redact_secrets` masks
+        every character of what it recognises, so what is kept reveals
+        nothing. The stricter `contains_secret` judges no append: it also
+        flags prose ("password: see the vault") it cannot mask, and would
+        refuse a whole note for it.
+        """
         mp = target_path(self.policy, path, date.today())
+        # Masking reads every character (about 1 s a megabyte): a long note
+        # is a thread's work, a short one is quicker done here.
+        if len(text) > _MASK_INLINE_CHARS:
+            safe = await trio.to_thread.run_sync(mask_secrets, text)
+        else:
+            safe = mask_secrets(text)
+        if safe.redactions:
+            logger.info("append to %s: masked %d secret(s)", mp.key, len(safe.redactions))
         appended, indexed = await self.edit_markdown(
             append_block,
             mp,
-            text,
+            safe.text,
             self.config.index.max_file_bytes,
             self.known,
             paths=[mp],
@@ -363,6 +387,7 @@ class Engine:
             created=appended.created,
             indexed=indexed,
             citation=citation(mp.key, appended.start_line, appended.end_line),
+            redactions=safe.redactions,
         )
 
     async def journal_append(self, appended: Appended) -> None:

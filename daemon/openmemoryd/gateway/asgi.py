@@ -48,6 +48,7 @@ from openmemoryd.gateway.routes import (
     query_params,
     query_workspace,
 )
+from openmemoryd.gateway.wording import reply_in_http_words
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -349,7 +350,8 @@ class GatewayApp:
         except Exception as exc:
             logger.exception("HTTP %s failed", type(params).__name__)
             raise _internal(exc) from None
-        data = _ENCODER.encode(result)
+        # advice in the reply (a status issue, a doctor fix) names requests, not commands
+        data = _ENCODER.encode(reply_in_http_words(result))
         if len(data) > self.max_body_bytes:
             raise HttpFailure(
                 413,

@@ -1,4 +1,4 @@
-"""The HTTP API's errors in the words of an HTTP caller.
+"""The HTTP API's errors, and the advice in its replies, in an HTTP caller's words.
 
 `errors.invalid_request` turns msgspec's wording into a sentence, but it
 sees only msgspec's message. Here the Params type is known, so two things
@@ -10,10 +10,14 @@ a curl user needs can be added on every HTTP route at once:
   and a missing field that has an alias says so, so the error does not send
   the caller to a name they did not use.
 
-And a hint the daemon gives as a shell command (``see `omem-client tasks
---all` for ids``) is said as the HTTP call that does the same
-(`in_http_words`): the caller speaks HTTP, often from another language or
-machine, with no ``omem-client`` at hand.
+And advice the daemon gives as a shell command is said as the HTTP call
+that does the same (`in_http_words`), in an error (``see `omem-client tasks
+--all` for ids``) and in a successful reply alike (`reply_in_http_words`: a
+status issue, a doctor check's fix, a primer's "more lines" marker): the
+caller speaks HTTP, often from another language or machine, with no
+``omem-client`` at hand. What only a person at the daemon's machine can do
+(``openmemoryd init``) is said as that: ask the user to run it there. The
+daemon's own messages keep their commands, so the CLI prints them as is.
 """
 
 from __future__ import annotations
@@ -24,22 +28,69 @@ from typing import Any, Final
 
 from msgspec import inspect
 
+from omem_protocol import Msg
+from omem_protocol.advice import reword_advice
 from openmemoryd.errors import invalid_request
 
-__all__ = ["HTTP_HINTS", "allowed_values", "body_error", "in_http_words"]
+__all__ = ["HTTP_HINTS", "allowed_values", "body_error", "in_http_words", "reply_in_http_words"]
 
 _AT: Final = re.compile(r" - at `\$\.(?P<path>[^`]+)`$")
 _ENUM: Final = re.compile(r"^Invalid enum value (?P<value>.+) - at `\$\.(?P<path>[^`]+)`$")
 _MISSING: Final = re.compile(
     r"^Object missing required field `(?P<field>[^`]+)`(?: - at `\$\.(?P<at>[^`]+)`)?$"
 )
-# (the daemon's words, the HTTP API's): each shell hint the daemon's error messages
-# carry, as the request that does it. tests/test_http_input.py checks that
-# each is still said somewhere, so a reworded hint cannot slip through.
+_AT_DAEMON: Final = "on the machine where the daemon runs"
+# (the daemon's words, the HTTP API's): each shell command the daemon's errors,
+# status issues, doctor checks and primer markers name, as the request that
+# does it, or, with no such request, as what to ask the user to run.
+# tests/test_http_input.py checks that each is still said somewhere and that
+# no command in those messages is left out, so a new or reworded hint cannot
+# slip through. A longer phrase comes before any shorter one it holds.
 HTTP_HINTS: Final = (
+    # an error: a task reference matched nothing
     (
         "(see `omem-client tasks --all` for ids)",
         '(POST /tasks with {"status": "all"} lists every task with its id)',
+    ),
+    # status issues, and the doctor's appends check
+    ("(omem-client restore re-adds them)", "(POST /restore re-adds them)"),
+    ("(omem-client restore makes them again)", "(POST /restore makes them again)"),
+    (
+        "omem-client restore --dry-run shows them; omem-client restore re-adds them",
+        'POST /restore with {"dry_run": true} shows them; POST /restore re-adds them',
+    ),
+    # the doctor's watcher, files and index checks
+    ("changes are only indexed by `omem-client sync`", "changes are only indexed by POST /sync"),
+    ("(`omem-client status` lists them all)", "(the issues of GET /status list them all)"),
+    ("(`omem-client status` shows it)", "(GET /status shows it)"),
+    ("run `omem-client sync`; files it skips", "call POST /sync; files it skips"),
+    ("are listed by `omem-client status`", "are listed by GET /status"),
+    ("was skipped in `omem-client status`", "was skipped in the issues of GET /status"),
+    # a primer's marker where it left lines out
+    (" lines: omem-client get ", " lines: GET /get with path "),
+    # a workspace gone or incomplete: only someone at the machine can make one
+    (
+        "`openmemoryd init` creates an empty workspace there",
+        f"ask the user to run `openmemoryd init` {_AT_DAEMON}, which creates an empty "
+        "workspace there",
+    ),
+    (
+        "`openmemoryd init` creates it now",
+        f"ask the user to run `openmemoryd init` {_AT_DAEMON}, which creates it now",
+    ),
+    (
+        "`openmemoryd init` creates it (and never overwrites anything)",
+        f"ask the user to run `openmemoryd init` {_AT_DAEMON}, which creates it (and never "
+        "overwrites anything)",
+    ),
+    (
+        "`openmemoryd init` then creates the folder",
+        f"then ask the user to run `openmemoryd init` {_AT_DAEMON}, which creates the folder",
+    ),
+    (
+        "(`openmemoryd start`, or `systemctl --user start openmemoryd`)",
+        "(ask the user to run `openmemoryd start`, or `systemctl --user start openmemoryd`, "
+        f"{_AT_DAEMON})",
     ),
 )
 _STEP: Final = re.compile(r"\[\d+\]|[^.\[\]]+")
@@ -117,3 +168,10 @@ def in_http_words(message: str) -> str:
     for cli, http in HTTP_HINTS:
         message = message.replace(cli, http)
     return message
+
+
+def reply_in_http_words(result: Msg) -> Msg:
+    """A successful reply with the advice in its fields (`reword_advice`:
+    status issues, doctor checks, primer markers) said as HTTP requests;
+    what the memory holds is left as written."""
+    return reword_advice(result, in_http_words)

@@ -22,6 +22,8 @@ Invariants:
   in words ("my password is hunter2", 密码是…, "мой пароль — hunter2"),
   which cannot be masked precisely, rejects it. The masked forms are
   returned so the reply can say so;
+* `mask_secrets` is that masking alone, never a rejection: `append` keeps
+  the caller's words and masks what it can (see `Engine.append`);
 * everything is pure: no I/O, no state.
 """
 
@@ -43,6 +45,7 @@ __all__ = [
     "Safe",
     "check_quality",
     "check_safety",
+    "mask_secrets",
     "one_line",
     "text_weight",
 ]
@@ -229,20 +232,36 @@ def check_safety(text: str) -> Safe | Rejected:
     phrase = looks_like_prompt_injection(text)
     if phrase is not None:
         return Rejected("prompt_injection", f"looks like a prompt injection: {phrase!r}")
-    masked = redact_secrets(text)
-    if contains_secret(masked):
+    safe = mask_secrets(text)
+    if contains_secret(safe.text):
         return Rejected(
             "secret", "holds a password, key or token that cannot be masked; nothing was kept"
         )
+    return safe
+
+
+def mask_secrets(text: str) -> Safe:
+    """*text* with what `redact_secrets` recognises masked, and the masked
+    forms (new ones only, each once, in order); the rest byte for byte."""
+    masked = redact_secrets(text)
     return Safe(masked, _masked_forms(text, masked))
 
 
 _MASKED: Final = re.compile(r"\S*(?:\u2026redacted\u2026|\u2026|\*\*\*)\S*")
+# What a masked word is wrapped in or followed by as prose, not part of it.
+_OPENERS: Final = "(\"'“‘«["
+_CLOSERS: Final = ")\"'”’»].,;:!?。，；：！？"
 
 
 def _masked_forms(before: str, after: str) -> tuple[str, ...]:
-    """The masked tokens that are new in *after* (what the reply shows)."""
+    """The masked words that are new in *after* (what the reply shows),
+    without the brackets, quotes and punctuation of the sentence around
+    them: "(key ghp_…);" reports ``ghp_…``."""
     if before == after:
         return ()
-    old = set(_MASKED.findall(before))
-    return tuple(dict.fromkeys(m for m in _MASKED.findall(after) if m not in old))
+    old = {_bare(m) for m in _MASKED.findall(before)}
+    return tuple(dict.fromkeys(m for m in map(_bare, _MASKED.findall(after)) if m not in old))
+
+
+def _bare(word: str) -> str:
+    return word.lstrip(_OPENERS).rstrip(_CLOSERS)
