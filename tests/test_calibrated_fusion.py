@@ -508,6 +508,32 @@ def test_one_shared_word_the_model_finds_unrelated_is_no_evidence(
     assert [h.path for h in partial.results][:1] == ["a.md"]
 
 
+@pytest.mark.parametrize(
+    ("note", "mixed", "partial"),
+    [
+        ("Priya: the rehearsal ran long, cut the intro", "Priya 对我演讲彩排的反馈", "Priya lunch"),
+        ("Nomad — кодовое имя проекта синхронизации", "Nomad 项目是谁负责的", "погода для проекта"),
+        ("周末买了两斤乌龙茶", "where did I buy the 乌龙茶", "乌龙茶和咖啡"),
+    ],
+)
+def test_a_note_holding_every_word_of_one_script_of_a_mixed_query_is_evidence(
+    conn: apsw.Connection, note: str, mixed: str, partial: str
+) -> None:
+    """A question in one language naming something in another (a name in
+    Latin letters in a Chinese question) asked of a note in the other: the
+    note holds every word the query has in the note's script, and that
+    counts, even where the model sees nothing in it. A note holding part of
+    a query in one script is still judged by the model."""
+    add(conn, "a.md", [(note, unit(1.0, 0.6))], heading="")
+    add(conn, "b.md", [(f"filler {i}", unit(0.0, 1.0)) for i in range(5)])
+    q = query(conn, unit(1.0), null_cosine=0.9, evidence_width=0.1)  # cosine 0.857: below it
+    reply = run_search(conn, SearchQuery(mixed), SearchSettings(), CTX, q, NOW)
+    assert [h.path for h in reply.results][:1] == ["a.md"]
+    assert reply.results[0].evidence > 0.35
+    unrelated = run_search(conn, SearchQuery(partial), SearchSettings(), CTX, q, NOW)
+    assert unrelated.results == (), [h.snippet for h in unrelated.results]
+
+
 def test_a_keyword_match_of_only_what_an_apostrophe_leaves_is_no_evidence(
     conn: apsw.Connection,
 ) -> None:

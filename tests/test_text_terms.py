@@ -16,6 +16,8 @@ from openmemoryd.text import (
     index_terms,
     query_terms,
     token_set,
+    words_by_script,
+    words_of,
 )
 
 
@@ -191,3 +193,21 @@ def test_apostrophe_tails_are_what_an_apostrophe_left() -> None:
     assert apostrophe_tails("I couldn’t find Wei's notes, we'll see") == {"t", "s", "ll"}
     assert apostrophe_tails("витамин D в анализах") == frozenset()
     assert apostrophe_tails("the 'd' key, rock 'n' roll") == frozenset()
+
+
+def test_a_mixed_query_is_split_by_script() -> None:
+    def parts(query: str) -> list[list[str]]:
+        return words_by_script(words_of(query_terms(query)))
+
+    assert parts("乌龙茶 Nomad") == [["乌龙", "龙茶"], ["nomad"]]
+    assert parts("Jellyfin 开在哪个端口 8096") == [
+        ["jellyfin", "8096"],
+        ["开在", "在哪", "哪个", "个端", "端口", "8096"],
+    ]
+    assert parts("Nomad проект") == [["nomad"], ["проект"]]
+    # one script (digits are none): no parts
+    assert parts("какой IP у Home Assistant") == []
+    assert parts("deploy pipeline 2024") == []
+    assert parts("深圳 2024") == []
+    # a script of single letters makes no part of its own
+    assert parts("X 光片在哪里拍的") == [["光片", "片在", "在哪", "哪里", "里拍", "拍的"]]

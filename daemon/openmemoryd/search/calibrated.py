@@ -73,7 +73,7 @@ fit never saw, 0.683, 0.817 and 0.700 instead of 0.650, 0.800 and 0.633.
 ``search.head_estimate = false`` leaves it out.
 
 The score orders results. ``min_score`` still applies to a candidate's
-strongest raw evidence (`pipeline.strongest`), so a query that matches
+strongest raw evidence (`evidence.strongest`), so a query that matches
 nothing well returns nothing, however the candidates rank among themselves.
 """
 

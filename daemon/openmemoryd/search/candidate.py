@@ -36,7 +36,7 @@ class Candidate:
     access_count: int = 0  # times it was among the hits a reader saw
     salience: float = 1.0  # the share of the distance to 1 kept (`search.salience`)
     inner_headings: InnerHeadings = ()  # heading lines inside it, with their paths
-    # What `min_score` judged it by (`pipeline.strongest`), once it was
+    # What `min_score` judged it by (`evidence.strongest`), once it was
     # chosen: not always a leg's score, since a vector score counts by its
     # margin over the query's baseline, raised for a note in another script.
     evidence: float | None = None

@@ -63,17 +63,17 @@ from openmemoryd.search.calibrated import Described, fuse_calibrated
 from openmemoryd.search.candidate import Candidate
 from openmemoryd.search.dates import DateRange, QueryDates, memory_days, parse_query_dates
 from openmemoryd.search.decay import apply_decay
+from openmemoryd.search.evidence import relaxed_matches, strongest
 from openmemoryd.search.fusion import fuse_rrf, fuse_weighted, normalize_weights
 from openmemoryd.search.hits import to_hits
 from openmemoryd.search.lexical import lexical_leg
 from openmemoryd.search.mmr import mmr_rerank
 from openmemoryd.search.salience import apply_salience
-from openmemoryd.search.snippet import holds_every, terms_in
 from openmemoryd.search.timeline import is_timeline_request, timeline_candidates
 from openmemoryd.search.vector import VectorQuery, rescale, vector_leg
 from openmemoryd.store import RowidRange, chunk_count, file_mtimes
 from openmemoryd.store.vectors import distances
-from openmemoryd.text import apostrophe_tails, query_terms, words_of
+from openmemoryd.text import apostrophe_tails, query_terms, words_by_script, words_of
 
 MAX_CANDIDATES = 200
 
@@ -317,6 +317,7 @@ def rank_candidates(
     # The words a note must hold to match the whole query: not what an
     # apostrophe leaves (the "s" of "Wei's").
     words = words_of(terms)
+    parts = words_by_script(words)  # a mixed query: its words in each script
     # What the query's own apostrophes left ("s" of "Fermat's"; not the "d"
     # of "vitamin D"): a keyword match of those alone is no evidence.
     tails = apostrophe_tails(query.text).intersection(terms)
@@ -325,13 +326,13 @@ def rank_candidates(
     def evidence(candidate: Candidate) -> float:
         if by_date and dates.names_any(_days(candidate)):
             return 1.0  # a note of a day the query names ("on 23 March")
-        return strongest(candidate, vector, words, real)
+        return strongest(candidate, vector, words, real, parts)
 
     judged = {c.id: evidence(c) for c in merged}
     chosen = [c for c in merged if judged[c.id] >= min_score]
     relaxed = False
     if not chosen and query.min_score is None:
-        chosen = _relaxed(
+        chosen = relaxed_matches(
             merged, words, lambda c: judged[c.id], everything=settings.relaxed_fallback
         )
         relaxed = bool(chosen)
@@ -428,57 +429,6 @@ def finish_search(
         took_ms=0.0,
         explain=explain,
     )
-
-
-def strongest(
-    candidate: Candidate,
-    vector: VectorQuery | None = None,
-    words: Sequence[str] = (),
-    beside_tails: Sequence[str] = (),
-) -> float:
-    """The candidate's best evidence: its higher leg score (or its score).
-
-    The vector score counts as `VectorQuery.evidence` makes it: its margin
-    over the query's baseline where the model is calibrated for that. The
-    keyword score counts unless the chunk holds only some of the query's
-    *words* and the model finds it no closer to the query than text about
-    nothing in particular (vector evidence 0): one word shared by chance
-    ("history" of the Byzantine empire, in a note on the history of GPS
-    tracks) scores high in a small workspace, where BM25 finds every word
-    rare, and is no evidence. A chunk holding every word (a name, an error
-    code) counts whatever the model thinks of it.
-
-    *beside_tails* are the query's terms other than the letters its
-    apostrophes left (the "s" of "Fermat's"), when it has such letters: a
-    keyword match holding none of them matched only those letters, which
-    half the notes hold ("Biscuit's jab"); it is no evidence at all, and
-    the vector score alone decides.
-    """
-    vector_score = candidate.vector_score
-    text_score = candidate.text_score
-    if text_score and beside_tails and not terms_in(candidate.text, beside_tails):
-        text_score = 0.0
-    if vector_score is not None and vector is not None:
-        vector_score = vector.evidence(vector_score, candidate.text)
-        if text_score and vector_score <= 0.0 and not holds_every(candidate.text, words):
-            text_score = 0.0
-    legs = [s for s in (vector_score, text_score) if s is not None]
-    return max(legs) if legs else candidate.score
-
-
-def _relaxed(
-    merged: list[Candidate],
-    words: list[str],
-    evidence: Callable[[Candidate], float],
-    *,
-    everything: bool,
-) -> list[Candidate]:
-    """What a default search returns when nothing reaches ``min_score``."""
-    if everything:
-        return [c for c in merged if c.text_score is not None or evidence(c) > 0.0]
-    if not words:
-        return []
-    return [c for c in merged if c.text_score is not None and holds_every(c.text, words)]
 
 
 def _any_dated(dates: QueryDates, *legs: Sequence[Candidate]) -> bool:

@@ -15,6 +15,7 @@ from openmemoryd.text.terms import (
     query_terms,
     terms_changed_since,
     token_set,
+    words_by_script,
     words_of,
 )
 from openmemoryd.text.tokens import estimate_tokens, fitting_prefix, line_cost
@@ -36,5 +37,6 @@ __all__ = [
     "safe_boundary",
     "terms_changed_since",
     "token_set",
+    "words_by_script",
     "words_of",
 ]

@@ -173,6 +173,43 @@ def _query_words(runs: Sequence[tuple[bool, str]], *, split: bool) -> list[str]:
     return list(dict.fromkeys(words))
 
 
+# The script a query term is written in (`words_by_script`); a term of
+# digits alone has none.
+_TERM_SCRIPTS: Final = (
+    ("cjk", re.compile(f"[{CJK_CLASS}]")),
+    ("cyrillic", re.compile("[\u0400-\u052f]")),
+    ("latin", re.compile("[A-Za-z\u00c0-\u024f]")),
+)
+
+
+def words_by_script(words: Sequence[str]) -> list[list[str]]:
+    """*words* (query terms) split by the script each is written in, when
+    they are in more than one; else none.
+
+    A person who writes Chinese asks "Priya 对我演讲彩排的反馈是什么" of a
+    note kept in English: the note holds Priya and none of the Chinese
+    words, so it holds only part of the query, and the model, comparing a
+    Chinese question with English text, may see no evidence in it either.
+    Yet in the note's own language it holds every word the query has: a
+    name, a product, an error code kept in Latin letters is most of what a
+    mixed query asks in that script. Terms of digits alone ("8096", "2024")
+    belong to every part, as words of none. A script whose terms are single
+    characters makes no part: the "D" of "витамин D в анализах" is in
+    every other note, as is a lone Han character.
+    """
+    parts: dict[str, list[str]] = {}
+    neutral: list[str] = []
+    for word in words:
+        script = next((name for name, letter in _TERM_SCRIPTS if letter.search(word)), None)
+        if script is None:
+            neutral.append(word)
+        else:
+            parts.setdefault(script, []).append(word)
+    if len(parts) < 2:
+        return []
+    return [[*part, *neutral] for part in parts.values() if max(map(len, part)) > 1]
+
+
 def terms_changed_since(version: str | None) -> Callable[[str], bool] | None:
     """Whether a text's terms differ between *version* and `TERMS_VERSION`,
     as a test of the text; None when any text's may (re-derive them all)."""
