@@ -431,3 +431,31 @@ def test_this_time_last_year_is_the_weeks_around_todays_date_then(dated: Daemon)
         assert any(line.startswith(f"# dates: {weeks} (") for line in header), (query, header)
     header = _explained(dated, "What did Wei decide a year ago today?")
     assert any(line.startswith(f"# dates: {then} (") for line in header), header
+
+
+def _zh_numeral(n: int) -> str:
+    """3 → 三, 11 → 十一, 25 → 二十五 (up to 39: a month or a day)."""
+    digits = "一二三四五六七八九"
+    tens, units = divmod(n, 10)
+    head = ("" if tens == 1 else digits[tens - 1]) + "十" if tens else ""
+    return head + (digits[units - 1] if units else "")
+
+
+def test_dates_written_as_people_write_them_name_their_day(dated: Daemon) -> None:
+    """十一月三日 in Chinese numerals, 3-го ноября with its ordinal ending and
+    прошлая пятница as a subject were searched as words."""
+    day = TODAY - timedelta(days=3)
+    queries = (
+        f"{_zh_numeral(day.month)}月{_zh_numeral(day.day)}日做了什么",
+        f"что было {day.day}-го {RU_MONTHS[day.month - 1]}?",
+    )
+    _assert_timeline(dated, queries, [_note(day)])
+    for nominative, accusative in (
+        ("прошлая среда", "в прошлую среду"),
+        ("прошлая пятница", "в прошлую пятницу"),
+        ("прошлая суббота", "в прошлую субботу"),
+    ):
+        reply = _search(dated, f"что было {accusative}")
+        expected = [h["path"] for h in reply["results"]]  # type: ignore[attr-defined]
+        assert len(expected) == 1, reply
+        _assert_timeline(dated, (nominative,), expected)

@@ -131,6 +131,12 @@ def test_words_for_a_part_of_something_else_are_not_dates() -> None:
         ("2023年10月做了什么", [("2023-10-01", "2023-10-31", False)]),
         ("5月3日吃饭", [("2000-05-03", "2000-05-03", True)]),
         ("2021年的计划", [("2021-01-01", "2021-12-31", False)]),
+        # in Chinese numerals
+        ("十一月三日做了什么", [("2000-11-03", "2000-11-03", True)]),
+        ("三月五号开会", [("2000-03-05", "2000-03-05", True)]),
+        ("二〇二六年十一月三日", [("2026-11-03", "2026-11-03", False)]),
+        ("二零二五年十二月三十一日的总结", [("2025-12-31", "2025-12-31", False)]),
+        ("2026年十一月三日", [("2026-11-03", "2026-11-03", False)]),
     ],
 )
 def test_chinese_absolute_dates(query: str, expected: list[tuple[str, str, bool]]) -> None:
@@ -143,6 +149,8 @@ def test_chinese_absolute_dates(query: str, expected: list[tuple[str, str, bool]
         ("встреча 25 мая 2022 года", [("2022-05-25", "2022-05-25", False)]),
         ("что было в мае 2023", [("2023-05-01", "2023-05-31", False)]),
         ("созвон 3 марта", [("2000-03-03", "2000-03-03", True)]),
+        ("что было 3-го ноября", [("2000-11-03", "2000-11-03", True)]),
+        ("3-е марта 2026 года", [("2026-03-03", "2026-03-03", False)]),
         ("отпуск в августе", [("2000-08-01", "2000-08-31", True)]),
     ],
 )
@@ -321,6 +329,10 @@ def test_words_that_only_look_like_dates_are_left_alone(query: str) -> None:
         ("что изменилось с понедельника", "2026-11-23", "2026-11-25"),
         ("со среды", "2026-11-18", "2026-11-25"),
         ("с прошлой пятницы", "2026-11-20", "2026-11-25"),
+        # the last such day, named as a subject or of one
+        ("прошлая пятница", "2026-11-20", "2026-11-20"),
+        ("заметки прошлого четверга", "2026-11-19", "2026-11-19"),
+        ("что решили в прошлую среду", "2026-11-18", "2026-11-18"),
         ("周一以来的改动", "2026-11-23", "2026-11-25"),
         ("上周五以来", "2026-11-20", "2026-11-25"),
         # a weekday's: the last such day
@@ -567,3 +579,17 @@ def test_relative_days_past_the_calendars_ends_are_no_dates() -> None:
         ("9999-12-20", "9999-12-26"),
         ("9998-01-01", "9998-12-31"),
     ]
+
+
+def test_numbers_in_chinese_numerals_that_are_no_whole_date_stay_words() -> None:
+    for query in ("三日游去哪里", "三个月的计划", "二月三十日", "十一月的第三周之外"):
+        found = parse_query_dates(query, TODAY)
+        assert found.rest == query, query
+    # a date alone keeps the words the person wrote for the keyword leg
+    alone = parse_query_dates("十二月三十一日", TODAY)
+    assert (alone.rest, alone.remainder) == ("十二月三十一日", "")
+    assert parse_query_dates("十一月三日做了什么", TODAY).rest == "做了什么"
+
+
+def test_a_weekday_as_the_subject_is_not_an_environment() -> None:
+    assert ranges("прошлая среда разработки") == []

@@ -130,6 +130,9 @@ _RU_MONTH_RE: Final = (
 )
 _YEAR: Final = r"(?P<year>(?:19|20)\d\d)"
 _DAY: Final = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
+# A day before a Russian month, with the ordinal ending it is often written
+# with: "3-го ноября", "3-е марта".
+_RU_DAY: Final = r"(?P<day>[0-3]?\d)(?:-(?:го|е|ое|ого))?"
 
 # A part of a month: its first, middle or last third ("early August",
 # "в конце мая", 8月下旬), by the words for each in the three languages.
@@ -194,9 +197,9 @@ _ABSOLUTE: Final = tuple(
         rf"{_YEAR}\s*年\s*(?P<month>[01]?\d)\s*月",
         r"(?<![\d年])(?P<month>[01]?\d)\s*月\s*(?P<day>[0-3]?\d)\s*[日号]",
         rf"{_YEAR}\s*年",
-        rf"(?<!\w){_DAY}\s+(?P<rname>{_RU_MONTH_RE})\s+{_YEAR}(?:\s*(?:г\.|года|год))?",
+        rf"(?<!\w){_RU_DAY}\s+(?P<rname>{_RU_MONTH_RE})\s+{_YEAR}(?:\s*(?:г\.|года|год))?",
         rf"(?<!\w)(?P<rname>{_RU_MONTH_RE})\s+{_YEAR}(?:\s*(?:г\.|года|год))?",
-        rf"(?<!\w){_DAY}\s+(?P<rname>{_RU_MONTH_RE})(?!\w)",
+        rf"(?<!\w){_RU_DAY}\s+(?P<rname>{_RU_MONTH_RE})(?!\w)",
         rf"\b(?:in|during|of|since|from|until|till|through)\s+(?P<mname>{_EN_MONTH_RE})\b",
         rf"\b(?:in|during)\s+{_YEAR}\b",
         rf"(?<=\bsince\s){_YEAR}\b",
@@ -373,6 +376,43 @@ def _strip(text: str, spans: Iterable[tuple[int, int]]) -> str:
     return " ".join("".join(out).split())
 
 
+# A Chinese date written in Chinese numerals: 十一月三日, 二〇二六年三月五号.
+_ZH_DIGITS: Final = "〇零一二三四五六七八九"
+_ZH_NUMBER: Final = r"[一二三四五六七八九十]{1,3}"
+_ZH_WRITTEN_DATE: Final = re.compile(
+    rf"(?:(?P<year>[{_ZH_DIGITS}]{{4}})\s*年\s*)?(?P<month>{_ZH_NUMBER})\s*月\s*"
+    rf"(?P<day>{_ZH_NUMBER})\s*(?P<end>[日号])"
+)
+
+
+def _zh_number(text: str) -> int | None:
+    """十一 → 11, 三十一 → 31, 五 → 5; None for what is no number up to 99."""
+    value = {c: i for i, c in enumerate("一二三四五六七八九", start=1)}
+    tens, ten, units = text.partition("十")
+    if not ten:
+        return value.get(text) if len(text) == 1 else None
+    if len(tens) > 1 or len(units) > 1 or not all(c in value for c in tens + units):
+        return None
+    return (value[tens] if tens else 1) * 10 + (value[units] if units else 0)
+
+
+def _arabic_dates(query: str) -> str:
+    """*query* with its dates in Chinese numerals written in digits, the form
+    the patterns read: 十一月三日 → 11月3日. Only whole dates (a month and its
+    day) are rewritten, which are then taken out of the query as dates: a
+    number elsewhere (三日游, 三个月) is a word of the question and stays."""
+
+    def digits(match: re.Match[str]) -> str:
+        month, day = _zh_number(match.group("month")), _zh_number(match.group("day"))
+        if month is None or day is None:
+            return match.group(0)
+        year = match.group("year")
+        written = "".join(str(max(0, _ZH_DIGITS.index(c) - 1)) for c in year) + "年" if year else ""
+        return f"{written}{month}月{day}{match.group('end')}"
+
+    return _ZH_WRITTEN_DATE.sub(digits, query)
+
+
 def parse_query_dates(query: str, today: date, *, south: bool = False) -> QueryDates:
     """The date ranges *query* mentions, and the query with those mentions removed.
 
@@ -380,6 +420,13 @@ def parse_query_dates(query: str, today: date, *, south: bool = False) -> QueryD
     reads seasons as the southern hemisphere's. A query with no date
     mention comes back with no ranges and its text unchanged.
     """
+    written = _arabic_dates(query)
+    if written != query:
+        read = parse_query_dates(written, today, south=south)
+        if not read.ranges:
+            return QueryDates((), query, query)
+        # a query of the date alone is searched as the person wrote it
+        return QueryDates(read.ranges, read.remainder or query, read.remainder)
     found: list[Mention] = []
     # the characters a mention holds: the first of overlapping mentions wins
     # (a mask, not a comparison with each mention: 4,000 of them in a query

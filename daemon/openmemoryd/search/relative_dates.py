@@ -138,6 +138,12 @@ _RU_NOT_ENVIRONMENT: Final = r"(?!\s+(?:[a-z]|разработ|выполнен|
 _RU_WEEKDAY_RE: Final = (
     rf"понедельник|вторник|среду{_RU_NOT_ENVIRONMENT}|четверг|пятницу|субботу|воскресенье"
 )
+# The nominative and genitive of the days whose accusative differs, and the
+# genitive of the others: "прошлая пятница", "прошлого понедельника".
+_RU_WEEKDAY_OTHER_RE: Final = (
+    rf"понедельника|вторника|сред[аы]{_RU_NOT_ENVIRONMENT}|четверга|пятниц[аы]|суббот[аы]"
+    r"|воскресенья"
+)
 _RU_WEEKEND_RE: Final = r"выходны[ех]"
 _ZH_WEEK: Final = r"(?:周|星期|礼拜)"
 # 一 before these is a word of its own (这周一直 is "this week, all along"),
@@ -173,6 +179,8 @@ _WEEKDAYS: Final = tuple(
         # "Monday's meeting", "the weekend's plans", not "every Monday's"
         (rf"(?<!\bevery\s)\b(?P<wd>{_EN_WEEKDAY_RE})'s\b", "before"),
         (rf"(?<!\w)(?:во?\s+)?прошл(?:ый|ую|ое)\s+(?P<wd>{_RU_WEEKDAY_RE})(?!\w)", "last"),
+        # as a subject or of it: "прошлая пятница", "заметки прошлого четверга"
+        (rf"(?<!\w)прошл(?:ая|ой|ого)\s+(?P<wd>{_RU_WEEKDAY_OTHER_RE})(?!\w)", "last"),
         (rf"(?<!\w)(?:(?:в|на)\s+)?прошл(?:ые|ых)\s+(?P<wd>{_RU_WEEKEND_RE})(?!\w)", "last"),
         (rf"(?<!\w)во?\s+эт(?:от|у|о)\s+(?P<wd>{_RU_WEEKDAY_RE})(?!\w)", "this"),
         (rf"(?<!\w)(?:в|на)\s+эт(?:и|их)\s+(?P<wd>{_RU_WEEKEND_RE})(?!\w)", "this"),
