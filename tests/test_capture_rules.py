@@ -464,6 +464,18 @@ TRIGGER_EXAMPLES = [
     ("Отвечай всегда по-русски", "всегда"),
     ("Никогда не деплой по пятницам", "никогда"),
     ("Это важно: табы, не пробелы", "важно"),
+    # who the user is, and what a mistake taught
+    ("我叫王磊，来自浙江杭州", "我叫"),
+    ("I live in Lisbon since 2020", "i live in"),
+    ("我住在杭州西湖区灵隐路", "我住在"),
+    ("Я живу в Казани с прошлого года", "я живу"),
+    ("Severe peanut allergy here, no satay", "allergic"),
+    ("花生过敏，点菜千万别点", "过敏"),
+    ("У меня аллергия на арахис", "аллергия"),
+    ("Lessons learned: pin the base image", "lesson learned"),
+    ("教训：上线前先跑 dry-run", "教训"),
+    ("上次踩坑了，迁移要先备份", "教训"),
+    ("Наступили на грабли с миграцией", "на грабли"),
 ]
 
 
@@ -594,6 +606,12 @@ def test_each_category_in_english_and_chinese(text: str, category: str) -> None:
         ("Я обычно работаю по утрам", "preference"),
         ("Мой любимый цвет синий", "preference"),
         ("Я не люблю длинные ответы", "preference"),
+        ("I live in Lisbon", "fact"),
+        ("I'm allergic to penicillin", "fact"),
+        ("我住在杭州", "fact"),
+        ("我对花生过敏", "fact"),
+        ("Живу в Казани", "fact"),
+        ("Аллергия на арахис", "fact"),
         ("Сервер всегда падает ночью", "other"),  # a habit, but not the user's
         ("Всегда сразу отвечает на письма", "other"),  # "сразу" is no first-person verb
         ("Отвечай всегда по-русски", "other"),

@@ -384,6 +384,19 @@ _TRIGGERS: Final[tuple[tuple[str, _Check], ...]] = (
     ("никогда", _ru(r"\bникогда\b")),
     # "важно", "важный"; not "неважно" (it does not matter).
     ("важно", _ru(r"\bважн\w*")),
+    # Who the user is and what must never be missed: a name, a home, an
+    # allergy. "Меня зовут" and "my name is" are named above.
+    ("我叫", _zh("我叫")),
+    ("i live in", _en(r"\bi\s+live\s+in\b")),
+    ("我住在", _zh("我住在")),
+    ("я живу", _ru(r"\bя\s+живу\b")),
+    ("allergic", _en(r"\ballergic\b|\ballerg(?:y|ies)\b")),
+    ("过敏", _zh("[过過]敏")),
+    ("аллергия", _ru(r"\bаллерги\w*")),
+    # A lesson a mistake taught ("we stepped on a rake", 踩坑).
+    ("lesson learned", _en(r"\blessons?\s+learned\b|\blearned\s+the\s+hard\s+way\b")),
+    ("教训", _zh("[教][训訓]|踩[过過了]?坑")),
+    ("на грабли", _ru(r"\bнаступ\w*\s+на\s+(?:те\s+же\s+)?грабли\b|\bурок\s+на\s+будущее\b")),
 )
 
 # detectCategory's order. Decision also takes the decision triggers the
@@ -442,6 +455,10 @@ _CATEGORIES: Final[tuple[tuple[Category, _Check], ...]] = (
             # Russian leaves out "is": "мой день рождения 12 июля", "моя жена Аня".
             _ru(r"\bмо(?:й|я|[её]|и)\s+[а-яё]"),
             _ru(_RU_BIRTHDAY),
+            # where the user lives, what they are allergic to
+            _en(r"\blive\s+in\b|\ballergic\b|\ballerg(?:y|ies)\b"),
+            _zh("我住在|[过過]敏"),
+            _ru(r"\bживу\b|\bаллерги\w*"),
         ),
     ),
 )
