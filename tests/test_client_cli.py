@@ -355,3 +355,15 @@ def test_primer_notes_say_why_files_are_left_out() -> None:
         "(PROJECT.md left out: missing)"
     ]
     assert notes("## User (USER.md)\n- Wei") == []
+
+
+def test_keyword_segments_too_small_to_merge_are_not_called_merged() -> None:
+    """"8 segments (merged)" read as a contradiction to a user."""
+    from omem_client import _render
+    from omem_protocol import KeywordIndexStatus
+
+    assert _render._keyword_line(KeywordIndexStatus("merged", 1)) == "1 segment (merged)"
+    many = _render._keyword_line(KeywordIndexStatus("merged", 8))
+    assert many == "8 segments (none worth merging)"
+    waiting = _render._keyword_line(KeywordIndexStatus("waiting", 8))
+    assert waiting == "8 segments (will merge once indexing settles)"

@@ -255,6 +255,8 @@ def _keyword_line(keywords: KeywordIndexStatus) -> str:
     doing = {
         "merging": "merging into one, between writes",
         "waiting": "will merge once indexing settles",
+        # several segments too small to be worth a merge are not "merged"
+        "merged": "merged" if keywords.segments == 1 else "none worth merging",
     }.get(keywords.state, keywords.state)
     return f"{keywords.segments} {noun} ({doing})"
 
