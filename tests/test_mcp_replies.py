@@ -64,6 +64,25 @@ def test_two_facts_close_only_in_meaning_are_not_called_two_versions() -> None:
     assert conflict_lead(conflict(0.9)).startswith("The two differ in a detail")
 
 
+def test_a_changed_detail_is_one_memory_in_two_versions_however_few_words_match() -> None:
+    # "I prefer Neovim" / "I prefer Emacs": 0.67 in words, but the daemon
+    # found the name changed and nothing else.
+    changed = msgspec.structs.replace(
+        conflict(0.67),
+        reasons=(
+            "dedupe: 0.67 similar to MEMORY.md#L19 (words 0.67), differing in Neovim → Emacs: "
+            "a possible conflict, nothing written; pass replace to swap that line for this one, "
+            "or force to keep both",
+        ),
+    )
+    text, result = log_answer(changed, lambda r: "ADVICE")
+    assert text.splitlines()[-1] == (
+        "The two differ in a detail: ask the user which version is right. ADVICE"
+    )
+    assert "differing in Neovim → Emacs" in text
+    assert "force" not in result.reasons[-1]
+
+
 def test_keeping_both_is_offered_as_the_append_it_takes() -> None:
     text, _ = log_answer(conflict(0.43), _mcp_tools._keep_both)
     new = conflict(0.43).text

@@ -112,6 +112,9 @@ _DAEMON_OPTIONS = "; pass replace to swap that line for this one, or force to ke
 # Word overlap from which the daemon alone calls two memories a conflict (its
 # CONFLICT_AT): such a pair differs in a detail; below it, only in meaning.
 _SAME_WORDING = 0.85
+# How the daemon's conflict reason names the detail that changed
+# ("…, differing in 90 → 30: a possible conflict …").
+_CHANGED_DETAIL = ", differing in "
 
 
 def log_answer(result: LogResult, advice: Callable[[LogResult], str]) -> tuple[str, Msg]:
@@ -129,12 +132,16 @@ def conflict_lead(result: LogResult) -> str:
     """What the conflict likely is, so the question put to the user fits it.
 
     Nearly the same words with a detail changed ("dark mode" / "light
-    mode") are one memory in two versions. Two sentences close only in
+    mode") are one memory in two versions, and so is a pair in which the
+    daemon found a number, a name or a negation changed and nothing else
+    ("I prefer Neovim" / "I prefer Emacs", a reason "differing in Neovim →
+    Emacs"), however few of its words match. Two sentences close only in
     meaning (a missing .env file / missing migrations, both about a staging
     deploy) may well be two different facts.
     """
     similar = result.similar
-    if similar is not None and similar.lexical >= _SAME_WORDING:
+    detail = any(_CHANGED_DETAIL in reason for reason in result.reasons)
+    if detail or (similar is not None and similar.lexical >= _SAME_WORDING):
         return "The two differ in a detail: ask the user which version is right."
     return (
         "The two are close in meaning but not in wording, so they may be two different "

@@ -15,7 +15,12 @@ and why (or which rule stopped it):
    reported and written only with ``replace`` (that line is swapped) or
    ``force`` (written alongside). Requiring the words to agree for a
    reinforcement matters: e5 rates "I prefer dark mode" and "I prefer light
-   mode" 0.986 alike;
+   mode" 0.986 alike. Overlap alone is not enough either: a long Chinese
+   sentence with 90 changed to 30 keeps 0.96 of its terms, so a line whose
+   numbers, names or negations differ (`text.facts`) is never a repeat but
+   a conflict, as is one that differs in those details alone ("I prefer
+   Neovim" / "I prefer Emacs"); and the same words less a pronoun or a
+   particle (我们决定 … / 决定 …) are a repeat;
 4. the write goes through the engine's writer lane, under the file's lock,
    as an insertion or a one-line swap (`memory.edit`, `memory.sections`), or
    an append for the daily file, and the file is re-indexed before the reply.
@@ -39,7 +44,13 @@ import trio
 
 from omem_protocol import MAX_LOG_CHARS, LogParams, LogResult, LogSimilar
 from openmemoryd.engine.journal_keeper import forget_absent
-from openmemoryd.engine.similar import BULLET, Scored, nearby_lines, score_lines
+from openmemoryd.engine.similar import (
+    BULLET,
+    MAX_COMPARED_CHARS,
+    Scored,
+    nearby_lines,
+    score_lines,
+)
 from openmemoryd.errors import BadRequest, Conflict
 from openmemoryd.memory.append import Appended, append_block, target_path
 from openmemoryd.memory.capture_rules import contains_secret
@@ -48,6 +59,7 @@ from openmemoryd.memory.log_gate import Rejected, check_quality, check_safety, o
 from openmemoryd.memory.log_routes import Route, Typed, classify, resolve_type, route
 from openmemoryd.memory.sections import replace_line, split_count, with_count
 from openmemoryd.search.hits import citation
+from openmemoryd.text.facts import Change, compare
 from openmemoryd.workspace import MemoryPath, template_text
 
 if TYPE_CHECKING:
@@ -148,15 +160,21 @@ async def _file(
     method = "lexical" if no_vectors else "vector+lexical"
     if no_vectors:
         reasons.append(f"similarity: word overlap only ({no_vectors})")
-    verdict, match = _decide(scored)
+    decision = _decide(text, scored)
+    match = decision.match
     if match is None:
         reasons.append(_closest_reason(scored))
         return await _write_new(engine, params, text, where, None, method, reasons)
     similar, at = _similar(match), match.line
     close = f"{similar.similarity:.2f} similar to {similar.citation} (words {similar.lexical:.2f})"
-    if verdict == "reinforce":
+    if decision.change is not None:
+        close += f", differing in {decision.change}"
+    if decision.verdict == "reinforce":
         count = at.count + 1
-        reasons.append(f"dedupe: {close}, both ≥ {REINFORCE_AT}: the same memory, now ×{count}")
+        why = f"both ≥ {REINFORCE_AT}"
+        if decision.same_words:
+            why = "the same words but for a pronoun, article or particle"
+        reasons.append(f"dedupe: {close}, {why}: the same memory, now ×{count}")
         if not params.dry_run:
             await _swap_in(engine, match, with_count(at.line, count), reasons)
         return _Outcome("reinforced", at.path, at.number, similar, method)
@@ -203,21 +221,51 @@ def _route_reason(typed: Typed, where: Route) -> str:
     return f"route: {typed.type} → {target} ({where.reason})"
 
 
-def _decide(scored: list[Scored]) -> tuple[Verdict, Scored | None]:
-    """Reinforce the closest line both measures put at `REINFORCE_AT` or
-    more; else a conflict with the closest line either measure puts at
-    `CONFLICT_AT` or more; else new."""
+@dataclass(frozen=True, slots=True)
+class _Decision:
+    verdict: Verdict
+    match: Scored | None = None
+    # How the new text changes the matched line's details (`text.facts`).
+    change: Change | None = None
+    # Reinforced as the same words less an article, pronoun or particle,
+    # though the word overlap is under `REINFORCE_AT`.
+    same_words: bool = False
+
+
+def _decide(text: str, scored: list[Scored]) -> _Decision:
+    """Reinforce the closest line that says the same thing: both measures at
+    `REINFORCE_AT` or more (or the same words but for a filler, with the
+    vectors agreeing) and no detail changed. Else a conflict with the
+    closest line either measure puts at `CONFLICT_AT` or more, or that
+    differs from the new text in its details alone, a line that only a
+    changed detail kept from being a repeat first; else new."""
+    text = text[:MAX_COMPARED_CHARS]
+    compared = [(s, compare(s.line.content[:MAX_COMPARED_CHARS], text)) for s in scored]
     same = [
-        s
-        for s in scored
-        if s.lexical >= REINFORCE_AT and (s.semantic is None or s.semantic >= REINFORCE_AT)
+        (s, c)
+        for s, c in compared
+        if (s.semantic is None or s.semantic >= REINFORCE_AT)
+        and (s.lexical >= REINFORCE_AT or c.same_words)
     ]
-    if same:
-        return "reinforce", max(same, key=lambda s: (s.lexical, s.semantic or 0.0))
-    close = [s for s in scored if _closeness(s) >= CONFLICT_AT]
+    repeats = [(s, c) for s, c in same if c.change is None]
+    if repeats:
+        s, c = max(repeats, key=lambda sc: (sc[0].lexical, sc[0].semantic or 0.0))
+        return _Decision("reinforce", s, same_words=s.lexical < REINFORCE_AT)
+    if same:  # a repeat but for a changed number, name or negation
+        s, c = max(same, key=lambda sc: (sc[0].lexical, sc[0].semantic or 0.0))
+        return _Decision("conflict", s, c.change)
+    close = [
+        (s, c)
+        for s, c in compared
+        if _closeness(s) >= CONFLICT_AT or (c.change is not None and c.same_skeleton)
+    ]
     if close:
-        return "conflict", max(close, key=lambda s: (_closeness(s), s.lexical))
-    return "new", None
+        s, c = max(close, key=lambda sc: (_closeness(sc[0]), sc[0].lexical))
+        # Two sentences close in meaning alone differ in every detail; only
+        # a near-repeat's changed details say what changed.
+        near = s.lexical >= CONFLICT_AT or c.same_skeleton
+        return _Decision("conflict", s, c.change if near else None)
+    return _Decision("new")
 
 
 def _closeness(s: Scored) -> float:
