@@ -358,7 +358,7 @@ def test_primer_notes_say_why_files_are_left_out() -> None:
 
 
 def test_keyword_segments_too_small_to_merge_are_not_called_merged() -> None:
-    """"8 segments (merged)" read as a contradiction to a user."""
+    """ "8 segments (merged)" read as a contradiction to a user."""
     from omem_client import _render
     from omem_protocol import KeywordIndexStatus
 

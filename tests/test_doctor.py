@@ -279,7 +279,7 @@ def test_files_status_lists_as_issues_are_the_files_checks_warnings(daemon: Daem
     assert "memory/export.md: skipped: binary file (contains NUL bytes)" in issues
     # `status` counts as the doctor does: 4 of the 5 files on disk indexed
     assert "Files:      4 indexed, 1 skipped" in daemon.cli("status").stdout
-    assert "memory/latin1.md: invalid UTF-8 replaced with U+FFFD" in issues
+    assert "memory/latin1.md: not UTF-8: read as latin1" in issues
 
     inside = daemon.cli("doctor", "--json")
     beside = doctor(daemon.env, "--json")
@@ -291,7 +291,7 @@ def test_files_status_lists_as_issues_are_the_files_checks_warnings(daemon: Daem
         detail, fix = str(files["detail"]), str(files["fix"])
         assert detail.startswith(
             "memory/export.md: skipped: binary file (contains NUL bytes); "
-            "memory/latin1.md: invalid UTF-8 replaced with U+FFFD; indexed/on disk: memory 4/5 ("
+            "memory/latin1.md: not UTF-8: read as latin1; indexed/on disk: memory 4/5 ("
         ), detail
         assert detail.endswith(" chunks, 1 skipped)"), detail
         assert " 5 files (1 skipped), " in str(checks_of(result)["index"]["detail"])

@@ -9,12 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from omem_protocol import SourceCounts
-from openmemoryd.doctor.files import encoding_of_first_lossy, files_check
+from openmemoryd.doctor.files import encodings_of_noted, files_check
 from openmemoryd.store import IndexedFile
 from openmemoryd.workspace import PathPolicy
 
 BINARY = "skipped: binary file (contains NUL bytes)"
-LOSSY = "invalid UTF-8 replaced with U+FFFD"
+LOSSY = "not UTF-8, nor clearly one other encoding: invalid bytes replaced with U+FFFD"
+GBK = "not UTF-8: read as gb18030"
+CP1251 = "not UTF-8: read as cp1251"
 LARGE = "skipped: memory/huge.md is 40000000 bytes, over the 33554432-byte limit"
 
 
@@ -137,10 +139,10 @@ def test_a_file_whose_encoding_is_unclear_gets_a_placeholder_and_keeps_its_origi
     )
 
 
-def test_the_first_lossy_file_is_read_for_its_encoding(tmp_path: Path) -> None:
-    """Only the file whose fix is shown (the first lossy one) is read, and
-    only its start; a binary or missing file, or a path outside the
-    workspace (a transcript), gives no name."""
+def test_a_lossy_file_is_read_for_its_encoding(tmp_path: Path) -> None:
+    """A file read lossily is read (its start only) for the encoding it
+    looks like; a binary or missing file, or a path outside the workspace
+    (a transcript), gives no name."""
     memory_dir = tmp_path / "memory"
     memory_dir.mkdir()
     (memory_dir / "ru.md").write_bytes("# Заметки\n\n- Купить молоко и хлеб.\n".encode("cp1251"))
@@ -150,16 +152,65 @@ def test_the_first_lossy_file_is_read_for_its_encoding(tmp_path: Path) -> None:
     (memory_dir / "one.md").write_bytes(b"\xe9")
     policy = PathPolicy(tmp_path)
 
-    def first(*paths: str) -> dict[str, str]:
-        return encoding_of_first_lossy(policy, [noted(p, LOSSY) for p in paths])
+    def found(*paths: str) -> dict[str, str]:
+        return encodings_of_noted(policy, [noted(p, LOSSY) for p in paths])
 
-    assert first("memory/ru.md", "memory/zh.md") == {"memory/ru.md": "cp1251"}
-    assert first("memory/zh.md") == {"memory/zh.md": "gb18030"}
-    assert first("memory/long.md") == {"memory/long.md": "gb18030"}
-    assert first("memory/one.md") == {}  # too little to tell
-    assert first("memory/gone.md") == {}
-    assert first("/elsewhere/transcript.jsonl") == {}
-    skipped = encoding_of_first_lossy(policy, [noted("memory/ru.md", BINARY)])
+    assert found("memory/ru.md", "memory/zh.md") == {
+        "memory/ru.md": "cp1251",
+        "memory/zh.md": "gb18030",
+    }
+    assert found("memory/long.md") == {"memory/long.md": "gb18030"}
+    assert found("memory/one.md") == {}  # too little to tell
+    assert found("memory/gone.md") == {}
+    assert found("/elsewhere/transcript.jsonl") == {}
+    skipped = encodings_of_noted(policy, [noted("memory/ru.md", BINARY)])
     assert skipped == {}  # a skipped file's fix is not a conversion
     (memory_dir / "link.md").symlink_to(memory_dir / "ru.md")
-    assert first("memory/link.md") == {}  # opened as every memory file is: no symlinks
+    assert found("memory/link.md") == {}  # opened as every memory file is: no symlinks
+
+
+def test_a_file_read_in_a_legacy_encoding_is_named_by_its_note_without_reading_it(
+    tmp_path: Path,
+) -> None:
+    """The indexer's note says which encoding it read the file as: that is
+    the name, even with the file gone since (nothing is read)."""
+    policy = PathPolicy(tmp_path)
+    files = [noted("memory/gbk笔记.md", GBK), noted("memory/2026-10-15.md", CP1251)]
+    assert encodings_of_noted(policy, files) == {
+        "memory/gbk笔记.md": "gb18030",
+        "memory/2026-10-15.md": "cp1251",
+    }
+
+
+def test_every_file_not_in_utf8_gets_its_own_conversion() -> None:
+    """A GBK note and a cp1251 one: two commands, each with its encoding
+    (one fix per kind named only the first file)."""
+    files = [noted("memory/2026-10-15.md", CP1251), noted("memory/gbk笔记.md", GBK)]
+    check = files_check(
+        [memory(2, 2)],
+        syncing=False,
+        running=True,
+        noted=files,
+        encodings={"memory/2026-10-15.md": "cp1251", "memory/gbk笔记.md": "gb18030"},
+    )
+    assert check.detail.startswith(
+        f"memory/2026-10-15.md: {CP1251}; memory/gbk笔记.md: {GBK}; indexed/on disk"
+    )
+    assert check.fix is not None
+    assert "iconv -f cp1251 -t utf-8 memory/2026-10-15.md > memory/2026-10-15.md.utf8" in check.fix
+    assert "iconv -f gb18030 -t utf-8 memory/gbk笔记.md > memory/gbk笔记.md.utf8" in check.fix
+
+
+def test_many_files_not_in_utf8_are_cut_short_pointing_at_status() -> None:
+    many = [noted(f"memory/ru{i:02}.md", CP1251) for i in range(12)]
+    encodings = {f.path: "cp1251" for f in many}
+    check = files_check(
+        [memory(12, 12)], syncing=False, running=True, noted=many, encodings=encodings
+    )
+    assert check.fix is not None
+    assert check.fix.count("iconv -f cp1251") == 10
+    assert "memory/ru09.md" in check.fix
+    assert "memory/ru10.md" not in check.fix
+    assert check.fix.endswith(
+        "and 2 more file(s) not in UTF-8 (`omem-client status` lists them all)"
+    )

@@ -189,7 +189,7 @@ def test_status_shows_workspace_index_counts_and_version(daemon: Daemon) -> None
 def test_status_counts_a_skipped_file_apart_from_the_indexed_ones(daemon: Daemon) -> None:
     """A binary file in memory/ is recorded but holds nothing searchable:
     `status` counts it as skipped, not as indexed, and names it under Issues;
-    a Latin-1 note is indexed (its bad bytes replaced) and only noted. The
+    a Latin-1 note is indexed (read as Latin-1) and only noted. The
     JSON keeps ``files_indexed`` as before and adds ``files_skipped``."""
     memory = daemon.env.workspace / "memory"
     memory.mkdir(exist_ok=True)
@@ -200,7 +200,7 @@ def test_status_counts_a_skipped_file_apart_from_the_indexed_ones(daemon: Daemon
     assert "Files:      4 indexed, 1 skipped (see Issues) / 5 on disk" in text
     assert "  memory: 4/5 files, 1 chunks, 1 skipped" in text
     assert "  ! memory/export.md: skipped: binary file (contains NUL bytes)" in text
-    assert "  ! memory/latin1.md: invalid UTF-8 replaced with U+FFFD" in text
+    assert "  ! memory/latin1.md: not UTF-8: read as latin1" in text
     payload = json.loads(daemon.cli("status", "--json").stdout)
     assert (payload["files_on_disk"], payload["files_indexed"]) == (5, 5)
     assert payload["files_skipped"] == 1

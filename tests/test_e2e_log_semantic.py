@@ -4,7 +4,8 @@ multilingual-e5-small rates unrelated texts 0.75–0.8 and "I prefer dark
 mode" against "I prefer light mode" 0.986, so its raw cosine cannot tell a
 repetition from a changed detail. These pairs pin the calibration the
 docs/cli.md documents: the rescaled cosine and the word overlap must both reach
-0.92 for a reinforcement; either reaching 0.85 is a possible conflict.
+0.92 for a reinforcement, and no number, name or negation may differ; either
+reaching 0.85 is a possible conflict.
 """
 
 from __future__ import annotations
@@ -91,3 +92,42 @@ def test_a_huge_line_in_memory_does_not_hold_up_log_or_capture(semantic: Daemon)
     )
     assert captured.returncode == 0, captured.stderr
     assert time.monotonic() - started < 60
+
+
+def test_e5_calls_a_changed_fact_a_repeat_and_the_details_do_not(semantic: Daemon) -> None:
+    # e5 and word overlap both put these pairs past 0.92: only the changed
+    # number, name or negation keeps the new fact from being dropped.
+    tls = "我们决定 TLS 证书每 90 天轮换一次"
+    assert log(semantic, tls)["status"] == "written"
+    days = log(semantic, "我们决定 TLS 证书每 30 天轮换一次")
+    assert days["status"] == "conflict"
+    assert days["similar"]["similarity"] >= 0.92
+    assert days["similar"]["lexical"] >= 0.92
+    assert any("differing in 90 → 30" in reason for reason in days["reasons"])
+    subjectless = log(semantic, "决定 TLS 证书每 90 天轮换一次")
+    assert subjectless["status"] == "reinforced"  # 0.90 in words: the subject left out
+
+    editor = "我喜欢用 Neovim 写代码，不喜欢 VS Code"
+    assert log(semantic, editor)["status"] == "written"
+    emacs = log(semantic, "我喜欢用 Emacs 写代码，不喜欢 VS Code")
+    assert emacs["status"] == "conflict"
+    assert emacs["similar"]["similarity"] >= 0.92
+    negated = log(semantic, "我喜欢用 Neovim 写代码，喜欢 VS Code")
+    assert negated["status"] == "conflict"
+    assert log(semantic, "我喜欢用 neovim 写代码, 不喜欢 vs code")["status"] == "reinforced"
+
+    assert log(semantic, "I prefer Neovim for writing code")["status"] == "written"
+    assert log(semantic, "I prefer Emacs for writing code")["status"] == "conflict"
+
+
+def test_capture_keeps_a_fact_whose_detail_changed(semantic: Daemon) -> None:
+    """capture skips a message nearly the same by meaning (e5 cosine ≥ 0.95)
+    as a remembered line; "every 30 days" after "every 90 days" scores 0.98
+    and is the newer fact, not a repeat."""
+    with semantic.client(timeout=120) as client:
+        first = client.capture([{"role": "user", "content": "我们决定 TLS 证书每 90 天轮换一次"}])
+        assert len(first.captured) == 1
+        again = client.capture([{"role": "user", "content": "我们决定 TLS 证书每 90 天轮换一次。"}])
+        assert [r.reason for r in again.rejected] == ["duplicate"], again
+        changed = client.capture([{"role": "user", "content": "我们决定 TLS 证书每 30 天轮换一次"}])
+        assert len(changed.captured) == 1, changed

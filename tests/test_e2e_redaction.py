@@ -223,3 +223,81 @@ def test_append_masks_secrets_on_every_surface(
     for hidden in HIDDEN:
         leaked = daemon.cli_json("search", hidden[:12], "--min-score", "0")
         assert not any(hit["text_score"] for hit in leaked["results"]), (hidden, leaked)
+
+
+# ---------------------------------------------------------------- session-end and tasks
+
+
+def test_session_end_and_tasks_mask_secrets_on_every_surface(
+    http_daemon: tuple[Daemon, str],  # noqa: F811
+) -> None:
+    daemon, url = http_daemon
+    pg_url = f"postgres://report:{PG_PASSWORD}@db.internal:5432/reports"
+    pg_masked = "postgres://report:***@db.internal:5432/reports"
+    # The CLI: every part of the session is masked, and the output says so.
+    ended = daemon.cli(
+        "session-end",
+        "--request",
+        f"zqsession wire payments with {STRIPE}",
+        "--learned",
+        f"the reports DB is {pg_url}",
+        "--learned",
+        "the password is “correct horse”",
+        "--completed",
+        f"zqdone rotated {STRIPE}",
+        "--next",
+        f"zqnext rotate the CI token {GITHUB}",
+    )
+    assert ended.returncode == 0, ended.stderr
+    lines = ended.stdout.splitlines()
+    assert lines[0].startswith("Journal written to memory/")
+    assert lines[1:5] == [
+        "  masked: sk_live_…",
+        f"  masked: {pg_masked}",
+        "  masked: ***",
+        "  masked: ghp_…",
+    ]
+    assert lines[5].startswith("New task: ")
+    assert "zqnext rotate the CI token ghp_…" in lines[5]
+    # tasks add, the same: the task is kept masked, the output lists the mask
+    added = daemon.cli("tasks", "add", f"zqtask check {pg_url} backups", "zqtask plain")
+    assert added.returncode == 0, added.stderr
+    assert f"  masked: {pg_masked}" in added.stdout.splitlines()
+    assert f"zqtask check {pg_masked} backups" in added.stdout
+    # the same task given again with its secret is the one already open
+    again = daemon.cli_json("tasks", "add", f"zqtask check {pg_url} backups")
+    assert again["changed"] == []
+    assert again["redactions"] == [pg_masked]
+    # and it is found by the text the caller knows
+    done = daemon.cli_json("tasks", "done", f"zqtask check {pg_url} backups")
+    assert [t["text"] for t in done["changed"]] == [f"zqtask check {pg_masked} backups"]
+
+    # HTTP and the Python client carry the same field.
+    with httpx.Client(base_url=url, timeout=30) as web:
+        reply = web.post(
+            "/session-end", json={"learned": [f"zqhttp key {STRIPE}"], "next_steps": ["zqhttp"]}
+        )
+        assert reply.status_code == 200, reply.text
+        assert reply.json()["redactions"] == ["sk_live_…"]
+        listed = web.post("/tasks", json={"action": "add", "tasks": [f"zqhttp2 {GITHUB}"]})
+        assert listed.status_code == 200, listed.text
+        assert listed.json()["redactions"] == ["ghp_…"]
+    with daemon.client() as client:
+        from_client = client.session_end(next_steps=(f"zqclient {STRIPE}",))
+    assert from_client.redactions == ("sk_live_…",)
+
+    # No character a mask hides anywhere: the Markdown, the append and task
+    # journals, the index, the daemon's log.
+    for root in (daemon.env.workspace, daemon.env.state_dir):
+        for file in (p for p in root.rglob("*") if p.is_file()):
+            data = file.read_bytes()
+            for hidden in (*HIDDEN, "correct horse"):
+                assert hidden.encode() not in data, (file, hidden)
+    for output in (ended, added):
+        assert not any(hidden in output.stdout + output.stderr for hidden in HIDDEN)
+    kept = _workspace_text(daemon)
+    for word in ("zqsession", "zqdone", "zqnext", "zqtask", "zqhttp", "zqclient"):
+        assert word in kept, word
+    for hidden in HIDDEN:
+        leaked = daemon.cli_json("search", hidden[:12], "--min-score", "0")
+        assert not any(hit["text_score"] for hit in leaked["results"]), (hidden, leaked)

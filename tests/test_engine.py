@@ -66,7 +66,7 @@ async def test_status_counts_a_skipped_file_apart_and_a_lossy_one_as_indexed(
 ) -> None:
     """A binary file has its row (so it is not read again) but no text: it
     counts as indexed, for the index is in step with the disk, and again as
-    skipped; a file read with its invalid UTF-8 replaced is searchable, so
+    skipped; a file that is not UTF-8 (read as Latin-1) is searchable, so
     it is indexed and not skipped."""
     memory = engine.config.workspace / "memory"
     (memory / "bin.md").write_bytes(b"\x00\x01")

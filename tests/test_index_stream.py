@@ -111,15 +111,16 @@ def test_indexing_in_windows_stores_the_rows_of_indexing_whole(
 def test_invalid_utf8_late_in_a_large_file_is_indexed_whole_with_its_note(
     monkeypatch: pytest.MonkeyPatch, workspace: Path, conn: apsw.Connection
 ) -> None:
-    """A bad byte found in a later window leaves nothing half-written: the
-    file is indexed whole, the bytes replaced, and the note says so."""
+    """A byte that is not UTF-8 found in a later window leaves nothing
+    half-written: the file is indexed whole, read as the one encoding its
+    bytes are in (Latin-1 here), and the note says so."""
     body = "".join(f"## Day {n}\n- note {n}\n\n" for n in range(300)).encode()
     mp = PathPolicy(workspace).resolve(KEY)
     mp.absolute.write_bytes(body + b"## Last\n- caf\xe9 latte\n")
     monkeypatch.setattr(indexer_module, "WINDOW_BYTES", 256)
     outcome = index_file(conn, KEY, mp, SETTINGS, memo=ChunkMemo())
     assert outcome.kind == "added"
-    assert dict(file_notes(conn))[KEY] == "invalid UTF-8 replaced with U+FFFD"
+    assert dict(file_notes(conn))[KEY] == "not UTF-8: read as latin1"
     texts = [row[3] for row in stored(conn)]
-    assert any("caf\ufffd latte" in t for t in texts)
+    assert any("café latte" in t for t in texts)
     assert sum("- note 0\n" in t for t in texts) == 1  # no rows left from the windows

@@ -94,10 +94,17 @@ def test_too_large_file_is_skipped_and_reported(conn: apsw.Connection, ws: Path)
 def test_invalid_utf8_is_indexed_with_replacement_and_noted(
     conn: apsw.Connection, ws: Path
 ) -> None:
-    (ws / "memory" / "u.md").write_bytes(b"caf\xe9 latte and oolong\n")
+    """Bytes no one encoding reads as text are
+    replaced; the note says so (`test_index_encodings`: a Latin-1 or GBK
+    file is read in its encoding)."""
+    # 0x81: no character in cp1252, a C1 control in Latin-1
+    (ws / "memory" / "u.md").write_bytes(b"caf\xe9 latte and oolong \x81\n")
     assert run(conn, ws, "memory/u.md") == "added"
-    assert lexical_candidates(conn, '"oolong"', 5)[0][0].text == "caf\ufffd latte and oolong"
-    assert dict(file_notes(conn))["memory/u.md"] == "invalid UTF-8 replaced with U+FFFD"
+    text = lexical_candidates(conn, '"oolong"', 5)[0][0].text
+    assert text == "caf\ufffd latte and oolong \ufffd"
+    assert dict(file_notes(conn))["memory/u.md"] == (
+        "not UTF-8, nor clearly one other encoding: invalid bytes replaced with U+FFFD"
+    )
 
 
 def test_bom_and_empty_files(conn: apsw.Connection, ws: Path) -> None:

@@ -224,16 +224,22 @@ def test_invalid_utf8_is_searchable_by_its_valid_words_and_never_rewritten(
 ) -> None:
     daemon, client = served
     note = daemon.env.workspace / "memory" / "latin1.md"
+    # Latin-1 beside bytes that are no character of cp1252, and broken UTF-8:
+    # no one encoding reads it, so its invalid bytes are replaced
     original = (
-        b"# Caf\xe9 notes\n\nThe kingfisher nests by the caf\xe9.\n\xff\xfe heron \xc3\x28 egret\n"
+        b"# Caf\xe9 notes\n\nThe kingfisher nests by the caf\xe9.\n\x81\x8d heron \xc3\x28 egret\n"
     )
     note.write_bytes(original)
     client.sync()
     for word in ("kingfisher", "heron", "egret"):
         assert client.search(word).results[0].path == "memory/latin1.md"
     issues = client.status().issues
-    assert "memory/latin1.md: invalid UTF-8 replaced with U+FFFD" in issues
+    assert (
+        "memory/latin1.md: not UTF-8, nor clearly one other encoding: invalid bytes replaced "
+        "with U+FFFD"
+    ) in issues
     got = client.get("memory/latin1.md")
+    assert got.note is not None
     assert got.text.count("\ufffd") == 5
     assert "kingfisher" in got.text
     assert note.read_bytes() == original  # indexing and reading changed nothing

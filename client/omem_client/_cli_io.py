@@ -346,6 +346,15 @@ def get_command(
         return
     if result.text:
         sys.stdout.write(result.text if result.text.endswith("\n") else result.text + "\n")
+    if result.note:  # not UTF-8: say how it was read, on stderr (stdout is the text)
+        print_lines([_read_note(result.path, result.note)], err=True)
+
+
+def _read_note(path: str, note: str) -> str:
+    return (
+        f"note: {path}: {note}; the file is as it was "
+        "(`omem-client doctor` says how to convert it to UTF-8)"
+    )
 
 
 def _nothing_from(result: GetResult) -> str:

@@ -110,6 +110,8 @@ def get_answer(result: GetResult) -> Answer:
             f"{result.to_line + 1} on to read further]"
         )
     where = f"{result.path} lines {result.from_line}-{result.to_line} of {result.total_lines}"
+    if result.note:  # not UTF-8: how the text was read from the file
+        where += f" ({result.note})"
     return f"{where}:\n{result.text}{more}", result
 
 

@@ -488,8 +488,9 @@ def forget_lines(result: ForgetResult) -> list[str]:
     """What was removed, or why nothing was and what could be meant; each
     memory's text `shortened`, as `--json` never is."""
     if result.removed:
+        moved = _cited_as(result)
         return [
-            f"Forgot {cited}: {shortened(text)}"
+            f"Forgot {cited}{moved}: {shortened(text)}"
             for cited, text in zip(result.removed, result.removed_text, strict=True)
         ]
     if not result.candidates:
@@ -505,6 +506,17 @@ def forget_lines(result: ForgetResult) -> list[str]:
     lines += [f"  {c.score:.2f} {c.citation} {shortened(c.text)}" for c in result.candidates]
     lines.append("Forget one by its citation: omem-client forget PATH#Ln")
     return lines
+
+
+def _cited_as(result: ForgetResult) -> str:
+    """`` (cited as #L13; the file changed since)`` when the memory was found
+    where it moved to, not at the lines its citation named; else ""."""
+    if result.cited_as is None:
+        return ""
+    path, _, lines = result.cited_as.partition("#")
+    same_file = all(cited.partition("#")[0] == path for cited in result.removed)
+    shown = f"#{lines}" if same_file and lines else result.cited_as
+    return f" (cited as {shown}; the file changed since)"
 
 
 def restore_lines(result: RestoreResult) -> list[str]:
@@ -588,7 +600,8 @@ def tasks_lines(result: TasksResult, status: str) -> list[str]:
     lines += [f"{already}: {task_line(t)}" for t in result.unchanged]
     if result.action != "list":
         counts = f"{result.open} open, {result.done} done in {result.path}"
-        return [*lines, counts, *_not_indexed(result.indexed)]
+        masked = [f"  masked: {form}" for form in result.redactions]
+        return [*lines, *masked, counts, *_not_indexed(result.indexed)]
     lines += ["  " + task_line(t) for t in result.tasks]
     if not result.tasks:
         lines.append(f"No {'' if status == 'all' else status + ' '}tasks in {result.path}.")
@@ -600,6 +613,9 @@ def tasks_lines(result: TasksResult, status: str) -> list[str]:
 
 def session_end_lines(result: SessionEndResult) -> list[str]:
     lines = [f"Journal written to {result.citation}"]
+    # what was masked before the journal and the tasks were written, as
+    # `append_lines` lists it
+    lines += [f"  masked: {form}" for form in result.redactions]
     lines += [f"New task: {task_line(t)}" for t in result.tasks_added]
     lines += [f"Already open: {task_line(t)}" for t in result.tasks_existing]
     lines += [f"Marked done: {task_line(t)}" for t in result.tasks_done]

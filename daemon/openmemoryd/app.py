@@ -21,6 +21,7 @@ import logging
 import os
 import signal
 import socket
+import time
 from collections.abc import Callable
 
 import trio
@@ -28,7 +29,7 @@ import trio
 from omem_protocol import socket_lock_path
 from openmemoryd.api import Api, DaemonInfo
 from openmemoryd.config import Config
-from openmemoryd.config.reload import plan_reload
+from openmemoryd.config.reload import ReloadState, plan_reload
 from openmemoryd.engine import Engine, open_engine
 from openmemoryd.errors import OmemdError
 from openmemoryd.gateway import GatewayPlan, bind_tcp, plan_gateway, serve_http
@@ -94,7 +95,7 @@ async def _serve(
             async with trio.open_nursery() as background:
                 background.start_soon(_watch_signals, stop)
                 if reload is not None:
-                    background.start_soon(_reload_on_sighup, engines, reload)
+                    background.start_soon(_reload_on_sighup, api, reload)
                 async with trio.open_nursery() as server:
                     await server.start(serve_rpc, listener, api, config.server, stop)
                     if http_plan is not None and http_socket is not None:
@@ -140,27 +141,31 @@ async def _watch_signals(stop: trio.Event) -> None:
             stop.set()
 
 
-async def _reload_on_sighup(engines: dict[str, Engine], reload: Callable[[], Config]) -> None:
+async def _reload_on_sighup(api: Api, reload: Callable[[], Config]) -> None:
+    """Reload on every SIGHUP; what it leaves to tell goes into `status`."""
+    state = ReloadState()
     with trio.open_signal_receiver(signal.SIGHUP) as signals:
         async for _ in signals:
-            apply_reload(engines, reload)
+            state = apply_reload(api.engines, reload, state)
+            api.info = dataclasses.replace(api.info, config_issues=state.issues(api.info.pid))
 
 
-def apply_reload(engines: dict[str, Engine], reload: Callable[[], Config]) -> None:
+def apply_reload(
+    engines: dict[str, Engine], reload: Callable[[], Config], state: ReloadState
+) -> ReloadState:
     """Re-read the config and apply what is safe to change now, to every
-    workspace; a config that does not load is logged and changes nothing."""
+    workspace; a config that does not load is logged and changes nothing.
+    Returns *state* updated with this reload's outcome."""
     try:
         loaded = {ws.name: ws for ws in reload().workspace_configs()}
     except OmemdError as exc:
         logger.error("SIGHUP: the config did not load, nothing changed: %s", exc)
-        return
+        return state.failed(str(exc), time.time())
     default = engines["default"]
+    waiting: list[str] = []
     if set(loaded) != set(engines):
-        logger.warning(
-            "SIGHUP: not applied until a restart: workspaces %s -> %s",
-            sorted(engines),
-            sorted(loaded),
-        )
+        waiting.append(f"workspaces {sorted(engines)} -> {sorted(loaded)}")
+        logger.warning("SIGHUP: not applied until a restart: %s", waiting[0])
     plan = plan_reload(default.config, loaded["default"])
     if plan.config.log_level != default.config.log_level:
         logging.getLogger().setLevel(plan.config.log_level.upper())
@@ -175,3 +180,4 @@ def apply_reload(engines: dict[str, Engine], reload: Callable[[], Config]) -> No
         logger.warning(
             "SIGHUP: not applied until a restart: %s", "; ".join(map(str, plan.needs_restart))
         )
+    return state.loaded([*waiting, *map(str, plan.needs_restart)])

@@ -84,12 +84,34 @@ def _load(
     state_dir: Path | None,
     socket: Path | None,
     log_level: str | None = None,
+    *,
+    rewrites: str | None = None,
 ) -> Config:
+    """The config, or exit 1 saying why not. *rewrites* names a command that
+    would rewrite the file (init, configure): told how to get past a file
+    that does not load, since it will not overwrite one it cannot read."""
+    overrides = Overrides(config, workspace, state_dir, socket, log_level)
     try:
-        return load_config(Overrides(config, workspace, state_dir, socket, log_level))
+        return load_config(overrides)
     except OmemdError as exc:
         typer.echo(f"openmemoryd: {exc}", err=True)
+        path = _config_path(overrides)
+        if rewrites is not None and path.is_file():
+            typer.echo(
+                f"  openmemoryd {rewrites} leaves the file as it is: fix what the message "
+                f"names, or move it aside ({shlex.join(['mv', str(path), f'{path}.broken'])})"
+                f" and run openmemoryd {rewrites} again to write a fresh one",
+                err=True,
+            )
         raise typer.Exit(1) from None
+
+
+def _config_path(overrides: Overrides) -> Path:
+    from omem_protocol import default_config_path
+
+    if overrides.config is not None:
+        return overrides.config.expanduser().absolute()
+    return default_config_path()
 
 
 def _version(value: bool) -> None:
@@ -169,12 +191,26 @@ def index(
 ) -> None:
     """Bring the index up to date with the Markdown now, then exit.
 
-    When a daemon answers on the socket it does the work; otherwise the index
-    is opened here, synced, and every chunk embedded before this returns.
+    When a daemon answers on the socket it does the work (even while the
+    config file is broken); otherwise the index is opened here, synced, and
+    every chunk embedded before this returns.
     """
-    from openmemoryd.one_shot import index_now
+    from openmemoryd.config import locate_socket
+    from openmemoryd.one_shot import index_by_daemon, index_now
 
-    code, lines = index_now(_load(config, workspace, state_dir, socket), full=full)
+    where = locate_socket(Overrides(config, workspace, state_dir, socket))
+    if where.config is not None:
+        code, lines = index_now(where.config, full=full)
+    else:  # a running daemon has a config of its own; without one, nothing can be done
+        typer.echo(f"openmemoryd: {where.config_error}", err=True)
+        done = index_by_daemon(where.path, full=full)
+        if done is None:
+            raise typer.Exit(1)
+        typer.echo(
+            "  the running daemon indexes with the config it loaded before; fix the file",
+            err=True,
+        )
+        code, lines = done
     for line in lines:
         typer.echo(line, err=code != 0)
     raise typer.Exit(code)
@@ -218,10 +254,28 @@ def stop(
     config: ConfigOpt = None,
     socket: SocketOpt = None,
 ) -> None:
-    """Stop the daemon answering on the socket (one started by start or run)."""
+    """Stop the daemon answering on the socket (one started by start or run).
+
+    A broken config file does not prevent it: the socket is found without it
+    (--socket, OPENMEMORY_SOCKET, the file's socket key, the default).
+    """
+    from openmemoryd.config import locate_socket
     from openmemoryd.detach import stop_running
 
-    code, message = stop_running(_load(config, None, None, socket))
+    where = locate_socket(Overrides(config=config, socket=socket))
+    if where.config_error is not None:
+        typer.echo(
+            f"openmemoryd: the config file is broken: {where.config_error}\n"
+            f"  stopping the daemon on {where.path} anyway; fix the file before the next start",
+            err=True,
+        )
+    absent = (
+        " (the default socket: the broken file's socket key, if it has one, is unknown;"
+        " pass --socket PATH to stop a daemon listening elsewhere)"
+        if where.guessed
+        else ""
+    )
+    code, message = stop_running(where.path, absent=absent)
     typer.echo(message, err=code != 0)
     raise typer.Exit(code)
 
@@ -283,7 +337,7 @@ def init(
         )
         raise typer.Exit(2)
 
-    resolved = _load(config, workspace, state_dir, socket)
+    resolved = _load(config, workspace, state_dir, socket, rewrites="init")
     interactive = _interactive(yes)
     try:
         run_init(
@@ -317,7 +371,7 @@ def configure(
     """
     from openmemoryd.wizard import run_configure
 
-    resolved = _load(config, None, None, None)
+    resolved = _load(config, None, None, None, rewrites="configure")
     interactive = _interactive(yes)
     if not interactive and provider is None:
         typer.echo("openmemoryd: configure needs a terminal, or --provider (and --model)", err=True)

@@ -20,3 +20,6 @@ class DaemonInfo:
     started: float = field(default_factory=time.monotonic)
     version: str = __version__
     http: str | None = None  # the HTTP API's base URL once it listens
+    # What the last SIGHUP left to tell (a config that did not load, changes
+    # that wait for a restart): daemon-wide, so every workspace's status says it.
+    config_issues: tuple[str, ...] = ()

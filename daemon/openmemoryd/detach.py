@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Final
 
 from omem_client import Client, OmemError
+from omem_client._restart_wait import daemon_pid
 from openmemoryd.config import Config
 
 __all__ = ["LOG_NAME", "start_detached", "stop_running"]
@@ -32,10 +33,10 @@ START_TIMEOUT_S: Final = 60.0
 STOP_TIMEOUT_S: Final = 30.0
 
 
-def _running_pid(config: Config) -> int | None:
-    """The pid of the daemon answering on the configured socket, if one does."""
+def _running_pid(socket: Path) -> int | None:
+    """The pid of the daemon answering on *socket*, if one does."""
     try:
-        with Client(config.socket, timeout=5.0) as client:
+        with Client(socket, timeout=5.0) as client:
             return client.status().pid
     except OmemError:  # not running, or not answering as a daemon should
         return None
@@ -50,7 +51,7 @@ def _tail(path: Path, lines: int = 20) -> str:
 
 def start_detached(config: Config, run_args: Sequence[str]) -> tuple[int, str]:
     """Start `openmemoryd run RUN_ARGS` in the background; (exit code, message)."""
-    pid = _running_pid(config)
+    pid = _running_pid(config.socket)
     if pid is not None:
         return 0, f"openmemoryd is already running (pid {pid}) on {config.socket}"
     config.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -68,7 +69,7 @@ def start_detached(config: Config, run_args: Sequence[str]) -> tuple[int, str]:
         code = proc.poll()
         if code is not None:
             return 1, f"openmemoryd exited with {code} while starting; {log}:\n{_tail(log)}"
-        if _running_pid(config) == proc.pid:
+        if _running_pid(config.socket) == proc.pid:
             return 0, f"openmemoryd started (pid {proc.pid}) on {config.socket}; log: {log}"
         time.sleep(0.1)
     return 1, (
@@ -77,11 +78,18 @@ def start_detached(config: Config, run_args: Sequence[str]) -> tuple[int, str]:
     )
 
 
-def stop_running(config: Config) -> tuple[int, str]:
-    """Stop the daemon answering on the configured socket; (exit code, message)."""
-    pid = _running_pid(config)
+def stop_running(socket: Path, *, absent: str = "") -> tuple[int, str]:
+    """Stop the daemon of *socket*; (exit code, message), *absent* added to
+    the message when no daemon is there.
+
+    Only the socket is needed, not the config: `stop` must work while the
+    config file is broken. The daemon answering there names its pid; one
+    that does not answer (still opening its index, or stuck) is found by the
+    pid in the socket's lock file, which only a live openmemoryd holds.
+    """
+    pid = _running_pid(socket) or daemon_pid(socket)
     if pid is None:
-        return 0, f"openmemoryd is not running on {config.socket}"
+        return 0, f"openmemoryd is not running on {socket}{absent}"
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
@@ -90,9 +98,22 @@ def stop_running(config: Config) -> tuple[int, str]:
         return 1, f"not allowed to signal pid {pid}: is it another user's daemon?"
     deadline = time.monotonic() + STOP_TIMEOUT_S
     while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        if not _alive(pid):
             return 0, f"openmemoryd (pid {pid}) stopped"
         time.sleep(0.1)
     return 1, f"openmemoryd (pid {pid}) did not stop within {STOP_TIMEOUT_S:.0f} s"
+
+
+def _alive(pid: int) -> bool:
+    """Whether *pid* still runs: an exited daemon its parent has not reaped
+    yet (a zombie, which signal 0 still finds) has stopped all the same."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:  # not Linux, or gone meanwhile: signal 0 said it was there
+        return True
+    # the state follows the parenthesised command name, which may hold spaces
+    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] not in (b"Z", b"X")

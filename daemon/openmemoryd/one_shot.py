@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import trio
 
@@ -27,14 +28,9 @@ POLL_S = 0.5
 
 def index_now(config: Config, *, full: bool) -> tuple[int, list[str]]:
     """(exit code, lines to print) after syncing through the daemon or alone."""
-    try:
-        with Client(config.socket, timeout=None) as client:
-            result = client.sync(full=full)
-        return 0, summary(result, "by the running daemon")
-    except DaemonNotRunning:
-        pass
-    except OmemError as exc:
-        return 1, [f"openmemoryd index: {exc}"]
+    done = index_by_daemon(config.socket, full=full)
+    if done is not None:
+        return done
     if not config.workspace.is_dir():
         return 1, [
             f"openmemoryd index: there is no workspace at {config.workspace}; "
@@ -45,6 +41,20 @@ def index_now(config: Config, *, full: bool) -> tuple[int, list[str]]:
     except OmemdError as exc:
         return 1, [f"openmemoryd index: {exc}"]
     return 0, [*summary(result, "with no daemon running"), vectors]
+
+
+def index_by_daemon(socket: Path, *, full: bool) -> tuple[int, list[str]] | None:
+    """(exit code, lines to print) from the daemon on *socket*; None when
+    none runs. Needs no config: the daemon syncs with its own, so this works
+    while the config file is broken."""
+    try:
+        with Client(socket, timeout=None) as client:
+            result = client.sync(full=full)
+        return 0, summary(result, "by the running daemon")
+    except DaemonNotRunning:
+        return None
+    except OmemError as exc:
+        return 1, [f"openmemoryd index: {exc}"]
 
 
 def summary(result: SyncResult, how: str) -> list[str]:

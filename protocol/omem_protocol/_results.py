@@ -148,13 +148,20 @@ class SearchResult(Msg, tag="search_result", frozen=True):
 
 
 class GetResult(Msg, tag="get_result", frozen=True):
-    """Text of the requested lines; `to_line` is 0 when no line was returned."""
+    """Text of the requested lines; `to_line` is 0 when no line was returned.
+
+    `note`: how a file that is not UTF-8 was read, as `status` says it
+    (``not UTF-8: read as gb18030``: the text is decoded from that
+    encoding; or its invalid bytes replaced with U+FFFD); None for UTF-8.
+    The file itself is as it was.
+    """
 
     path: str
     text: str
     from_line: int
     to_line: int
     total_lines: int
+    note: str | None = None
 
 
 class AppendResult(Msg, tag="append_result", frozen=True):
@@ -275,12 +282,18 @@ class ForgetCandidate(Msg, tag="forget_candidate", frozen=True):
 
 class ForgetResult(Msg, tag="forget_result", frozen=True):
     """`removed` lists the citations erased (file and index); when nothing
-    was removed, `candidates` lists what the request could have meant."""
+    was removed, `candidates` lists what the request could have meant.
+
+    `cited_as`: the citation the request gave, when what it was given for
+    had since moved (reason ``citation_moved``) and was forgotten where it
+    now is, `removed`; None otherwise (and from a daemon that predates it).
+    """
 
     removed: tuple[str, ...]
     removed_text: tuple[str, ...]
     candidates: tuple[ForgetCandidate, ...]
     reason: str
+    cited_as: str | None = None
 
 
 class RestoredBlock(Msg, tag="restored_block", frozen=True):
@@ -469,7 +482,11 @@ class TaskItem(Msg, tag="task", frozen=True):
 class SessionEndResult(Msg, tag="session_end_result", frozen=True):
     """Where the journal block landed (searchable on return) and what it did
     to the tasks: `tasks_added` new, `tasks_existing` next steps that were
-    already open, `tasks_done` open tasks the completed items closed."""
+    already open, `tasks_done` open tasks the completed items closed.
+
+    `redactions`: the masked forms of the secrets masked before the journal
+    and the tasks were written, as `AppendResult` lists them; empty when
+    nothing was masked (and from a daemon that predates masking here)."""
 
     path: str
     start_line: int
@@ -481,12 +498,17 @@ class SessionEndResult(Msg, tag="session_end_result", frozen=True):
     tasks_done: tuple[TaskItem, ...]
     took_ms: float
     indexed: bool = True  # False: written, but the index failed (see status); queued
+    redactions: tuple[str, ...] = ()
 
 
 class TasksResult(Msg, tag="tasks_result", frozen=True):
     """`changed` are the tasks the action changed, `unchanged` those already
     as asked (an open duplicate, a task already done); `tasks` is the listing
-    `status` selected, after the change; `open` and `done` count them all."""
+    `status` selected, after the change; `open` and `done` count them all.
+
+    `redactions`: the masked forms of the secrets masked in the tasks added
+    before they were written (`AppendResult` lists them alike); empty for
+    any other action, when nothing was masked, and from an older daemon."""
 
     path: str
     action: str
@@ -497,3 +519,4 @@ class TasksResult(Msg, tag="tasks_result", frozen=True):
     done: int
     took_ms: float
     indexed: bool = True  # False: written, but the index failed (see status); queued
+    redactions: tuple[str, ...] = ()

@@ -76,6 +76,7 @@ from openmemoryd.engine import (
     task_ops,
     workspace_status,
 )
+from openmemoryd.engine.cited import CitedLedger, note_reply
 from openmemoryd.engine.compact_ops import compact, compact_check
 from openmemoryd.engine.journal_keeper import restore
 from openmemoryd.errors import NotFound
@@ -151,8 +152,16 @@ class Api:
     ) -> ReplyBody:
         """Run the method *body* names in *workspace*; *progress* reports interim progress."""
         handler = _HANDLERS[type(body)]
-        reply: ReplyBody = await handler(Context(self, self.engine_for(workspace), progress), body)
+        engine = self.engine_for(workspace)
+        reply: ReplyBody = await handler(Context(self, engine, progress), body)
+        # What each citation in the reply said, so `forget` can tell a stale one.
+        note_reply(reply, lambda named: self._ledger(named, engine))
         return reply
+
+    def _ledger(self, workspace: str | None, engine: Engine) -> CitedLedger | None:
+        """The citation ledger of *workspace* (None: the request's *engine*)."""
+        found = engine if workspace is None else self.engines.get(workspace)
+        return None if found is None else found.cited
 
 
 # ---------------------------------------------------------------- handlers

@@ -8,7 +8,9 @@ from openmemoryd.config.load import (
     STATE_DIR_ENV,
     WORKSPACE_ENV,
     Overrides,
+    SocketLocation,
     load_config,
+    locate_socket,
     normalize_extra_paths,
 )
 from openmemoryd.config.model import (
@@ -66,8 +68,10 @@ __all__ = [
     "SearchSettings",
     "ServerSettings",
     "SessionSettings",
+    "SocketLocation",
     "SyncSettings",
     "check_http_token",
     "load_config",
+    "locate_socket",
     "normalize_extra_paths",
 ]

@@ -9,6 +9,7 @@ environment are relative to the current directory, as a shell user expects.
 from __future__ import annotations
 
 import os
+import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Final
 import msgspec
 import platformdirs
 
-from omem_protocol import default_config_path, resolve_socket_path
+from omem_protocol import CONFIG_ENV, SOCKET_ENV, default_config_path, resolve_socket_path
 from openmemoryd.config.http_token import check_http_token
 from openmemoryd.config.model import Config, FileConfig, HttpSettings
 from openmemoryd.errors import ConfigError
@@ -47,12 +48,7 @@ def load_config(
     flags = overrides or Overrides()
     env = os.environ if environ is None else environ
 
-    if flags.config is not None:
-        path = _absolute(flags.config, Path.cwd())
-        explicit = True
-    else:
-        path = default_config_path(env)
-        explicit = bool(env.get("OPENMEMORY_CONFIG", "").strip())
+    path, explicit = _config_file(flags, env)
     file_config, config_path = _read_file(path, explicit)
     base = path.parent
 
@@ -92,6 +88,64 @@ def load_config(
         http=_http_settings(file_config, flags, config_path),
         chat=file_config.chat,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class SocketLocation:
+    """Where the daemon's socket is, found with or without a config that loads."""
+
+    path: Path
+    config: Config | None = None  # the config, when it loads
+    config_error: str | None = None  # why it did not; None when it did
+    # True when the path is the default only because the file could not be
+    # read as TOML: a ``socket`` key in it, if any, is unknown.
+    guessed: bool = False
+
+
+def locate_socket(
+    overrides: Overrides | None = None, environ: Mapping[str, str] | None = None
+) -> SocketLocation:
+    """The socket a daemon started with *overrides* listens on, even when the
+    config file no longer loads.
+
+    For the commands that only need to reach a running daemon (`stop`,
+    `doctor`): a typo saved into the file must not lock the user out of the
+    daemon still running with the config it loaded before. Resolved as
+    `load_config` resolves it: the ``--socket`` flag, ``OPENMEMORY_SOCKET``,
+    the file's ``socket`` key (read as plain TOML, so a value out of range
+    elsewhere does not hide it), the default path.
+    """
+    flags = overrides or Overrides()
+    env = os.environ if environ is None else environ
+    try:
+        config = load_config(flags, env)
+    except ConfigError as exc:
+        error = str(exc)
+    else:
+        return SocketLocation(config.socket, config)
+    if flags.socket is not None:
+        return SocketLocation(_absolute(flags.socket, Path.cwd()), config_error=error)
+    path, _ = _config_file(flags, env)
+    configured: Path | None = None
+    guessed = False
+    try:
+        with path.open("rb") as handle:
+            value = tomllib.load(handle).get("socket")
+        if isinstance(value, str) and value.strip():
+            configured = _absolute(Path(value.strip()), path.parent)
+    except FileNotFoundError:
+        pass  # no file: the default is the daemon's socket too
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        guessed = not env.get(SOCKET_ENV, "").strip()
+    socket = _absolute(resolve_socket_path(env, configured), Path.cwd())
+    return SocketLocation(socket, config_error=error, guessed=guessed)
+
+
+def _config_file(flags: Overrides, env: Mapping[str, str]) -> tuple[Path, bool]:
+    """The config file to read, and whether it was named (a missing named file is an error)."""
+    if flags.config is not None:
+        return _absolute(flags.config, Path.cwd()), True
+    return default_config_path(env), bool(env.get(CONFIG_ENV, "").strip())
 
 
 def _http_settings(

@@ -14,7 +14,8 @@ exist.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -47,6 +48,61 @@ class Reload:
     config: Config  # the running config with the reloadable changes applied
     applied: tuple[Change, ...]
     needs_restart: tuple[Change, ...]
+
+
+RELOAD_FAILED: Final = "the config file did not load"
+"""How the `status` issue of a failed reload begins (`doctor` picks it out)."""
+
+WAITS_FOR_RESTART: Final = "config changes wait for a restart"
+"""How the `status` issue of reloaded changes that need a restart begins."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReloadState:
+    """What the reloads so far leave for `status` to say.
+
+    The log alone was not enough: a reload that failed, or changes that wait
+    for a restart, went unnoticed by whoever ran ``kill -HUP`` and then
+    looked at ``omem-client status``. A failure is reported until a reload
+    succeeds; the changes that wait for a restart are those of the last
+    config that loaded (a failed reload leaves them as they were, since the
+    running config did not change either).
+    """
+
+    error: str | None = None  # why the last reload failed; None when it loaded
+    failed_at: float = 0.0  # when, as time.time()
+    waiting: tuple[str, ...] = ()  # loaded changes not applied until a restart
+
+    def failed(self, error: str, at: float) -> ReloadState:
+        return dataclasses.replace(self, error=error, failed_at=at)
+
+    def loaded(self, waiting: Sequence[str]) -> ReloadState:
+        return ReloadState(waiting=tuple(waiting))
+
+    def issues(self, pid: int) -> tuple[str, ...]:
+        """The `status` issues, each ending with what to do about it."""
+        issues: list[str] = []
+        if self.error is not None:
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.failed_at))
+            issues.append(f"{RELOAD_FAILED} at {when}: {self.error}; {reload_fix(pid)}")
+        if self.waiting:
+            issues.append(f"{WAITS_FOR_RESTART}: {'; '.join(self.waiting)}; {RESTART_FIX}")
+        return tuple(issues)
+
+
+def reload_fix(pid: int) -> str:
+    """What to do about a reload that failed, as its `status` issue ends."""
+    return (
+        "the daemon still runs with the previous config; fix the file and reload "
+        f"(kill -HUP {pid} / systemctl --user reload openmemoryd)"
+    )
+
+
+RESTART_FIX: Final = (
+    "restart openmemoryd to apply them (systemctl --user restart openmemoryd, "
+    "or stop it and start it again)"
+)
+"""What to do about changes that wait for a restart, as their issue ends."""
 
 
 def plan_reload(running: Config, loaded: Config) -> Reload:

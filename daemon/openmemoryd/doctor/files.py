@@ -9,11 +9,14 @@ listed problems, and a skipped file counted as indexed. Here those problems are 
 ``path: note``) and each kind gets its fix; skipped files are counted apart,
 by the count `status` shows (`SourceCounts.files_skipped`), so the two agree.
 
-A file not in UTF-8 gets a conversion command from the encoding its first
-bytes look like (`encoding_of_first_lossy`), or with a placeholder when
-none is clear: ``iconv -f latin1`` for every file made a Russian (cp1251)
-or Chinese (GBK) note mojibake without an error. The command writes the
-converted text to a new file and keeps the original beside it.
+Every file not in UTF-8 gets its own conversion command (one per kind of
+problem named only the first, and left the user to guess that the next
+one, in another encoding, needed another command): with the encoding the
+indexer read it as (its note says so), else the one its first bytes look
+like (`encodings_of_noted`), or with a placeholder when none is clear:
+``iconv -f latin1`` for every file made a Russian (cp1251) or Chinese (GBK)
+note mojibake without an error. The command writes the converted text to a
+new file and keeps the original beside it.
 """
 
 from __future__ import annotations
@@ -30,12 +33,13 @@ from openmemoryd.doctor.report import ok, warn
 from openmemoryd.errors import OmemdError
 from openmemoryd.store import SKIPPED_NOTE, IndexedFile, indexed_files
 from openmemoryd.workspace import PathPolicy, open_beneath, scan_memory_files
+from openmemoryd.workspace.decoding import SAMPLE_BYTES, encoding_of_note
 
-__all__ = ["encoding_of_first_lossy", "files_check", "noted_files", "unreadable_paths"]
+__all__ = ["encodings_of_noted", "files_check", "noted_files", "unreadable_paths"]
 
 _MAX_SHOWN: Final = 3
-# Enough text to tell an encoding by, read from a file's start.
-_SAMPLE_BYTES: Final = 64 * 1024
+# Conversion commands shown; `status` lists the other files with their notes.
+_MAX_CONVERSIONS: Final = 10
 
 
 def noted_files(conn: apsw.Connection) -> list[IndexedFile]:
@@ -49,30 +53,36 @@ def unreadable_paths(policy: PathPolicy) -> list[str]:
     return scan_memory_files(policy).issues
 
 
-def encoding_of_first_lossy(policy: PathPolicy, noted: Iterable[IndexedFile]) -> dict[str, str]:
-    """``{path: encoding}`` for the first file read lossily (not UTF-8), the
-    one whose fix is shown, when its first bytes look like one encoding;
-    empty otherwise (nothing such, unreadable, or no encoding clear).
+def encodings_of_noted(policy: PathPolicy, noted: Iterable[IndexedFile]) -> dict[str, str]:
+    """``{path: encoding}`` for the files not in UTF-8 whose conversion is
+    shown: the encoding the indexer read each as, or for one read lossily
+    the one its first bytes look like; a file with no encoding clear (or
+    unreadable now) is left out.
 
-    Only reads, and at most `_SAMPLE_BYTES`, through the same no-symlink
-    opening as every other read of a memory file.
+    Only reads, and at most `SAMPLE_BYTES` of a lossy file, through the same
+    no-symlink opening as every other read of a memory file.
     """
-    path = next((f.path for f in noted if _kind(f.note or "") == "encoding"), None)
-    if path is None:
-        return {}
+    found: dict[str, str] = {}
+    converted = [f for f in noted if _kind(f.note or "") == "encoding"]
+    for f in converted[:_MAX_CONVERSIONS]:
+        encoding = encoding_of_note(f.note or "") or _sampled_encoding(policy, f.path)
+        if encoding is not None:
+            found[f.path] = encoding
+    return found
+
+
+def _sampled_encoding(policy: PathPolicy, path: str) -> str | None:
     try:
         fd = open_beneath(policy.resolve(path), os.O_RDONLY)
     except (OmemdError, OSError):  # gone, or not a workspace file (a transcript)
-        return {}
+        return None
     try:
-        sample = os.pread(fd, _SAMPLE_BYTES + 1, 0)
+        sample = os.pread(fd, SAMPLE_BYTES + 1, 0)
     except OSError:
-        return {}
+        return None
     finally:
         os.close(fd)
-    cut = len(sample) > _SAMPLE_BYTES
-    encoding = guess_encoding(sample[:_SAMPLE_BYTES], cut=cut)
-    return {} if encoding is None else {path: encoding}
+    return guess_encoding(sample[:SAMPLE_BYTES], cut=len(sample) > SAMPLE_BYTES)
 
 
 def files_check(
@@ -86,8 +96,8 @@ def files_check(
 ) -> DoctorCheck:
     """Files on disk against files indexed, per source, and the files the
     index holds only as a note (*noted*) or could not see (*unreadable*);
-    *encodings* names the encoding a noted file's bytes look like
-    (`encoding_of_first_lossy`)."""
+    *encodings* names the encoding a noted file is in
+    (`encodings_of_noted`)."""
     name = "files"
     counts = ", ".join(_source_counts(s) for s in sources)
     summary = f"indexed/on disk: {counts or 'no files'}"
@@ -146,10 +156,15 @@ def _sync_fix(*, syncing: bool, running: bool) -> str:
 def _problem_fixes(
     noted: Iterable[IndexedFile], unreadable: Sequence[str], encodings: Mapping[str, str]
 ) -> list[str]:
-    """One fix per kind of problem, naming the first file of that kind."""
+    """One fix per kind of problem, naming the first file of that kind, but
+    a conversion for each file not in UTF-8 (each has its own encoding)."""
     first: dict[str, str] = {}
+    converted: list[str] = []
     for f in noted:
-        first.setdefault(_kind(f.note or ""), f.path)
+        kind = _kind(f.note or "")
+        first.setdefault(kind, f.path)
+        if kind == "encoding":
+            converted.append(f.path)
     fixes = []
     if (path := first.get("binary")) is not None:
         fixes.append(
@@ -160,8 +175,11 @@ def _problem_fixes(
         fixes.append(f"split {path} into smaller files, or raise [index] max_file_bytes")
     if (path := first.get("other")) is not None:
         fixes.append(f"see why {path} was skipped in `omem-client status`")
-    if (path := first.get("encoding")) is not None:
+    for path in converted[:_MAX_CONVERSIONS]:
         fixes.append(convert_file_hint(path, encodings.get(path), where="in the workspace"))
+    if (more := len(converted) - _MAX_CONVERSIONS) > 0:
+        # `status` lists each with the encoding it was read as
+        fixes.append(f"and {more} more file(s) not in UTF-8 (`omem-client status` lists them all)")
     if unreadable:
         fixes.append("make what cannot be listed readable by the user openmemoryd runs as")
     return fixes

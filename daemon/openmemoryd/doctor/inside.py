@@ -21,13 +21,14 @@ import trio
 from omem_protocol import PROTOCOL_VERSION, DoctorCheck, DoctorResult, StatusResult
 from openmemoryd.config import Config, Overrides, load_config
 from openmemoryd.doctor.files import (
-    encoding_of_first_lossy,
+    encodings_of_noted,
     files_check,
     noted_files,
     unreadable_paths,
 )
 from openmemoryd.doctor.index import inspect_index, sqlite_checks
 from openmemoryd.doctor.paths import socket_check, state_dir_check, workspace_check
+from openmemoryd.doctor.reload import reload_check
 from openmemoryd.doctor.report import fail, finish, ok, secrets_of, warn
 from openmemoryd.doctor.rerank import (
     FIX,
@@ -59,8 +60,9 @@ async def diagnose_engine(engine: Engine, info: DaemonInfo) -> DoctorResult:
     """Every check, against this daemon's engine and socket."""
     started = time.perf_counter()
     config = engine.config
+    config_check = await trio.to_thread.run_sync(_config_check, config, info.pid)
     checks = [
-        await trio.to_thread.run_sync(_config_check, config),
+        config_check,
         await trio.to_thread.run_sync(lambda: workspace_check(config.workspace, served=True)),
         await trio.to_thread.run_sync(state_dir_check, config.state_dir),
         await trio.to_thread.run_sync(socket_check, config.socket),
@@ -72,6 +74,9 @@ async def diagnose_engine(engine: Engine, info: DaemonInfo) -> DoctorResult:
         await _index_check(engine),
         *await trio.to_thread.run_sync(sqlite_checks),
     ]
+    reload = reload_check(info.config_issues, info.pid, file_loads=config_check.status == "ok")
+    if reload is not None:
+        checks.insert(1, reload)
     status = await workspace_status(engine, info)
     embedding = status.embedding or await embedding_status(engine)  # always there: not read twice
     checks.append(await _probe_embedder(engine, embedding.reason))
@@ -94,18 +99,22 @@ async def diagnose_engine(engine: Engine, info: DaemonInfo) -> DoctorResult:
     return finish(checks, started, secrets_of(config, os.environ))
 
 
-def _config_check(config: Config) -> DoctorCheck:
+def _config_check(config: Config, pid: int) -> DoctorCheck:
     """The daemon runs with the config it last loaded; a file edited since
-    then that no longer loads would stop the next start, so say so now."""
+    then that no longer loads fails: the next start (a reboot, a crash)
+    would not come up, however well this daemon serves now."""
     if config.config_path is None:
         return ok("config", "no config file: built-in defaults")
     try:
         load_config(Overrides(config=config.config_path))
     except ConfigError as exc:
-        return warn(
+        return fail(
             "config",
-            f"{exc} (the daemon keeps the configuration it last loaded)",
-            f"edit {config.config_path} before openmemoryd next loads it (restart or reload)",
+            f"{exc} (the daemon keeps the configuration it last loaded; "
+            "openmemoryd would not start with this file)",
+            f"edit {config.config_path}: correct what the message names "
+            f"(docs/configuration.md), then reload (kill -HUP {pid} or "
+            "systemctl --user reload openmemoryd)",
         )
     return ok("config", str(config.config_path))
 
@@ -141,7 +150,7 @@ async def _files_check(engine: Engine, status: StatusResult) -> DoctorCheck:
     except IndexDamaged:  # the index check says so
         noted = []
     unreadable = await trio.to_thread.run_sync(unreadable_paths, engine.policy)
-    encodings = await trio.to_thread.run_sync(encoding_of_first_lossy, engine.policy, noted)
+    encodings = await trio.to_thread.run_sync(encodings_of_noted, engine.policy, noted)
     return files_check(
         status.sources,
         syncing=status.syncing,

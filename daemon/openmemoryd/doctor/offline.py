@@ -19,15 +19,16 @@ import msgspec
 
 from omem_client import Client, DaemonNotRunning, OmemError
 from omem_protocol import DoctorCheck, DoctorResult, StatusResult, __version__, default_config_path
-from openmemoryd.config import Config, Overrides, load_config
+from openmemoryd.config import Config, Overrides, load_config, locate_socket
 from openmemoryd.doctor.files import (
-    encoding_of_first_lossy,
+    encodings_of_noted,
     files_check,
     noted_files,
     unreadable_paths,
 )
 from openmemoryd.doctor.index import open_index_check, sqlite_checks
 from openmemoryd.doctor.paths import socket_check, state_dir_check, workspace_check
+from openmemoryd.doctor.reload import reload_check
 from openmemoryd.doctor.report import fail, finish, ok, secrets_of, warn
 from openmemoryd.doctor.rerank import reranker_check
 from openmemoryd.doctor.runtime import (
@@ -56,16 +57,13 @@ def diagnose(overrides: Overrides, environ: Mapping[str, str]) -> DoctorResult:
     try:
         config = load_config(overrides, environ)
     except ConfigError as exc:
-        path = overrides.config or default_config_path(environ)
-        fix = (
-            f"edit {path}: correct the setting the message names (docs/configuration.md); "
-            "the other checks need a configuration that loads"
-        )
-        return finish([fail("config", str(exc), fix)], started, [])
+        return finish(_broken_config(overrides, environ, exc), started, [])
     where = config.config_path or "no config file: built-in defaults"
     daemon, status = _daemon_check(config)  # first: a served workspace is judged apart
+    reload = None if status is None else reload_check(status.issues, status.pid, file_loads=True)
     checks = [
         ok("config", str(where)),
+        *([] if reload is None else [reload]),
         workspace_check(config.workspace, served=status is not None),
         state_dir_check(config.state_dir),
         socket_check(config.socket),
@@ -90,7 +88,7 @@ def diagnose(overrides: Overrides, environ: Mapping[str, str]) -> DoctorResult:
                     running=True,
                     noted=noted,
                     unreadable=unreadable_paths(_policy(config)),
-                    encodings=encoding_of_first_lossy(_policy(config), noted),
+                    encodings=encodings_of_noted(_policy(config), noted),
                 )
             )
             checks.append(appends_check(status.issues))
@@ -102,6 +100,37 @@ def diagnose(overrides: Overrides, environ: Mapping[str, str]) -> DoctorResult:
         if conn is not None:
             conn.close()
     return finish(checks, started, secrets_of(config, environ))
+
+
+def _broken_config(
+    overrides: Overrides, environ: Mapping[str, str], error: ConfigError
+) -> list[DoctorCheck]:
+    """The config does not load: that check fails, and the others need its
+    paths. A daemon may still run with the config it loaded before the file
+    broke (a reload keeps it), found on the socket as `openmemoryd stop`
+    finds it: then say so, and what its last reload left to tell."""
+    path = overrides.config or default_config_path(environ)
+    fix = f"edit {path}: correct the setting the message names (docs/configuration.md); "
+    socket = locate_socket(overrides, environ).path
+    try:
+        with Client(socket, timeout=STATUS_TIMEOUT_S, name="openmemoryd-doctor") as client:
+            status = client.status()
+    except OmemError:  # none there, or not one to trust: nothing more to say
+        return [
+            fail("config", str(error), fix + "the other checks need a configuration that loads")
+        ]
+    reload = f"kill -HUP {status.pid} or systemctl --user reload openmemoryd"
+    checks = [
+        fail("config", str(error), f"{fix}then reload the daemon ({reload})"),
+        ok(
+            "daemon",
+            f"openmemoryd {status.daemon_version} (pid {status.pid}) answers on {status.socket}"
+            ", with the config it loaded before the file broke; it would not start again "
+            "with this file (openmemoryd stop still stops it)",
+        ),
+    ]
+    seen = reload_check(status.issues, status.pid, file_loads=False)
+    return checks if seen is None else [*checks, seen]
 
 
 def _daemon_check(config: Config) -> tuple[DoctorCheck, StatusResult | None]:
@@ -182,5 +211,5 @@ def _files_on_disk(config: Config, conn: apsw.Connection) -> DoctorCheck:
         running=False,
         noted=noted,
         unreadable=scan.issues,
-        encodings=encoding_of_first_lossy(_policy(config), noted),
+        encodings=encodings_of_noted(_policy(config), noted),
     )

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 import apsw
+import msgspec
 import trio
 
 from omem_protocol import (
@@ -46,6 +47,7 @@ from omem_protocol import (
     RecallResult,
     RejectedMessage,
 )
+from openmemoryd.engine.cited import Changed, Moved, decide, stale_message
 from openmemoryd.engine.journal_keeper import forget_absent
 from openmemoryd.engine.similar import (
     BULLET,
@@ -55,7 +57,7 @@ from openmemoryd.engine.similar import (
     memory_content,
     nearby_lines,
 )
-from openmemoryd.errors import BadRequest, NotFound
+from openmemoryd.errors import BadRequest, Conflict, NotFound
 from openmemoryd.index.indexer import index_file
 from openmemoryd.memory.append import target_path
 from openmemoryd.memory.capture_rules import screen
@@ -67,6 +69,7 @@ from openmemoryd.search import SearchQuery
 from openmemoryd.search.budget import budget_terms
 from openmemoryd.search.hits import citation
 from openmemoryd.search.snippet import line_matches, terms_in
+from openmemoryd.text.facts import compare
 from openmemoryd.text.terms import token_set
 from openmemoryd.workspace import MemoryPath, scan_memory_files
 
@@ -120,6 +123,8 @@ async def recall(
     terms = budget_terms(query)
     for hit in found.results:
         for start, end, snippet in _recalled_parts(hit.snippet, hit.start_line, terms):
+            # the lines as shown by the hit: the memory's text below drops its tag
+            engine.cited.note(hit.path, start, end, snippet, may_be_piece=start == end)
             category, text = _memory_text(snippet, hit.source)
             memories.append(
                 RecalledMemory(
@@ -311,13 +316,15 @@ async def _already_remembered(engine: Engine, text: str, batch: list[str]) -> st
     for line in lines:
         if _normalised(line.content) == wanted:
             return f"already remembered at {citation(line.path, line.number, line.number)}"
-    similarity = await cosines_to(engine, text, [line.content for line in lines])
-    if not similarity:
-        return None
-    best = max(range(len(similarity)), key=similarity.__getitem__)
-    if similarity[best] >= DUPLICATE_COSINE:
-        where = citation(lines[best].path, lines[best].number, lines[best].number)
-        return f"nearly the same as {where} (similarity {similarity[best]:.2f})"
+    similarity = await cosines_to(engine, text, [line.content for line in lines]) or []
+    # Nearly the same by meaning is no repeat when a detail changed: "every
+    # 30 days" after "every 90 days" scores 0.98 and is the newer fact.
+    for i in sorted(range(len(similarity)), key=similarity.__getitem__, reverse=True):
+        if similarity[i] < DUPLICATE_COSINE:
+            break
+        if compare(lines[i].content, text).change is None:
+            where = citation(lines[i].path, lines[i].number, lines[i].number)
+            return f"nearly the same as {where} (similarity {similarity[i]:.2f})"
     return None
 
 
@@ -333,6 +340,7 @@ class _Target:
     mp: MemoryPath
     span: LineRange
     text: str
+    cited_as: str | None = None  # the stale citation it was found by (`engine.cited`)
 
 
 async def forget(
@@ -346,8 +354,12 @@ async def forget(
         inside = memories_in(target.text, target.span.start)
         if len(inside) == 1:  # its lines alone: a heading cited with it stays
             only = inside[0]
-            narrowed = _Target(target.mp, LineRange(only.start, only.end), only.text)
-            return await _erase(engine, [narrowed], reason="citation")
+            span = LineRange(only.start, only.end)
+            narrowed = _Target(target.mp, span, only.text, target.cited_as)
+            if target.cited_as is None:
+                return await _erase(engine, [narrowed], reason="citation")
+            erased = await _erase(engine, [narrowed], reason="citation_moved")
+            return msgspec.structs.replace(erased, cited_as=target.cited_as)
         if not inside:
             raise BadRequest(
                 f"{citation_} holds no memory (only headings, blank lines or template "
@@ -378,9 +390,24 @@ async def _by_citation(engine: Engine, raw: str) -> _Target:
         raise BadRequest(f"not a citation: {raw!r} (expected path#L5 or path#L5-L7)")
     path, start, end = cited
     mp = engine.policy.resolve(path)
+    served = engine.cited.served(mp.key, start, end)
     got = await engine.get(mp.key, start, end - start + 1)
-    if got.to_line != end:
-        raise NotFound(f"{mp.key} has {got.total_lines} lines; {raw} is not there")
+    if not served:  # never given out by this daemon: the lines as they are
+        if got.to_line != end:
+            raise NotFound(f"{mp.key} has {got.total_lines} lines; {raw} is not there")
+        return _Target(mp, LineRange(start, end), got.text)
+    whole = await engine.get(mp.key, 1, None)
+    lines = whole.text.split("\n") if whole.total_lines else []
+    settings = engine.config
+    floor = min(settings.search.snippet_chars, settings.index.chunk_tokens)
+    decision = decide(served, lines, start, end, floor)
+    if isinstance(decision, Moved):
+        moved = await engine.get(mp.key, decision.start, decision.end - decision.start + 1)
+        span = LineRange(decision.start, decision.end)
+        return _Target(mp, span, moved.text, citation(mp.key, start, end))
+    if isinstance(decision, Changed):
+        now = got.text if got.to_line == end else None
+        raise Conflict(stale_message(citation(mp.key, start, end), decision, now))
     return _Target(mp, LineRange(start, end), got.text)
 
 

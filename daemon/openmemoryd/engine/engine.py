@@ -50,6 +50,7 @@ from openmemoryd.embed.reference import Baseline
 from openmemoryd.embed.registry import Choice, as_local
 from openmemoryd.engine import search_ops
 from openmemoryd.engine.access import AccessCounts
+from openmemoryd.engine.cited import CitedLedger
 from openmemoryd.engine.hosts import ProgressFn
 from openmemoryd.engine.indexing import FileSync
 from openmemoryd.engine.keyword_merge import KeywordMerger
@@ -153,6 +154,8 @@ class Engine:
         self.journal = AppendJournal(config.state_dir / "journal" / f"{config.name}.json")
         # Appends continue from what the last one left (`memory.known`).
         self.known = KnownFiles()
+        # What each citation given out said, so a stale one is caught (`engine.cited`).
+        self.cited = CitedLedger()
         self.rerank = RerankSlot()
         self.access = AccessCounts()
         self.keyword_merger = KeywordMerger()
@@ -380,6 +383,7 @@ class Engine:
             reason="append",
         )
         await self.journal_append(appended)
+        self.cited.note(mp.key, appended.start_line, appended.end_line, appended.block)
         return AppendResult(
             path=mp.key,
             start_line=appended.start_line,

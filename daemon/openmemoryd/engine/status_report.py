@@ -63,7 +63,12 @@ async def workspace_status(
     sources = count_sources(scan, sessions_on_disk, totals)
     sync = engine.syncer.statistics()
     missing = await trio.to_thread.run_sync(_workspace_gone, engine.config.workspace)
-    issues = [*missing, *scan.issues, *(f"{path}: {note}" for path, note in notes)]
+    issues = [
+        *info.config_issues,
+        *missing,
+        *scan.issues,
+        *(f"{path}: {note}" for path, note in notes),
+    ]
     if engine.vector_error:
         issues.append(engine.vector_error)
     if engine.recovered_to:

@@ -18,15 +18,23 @@ Invariants:
   append (`memory.task_journal`), before the reply: a person's editor
   saving a copy of TASKS.md read before the change does not undo it
   unnoticed (docs/durability.md).
+* Secrets are masked before anything else, as `append` masks them
+  (`log_gate.mask_secrets`): the journal block, the task lines, the task
+  journal and the index only ever see the masked text, and a task's id is
+  that of its masked text. The reply lists the masked forms. A task named
+  by its text (done, reopen, remove, a completed item) is looked up by its
+  masked text first, then as given, so a task written before masking can
+  still be closed.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeVar
 
 import trio
 
@@ -41,6 +49,7 @@ from openmemoryd.errors import BadRequest, NotFound
 from openmemoryd.memory.append import Appended, append_block, open_locked, target_path
 from openmemoryd.memory.durable import lock_shared, read_all
 from openmemoryd.memory.journal import SessionNotes, render_journal
+from openmemoryd.memory.log_gate import mask_secrets
 from openmemoryd.memory.task_journal import (
     decode_tasks,
     encode_tasks,
@@ -67,17 +76,8 @@ if TYPE_CHECKING:
 
 async def session_end(engine: Engine, params: SessionEndParams) -> SessionEndResult:
     started = time.perf_counter()
-    # each next step once, in the journal as in the task list: a step given
-    # twice (in other case or spacing, with a checkbox) is one task
-    next_steps = distinct_tasks(clean_task_text(step) for step in params.next_steps)
-    notes = SessionNotes(
-        request=params.request,
-        learned=params.learned,
-        completed=params.completed,
-        next_steps=next_steps,
-        agent=params.agent,
-        session=params.session,
-    )
+    parts = [params.request, *params.learned, *params.completed, *params.next_steps]
+    notes, redactions = await _masked(_session_notes, params, _chars(parts))
     block = render_journal(notes, datetime.now())  # validates before anything is touched
     daily = target_path(engine.policy, None, date.today())
     tasks_mp = engine.policy.resolve(TASKS_KEY)
@@ -88,6 +88,7 @@ async def session_end(engine: Engine, params: SessionEndParams) -> SessionEndRes
         tasks_mp,
         block,
         notes,
+        params.completed,
         paths=[daily, tasks_mp],
         reason="session-end",
     )
@@ -104,6 +105,22 @@ async def session_end(engine: Engine, params: SessionEndParams) -> SessionEndRes
         tasks_done=tuple(_item(t) for t in done.closed),
         indexed=indexed,
         took_ms=_since(started),
+        redactions=redactions,
+    )
+
+
+def _session_notes(params: SessionEndParams, masker: _Masker) -> SessionNotes:
+    """The notes to write: every part masked, each next step once."""
+    request = params.request
+    return SessionNotes(
+        request=None if request is None else masker(request),
+        learned=[masker(item) for item in params.learned],
+        completed=[masker(item) for item in params.completed],
+        # each next step once, in the journal as in the task list: a step
+        # given twice (in other case or spacing, with a checkbox) is one task
+        next_steps=distinct_tasks(clean_task_text(masker(step)) for step in params.next_steps),
+        agent=None if params.agent is None else masker(params.agent),
+        session=None if params.session is None else masker(params.session),
     )
 
 
@@ -124,8 +141,13 @@ def _end_session(
     tasks_mp: MemoryPath,
     block: str,
     notes: SessionNotes,
+    completed_as_given: Sequence[str],
 ) -> _Ended:
-    """In the writer lane: plan the task changes, append the journal, replace the tasks."""
+    """In the writer lane: plan the task changes, append the journal, replace the tasks.
+
+    *notes* are masked; *completed_as_given* are the completed items before
+    masking, only to close a task written before secrets were masked.
+    """
     limit = engine.config.index.max_file_bytes
     ended = _Ended()
     if not notes.next_steps and (not notes.completed or not _exists(tasks_mp)):
@@ -138,8 +160,10 @@ def _end_session(
         tasks = TasksFile(decode_tasks(raw, tasks_mp.key, limit))
         today = date.today().isoformat()
         closed_ids: list[str] = []
-        for item in notes.completed:
+        for item, given in zip(notes.completed, completed_as_given, strict=True):
             closing = _open_task_named(tasks, item)
+            if closing is None and given != item:
+                closing = _open_task_named(tasks, given)
             if closing is not None:
                 closed_ids.append(tasks.complete(closing, today).id)
         added_ids: list[str] = []
@@ -195,17 +219,21 @@ async def tasks(engine: Engine, params: TasksParams) -> TasksResult:
         if params.tasks:
             raise BadRequest("list takes no tasks; use add, done, reopen or remove")
         text = await trio.to_thread.run_sync(_read_tasks, mp, limit)
+        redactions: tuple[str, ...] = ()
         changed: list[Task] = []
         unchanged: list[Task] = []
         indexed = True
     else:
         if not params.tasks:
             raise BadRequest(f"{params.action} needs at least one task (an id or its text)")
+        masked, redactions = await _masked(_task_refs, params.tasks, _chars(params.tasks))
         if params.action == "add":
-            for raw in params.tasks:
+            for raw in masked:
                 clean_task_text(raw)  # refuse an empty one before the file is touched
+        else:
+            redactions = ()  # a reference is only looked up, never written
         (text, changed, unchanged, records), indexed = await engine.edit_markdown(
-            _change_tasks, engine, mp, params, paths=[mp], reason="tasks"
+            _change_tasks, engine, mp, params, masked, paths=[mp], reason="tasks"
         )
         for record in records:
             await engine.journal_append(record)
@@ -221,7 +249,13 @@ async def tasks(engine: Engine, params: TasksParams) -> TasksResult:
         done=sum(t.done for t in listed),
         indexed=indexed,
         took_ms=_since(started),
+        redactions=redactions,
     )
+
+
+def _task_refs(refs: Sequence[str], masker: _Masker) -> tuple[str, ...]:
+    """Task texts (or references) with their secrets masked."""
+    return tuple(masker(ref) for ref in refs)
 
 
 def _read_tasks(mp: MemoryPath, limit: int) -> str:
@@ -241,10 +275,13 @@ _VERBS: Final = {"done": "mark done", "reopen": "reopen", "remove": "remove"}
 
 
 def _change_tasks(
-    engine: Engine, mp: MemoryPath, params: TasksParams
+    engine: Engine, mp: MemoryPath, params: TasksParams, masked: Sequence[str]
 ) -> tuple[str, list[Task], list[Task], list[Appended]]:
     """In the writer lane: apply the action to every task named, or to none.
-    Also returns the journal records of the tasks changed."""
+    Also returns the journal records of the tasks changed.
+
+    *masked* are `params.tasks` with their secrets masked: what is added, and
+    what a task is looked up by first."""
     limit = engine.config.index.max_file_bytes
     if params.action != "add" and not _exists(mp):
         verb = _VERBS.get(params.action, params.action)
@@ -256,8 +293,8 @@ def _change_tasks(
         today = date.today().isoformat()
         changed: list[tuple[Task, str]] = []  # each with its line as changed
         unchanged: list[Task] = []
-        for ref in params.tasks:
-            (task, line), did = _apply(tasks, params.action, ref, today)
+        for ref, given in zip(masked, params.tasks, strict=True):
+            (task, line), did = _apply(tasks, params.action, ref, given, today)
             if did:
                 changed.append((task, line))
             elif all(t.id != task.id for t in unchanged):
@@ -282,14 +319,29 @@ def _change_tasks(
     )
 
 
-def _apply(tasks: TasksFile, action: str, ref: str, today: str) -> tuple[tuple[Task, str], bool]:
+def _apply(
+    tasks: TasksFile, action: str, ref: str, given: str, today: str
+) -> tuple[tuple[Task, str], bool]:
     """((the task, its line once changed), whether *action* changed it);
-    a removed task's line is the one removed."""
+    a removed task's line is the one removed. *ref* is masked, *given* as
+    the caller sent it."""
     if action == "add":
         added, new = tasks.add(ref, today)
         return (added, tasks.line(added)), new
     want_done = {"done": True, "reopen": False}.get(action)
-    task = tasks.find(ref, want_done=want_done)
+    try:
+        task = tasks.find(ref, want_done=want_done)
+    except NotFound:
+        if given == ref:
+            raise
+        # a task written before its secret was masked; the error, if none
+        # matches either, names the masked reference
+        try:
+            task = tasks.find(given, want_done=want_done)
+        except NotFound:
+            raise NotFound(
+                f"no task matches {ref!r} (see `omem-client tasks --all` for ids)"
+            ) from None
     if action == "done":
         if task.done:
             return (task, tasks.line(task)), False
@@ -306,6 +358,47 @@ def _apply(tasks: TasksFile, action: str, ref: str, today: str) -> tuple[tuple[T
 
 
 # ---------------------------------------------------------------- helpers
+
+_Given = TypeVar("_Given")
+_Masked = TypeVar("_Masked")
+
+# Masking reads every character (about 1 s a megabyte): more text than this
+# is masked in a worker thread, as `Engine.append` does.
+_MASK_INLINE_CHARS: Final = 16_384
+
+
+class _Masker:
+    """Masks one text after another (`log_gate.mask_secrets`), gathering the
+    masked forms of all of them, each once, in the order met."""
+
+    def __init__(self) -> None:
+        self._forms: dict[str, None] = {}
+
+    def __call__(self, text: str) -> str:
+        safe = mask_secrets(text)
+        self._forms.update(dict.fromkeys(safe.redactions))
+        return safe.text
+
+    @property
+    def redactions(self) -> tuple[str, ...]:
+        return tuple(self._forms)
+
+
+async def _masked(
+    mask: Callable[[_Given, _Masker], _Masked], given: _Given, size: int
+) -> tuple[_Masked, tuple[str, ...]]:
+    """``mask(given, masker)`` and the masked forms; in a worker thread when
+    *given* holds more than a few pages (*size* characters)."""
+    masker = _Masker()
+    if size > _MASK_INLINE_CHARS:
+        result = await trio.to_thread.run_sync(mask, given, masker)
+    else:
+        result = mask(given, masker)
+    return result, masker.redactions
+
+
+def _chars(texts: Iterable[str | None]) -> int:
+    return sum(len(text or "") for text in texts)
 
 
 def _exists(mp: MemoryPath) -> bool:

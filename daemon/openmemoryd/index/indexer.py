@@ -9,11 +9,15 @@ Outcomes: unchanged content (by sha256 of the bytes) is skipped, however its
 mtime moved; a file gone from disk, or no longer a memory path, leaves the
 index; binary files (NUL bytes) and files over ``max_file_bytes`` are
 recorded with a note and no chunks, so `status` can say why they are not
-searchable; invalid UTF-8 is indexed with U+FFFD in place of the bad bytes
-and noted. A bootstrap file still identical to its template holds no memory,
-only instructions, and would match every vague query; it is recorded with no
-chunks until someone writes in it. Nothing here raises for a bad file: a sync
-pass must finish.
+searchable. A file that is not UTF-8 is read in the one legacy encoding its
+bytes clearly are (GBK, cp1251…: `workspace.decoding`) and noted with it;
+failing that, with U+FFFD in place of the bad bytes, noted, and its lines
+that are mostly U+FFFD left out (undecodable bytes are no memory, and their
+mojibake embeds near every query that means nothing), the note naming
+them. The file itself is never changed. A bootstrap file still identical to
+its template holds no memory, only instructions, and would match every vague
+query; it is recorded with no chunks until someone writes in it. Nothing
+here raises for a bad file: a sync pass must finish.
 """
 
 from __future__ import annotations
@@ -43,6 +47,12 @@ from openmemoryd.store import (
 )
 from openmemoryd.workspace import MemoryPath, RootMissing, is_pristine_template, read_memory_file
 from openmemoryd.workspace.boilerplate import has_memory, mask_boilerplate
+from openmemoryd.workspace.decoding import (
+    LEGACY_LOSSY_NOTE,
+    blank_unreadable,
+    decode_note,
+    describe_spans,
+)
 
 logger = logging.getLogger("openmemoryd.index")
 
@@ -109,7 +119,10 @@ def index_file(
         if resumed:
             return resumed
     digest = sha256_hex(data)
-    if known is not None and known.hash == digest and not force:
+    # LEGACY_LOSSY_NOTE: read before legacy encodings were tried, and
+    # its mojibake indexed; read again.
+    stale = known is not None and known.note == LEGACY_LOSSY_NOTE
+    if known is not None and known.hash == digest and not force and not stale:
         if (known.mtime_ns, known.size) != (st.st_mtime_ns, st.st_size):
             touch_file(conn, key, st.st_mtime_ns, st.st_size)
         return FileOutcome(key, "unchanged", known.chunks, known.note)
@@ -129,13 +142,14 @@ def index_file(
         )
         if streamed is not None:
             return FileOutcome(key, kind, streamed)
-    note: str | None = None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = data.decode("utf-8", errors="replace")
-        note = "invalid UTF-8 replaced with U+FFFD"
-    text = text.removeprefix("\ufeff")
+    decoded = decode_note(data)
+    text, note = decoded.text, decoded.note
+    if decoded.lossy:
+        # Lines of undecodable bytes hold no memory: blanked (lines kept),
+        # and the note names them.
+        text, blanked = blank_unreadable(text)
+        if blanked:
+            note = f"{note}; lines {describe_spans(blanked)} not indexed (undecodable bytes)"
     # Template comments, empty fields and hints are blanked (lines kept), and
     # a chunk left with only headings is not memory (workspace.boilerplate).
     chunks, restarts = chunk_markdown_from(

@@ -10,7 +10,9 @@ Layout: each append is its own block, separated from what came before by a
 blank line; a new daily file starts with a ``# YYYY-MM-DD`` heading. The
 returned line range is the appended text's, for citations. A file holding
 NUL bytes is not text (`get` refuses it, the index skips it), so nothing is
-appended to it.
+appended to it; nor is text beyond ASCII to a file that is not UTF-8 (a GBK
+or cp1251 note): it would be in two encodings at once. ASCII is the same
+bytes in those encodings, so it is appended.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from openmemoryd.workspace import (
     daily_key,
     open_beneath,
 )
+from openmemoryd.workspace.decoding import legacy_encoding
 
 LOCK_TIMEOUT_S: Final = 10.0
 # Numbers the blocks this process writes, in the order they reach the file.
@@ -148,10 +151,14 @@ def append_block(
     try:
         st = os.fstat(fd)
         so_far = known.lookup(mp.key, fd, st) if known is not None else None
+        legacy = False  # the file is not UTF-8 (GBK, cp1251…)
         if so_far is None:
             existing = read_all(fd)
             if b"\x00" in existing:  # as `get` and the indexer judge it: text would be lost in it
                 raise Forbidden(f"not a text file: {mp.key}")
+            legacy = not _is_utf8(existing)
+            if legacy and not block.isascii():
+                raise Forbidden(_mixed_encodings(mp.key, existing))
             so_far = FileSoFar.of(existing)
         created = so_far.size == 0
         crlf = _crlf(so_far.tail)
@@ -164,7 +171,7 @@ def append_block(
         os.fsync(fd)
         written = next_write(str(mp.absolute))
         after = so_far.extended(payload)
-        if known is not None:
+        if known is not None and not legacy:  # a legacy file is read (and checked) each time
             known.remember(mp.key, os.fstat(fd), after)
     finally:
         os.close(fd)
@@ -185,6 +192,27 @@ def append_block(
         after.hexdigest(),
         after_len=after.size,
         written=written,
+    )
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _mixed_encodings(key: str, existing: bytes) -> str:
+    """Why text that is not ASCII is not appended to a file that is not
+    UTF-8: written as UTF-8 it would be mojibake in the file's encoding, and
+    the file would be in two encodings at once (unreadable as either)."""
+    encoding = legacy_encoding(existing)
+    read_as = f"it is in {encoding}" if encoding else "its encoding is unclear"
+    return (
+        f"{key} is not UTF-8 ({read_as}): appending this text (UTF-8) would mix two "
+        "encodings in one file; convert the file to UTF-8 first (the doctor's files "
+        "check gives the command), or append to another file"
     )
 
 

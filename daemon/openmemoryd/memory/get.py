@@ -1,7 +1,9 @@
 """Reading memory files by line range (`memory_get`).
 
 Lines are 1-based. No range returns the whole file verbatim (but for a
-leading byte-order mark, which is no text of the file); a range past
+leading byte-order mark, which is no text of the file; a file that is not
+UTF-8 is decoded as the indexer decodes it, and the reply's ``note`` says
+how); a range past
 the end returns empty text (``to_line`` 0), not an error, so an agent paging
 through a file can stop when the text runs out. A missing file is
 ``not_found``: silently answering "" (as OpenClaw does) hides typos.
@@ -19,6 +21,7 @@ from typing import Final
 from omem_protocol import GetResult
 from openmemoryd.errors import BadRequest, Forbidden
 from openmemoryd.workspace import PathPolicy, read_memory_file
+from openmemoryd.workspace.decoding import decode_note
 
 __all__ = ["MAX_LINE", "read_lines", "split_citation"]
 
@@ -81,14 +84,19 @@ def read_lines(
         raise Forbidden(f"not a text file: {mp.key}")
     # A byte-order mark is the encoding's signature, not text of line 1: the
     # indexer leaves it out of chunks, and `get` printed it to people and
-    # scripts (and into whatever they paste it). The file keeps it.
-    text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    # scripts (and into whatever they paste it). The file keeps it. A file
+    # in a legacy encoding (GBK, cp1251) is read as the indexer reads it, so
+    # a search hit's citation gets the lines it cited, not mojibake.
+    decoded = decode_note(data)
+    text, note = decoded.text, decoded.note
     all_lines = text.split("\n") if text else []  # an empty file has no lines, not one
     if text.endswith("\n"):
         all_lines.pop()
     total = len(all_lines)
     if from_line is None and lines is None:
-        return GetResult(path=mp.key, text=text, from_line=1, to_line=total, total_lines=total)
+        return GetResult(
+            path=mp.key, text=text, from_line=1, to_line=total, total_lines=total, note=note
+        )
     start = from_line or 1
     selected = all_lines[start - 1 : start - 1 + lines] if lines else all_lines[start - 1 :]
     return GetResult(
@@ -97,4 +105,5 @@ def read_lines(
         from_line=start,
         to_line=start + len(selected) - 1 if selected else 0,
         total_lines=total,
+        note=note,
     )

@@ -257,6 +257,24 @@ def rank_candidates(
         raise BadRequest(f"unknown source {', '.join(unknown)} (known: {', '.join(KNOWN_SOURCES)})")
     limit = query.limit or settings.limit
     min_score = settings.min_score if query.min_score is None else query.min_score
+    if not query_terms(query.text):
+        # Only punctuation or emoji ("🚀", "???"): nothing to search by. The
+        # vector leg would still rank the chunks nearest such a query's
+        # embedding, near the middle of the model's space, and none of them
+        # answers it.
+        return Ranked(
+            chosen=[],
+            terms=[],
+            limit=limit,
+            min_score=min_score,
+            relaxed=False,
+            mode="lexical" if vector is None else "hybrid" if settings.hybrid else "vector",
+            lexical_count=0,
+            nearest_count=0,
+            mtimes={},
+            empty_reason="no_terms",
+            best=None,
+        )
     # Dates leave the keyword query only where calibrated fusion can use
     # them as a ranking signal: dropped with nothing in their place, the
     # words "May" and "2022" still helped BM25 a little (docs/recall.md).
@@ -345,9 +363,7 @@ def rank_candidates(
     empty_reason: str | None = None
     best: float | None = None
     if not chosen:
-        if not terms and vector is None:
-            empty_reason = "no_terms"
-        elif merged:
+        if merged:
             empty_reason = "below_min_score"
             best = round(max(judged.values()), 6)
         elif chunk_count(conn) == 0:

@@ -10,14 +10,19 @@ shape (Stripe, GitHub, GitLab, Slack, Google, AWS, JWTs, webhooks, …; our
 own patterns), and adds what people actually type in a chat: "the password
 is hunter2", "密码是 hunter2", "пароль: hunter2", "the API key is …",
 "токен — …", passwords inside URLs (``postgres://user:pw@host``) and
-credentials in URL query strings.
+credentials in URL query strings. A quoted password is taken to its closing
+quote in the quotes of all three languages (“correct horse”, «…», 「…」), so
+no word of a password with spaces stays; ``passcode`` and ``pwd`` name a
+password as ``password`` does.
 
 Invariants:
 
 * text in which no pattern matches is returned unchanged;
 * only the secret itself is replaced; names, separators, quotes and the
   surrounding text are kept, so ``API_KEY=…`` and a database URL stay
-  readable;
+  readable. A password said in prose is masked with the quotes it was said
+  in (``the password is "correct horse"`` → ``the password is ***``): they
+  belong to the sentence, not to code that must stay readable;
 * a mask reveals no character of the secret. A token of a known kind keeps
   only the prefix that names its kind (``sk_live_…``, ``ghp_…``,
   ``sk-proj-…``), which every such token shares, so a reader still sees
@@ -62,8 +67,39 @@ _SECRET_NAME: Final = (
     r"(?=[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*\\?[\"']?[ \t]*[=:])"
     r"(?:[A-Za-z0-9_]|-(?!-))*?"
     r"(?:(?i:(?:api|secret|access|private|auth|client|encryption|signing|master|account)"
-    r"[_-]?key|token|secret|passw(?:or)?d|passphrase|authorization|credentials?)|KEY)"
+    r"[_-]?key|token|secret|passw(?:or)?d|pass(?:phrase|code)|pwd|authorization|credentials?)"
+    r"|KEY)"
     rf"(?!{_NAME_CHAR})"
+)
+
+# A quoted value, in the quotes English, Russian and Chinese write: the text
+# between an opening quote and its own closing one, on one line. The length
+# is bounded so that an opening quote never closed costs a short look ahead,
+# not a scan to the end of the text (the scan stays linear).
+_QUOTE_PAIRS: Final[tuple[tuple[str, str], ...]] = (
+    ('"', '"'),
+    ("'", "'"),
+    ("“", "”"),
+    ("‘", "’"),
+    ("«", "»"),
+    ("„", "“”"),
+    ("「", "」"),
+    ("『", "』"),
+)
+_MAX_QUOTED: Final = 100
+# What follows an opening typographic quote, up to (not with) its closer.
+_TYPOGRAPHIC_INSIDE: Final = "|".join(
+    f"(?<={opening})[^{closing}\\n]{{1,{_MAX_QUOTED}}}+(?=[{closing}])"
+    for opening, closing in _QUOTE_PAIRS[2:]
+)
+# A whole quoted value, its quotes included: what the prose branches mask.
+_QUOTED: Final = (
+    "(?:"
+    + "|".join(
+        f"{opening}[^{closing}\\n]{{1,{_MAX_QUOTED}}}+[{closing}]"
+        for opening, closing in _QUOTE_PAIRS
+    )
+    + ")"
 )
 
 
@@ -79,11 +115,15 @@ def _value(prefix: str) -> str:
     that closes the code around the value is given back (`_trim`). Neither
     starts a PEM block: that is the PEM branch's, which masks the key's body
     too (``"private_key": "-----BEGIN …\\n…"`` in a service-account file).
+    A value in typographic quotes (``password: “correct horse”``) is taken to
+    its closing quote, as a value in ASCII quotes is: a bare run would stop
+    at the first space and leave the rest of the password readable.
     *prefix* keeps the group names of the two branches that use this apart.
     """
     return (
         r"(?>(?:(?i:bearer|basic|token)[ \t]+)?)(?!\\?[\"']?-----BEGIN)"
         rf"(?:\\?[\"'](?P<{prefix}qval>[^\"'\\\n]+)"
+        rf"|[“‘«„「『](?P<{prefix}cqval>{_TYPOGRAPHIC_INSIDE})"
         rf"|(?P<{prefix}val>(?![=$*%<(\[{{])[^\s\"'`\\,;]+))"
     )
 
@@ -214,8 +254,10 @@ _BRANCHES: Final = (
     # Prose: "the password is hunter2", "my passphrase was x", "pin is 1234".
     # Only a value of printable ASCII counts: a sentence goes on in words,
     # and a length is not a value ("the password is 12 characters long").
+    # A quoted value is the password whole, spaces and all ("the password is
+    # “correct horse”"), and goes with its quotes.
     r"(?<![A-Za-z0-9_-])" + _EN_PASSWORD + r"(?:[ \t]+(?i:for|to|of)(?:[ \t]+[^\s]{1,40}){1,3}?)?"
-    r"[ \t]+(?i:is|was|will[ \t]+be|=):?[ \t]+(?P<pval>[!-~]++)" + _EN_NOT_A_VALUE,
+    r"[ \t]+(?i:is|was|will[ \t]+be|=):?[ \t]+(?P<pval>" + _QUOTED + r"|[!-~]++)" + _EN_NOT_A_VALUE,
     # PINs: "PIN: 4821", "pin code for the card is 4821", "пин-код карты — 4821",
     # "PIN码是123456". Digits only ("Pin: react 18.2" pins a version), and
     # not a version or a time ("pin: 2024.1", "pin: 1230:00").
@@ -223,16 +265,21 @@ _BRANCHES: Final = (
     r"(?:[ \t]+[^\s\d:：=—–]{1,20}){0,3}?"
     r"[ \t]*(?:(?i:is|was|это)[ \t]|[:：=—–]|是|为|為|(?<=[ \t])-(?=[ \t]))[ \t]*"
     r"(?P<pin>[0-9]{4,12})(?![0-9]|[.,:][0-9])",
-    # 密码是 hunter2, 密碼：x, 口令为 x (a value in ASCII: "密码：不要写在这里" is
-    # prose, and "密码为12位" is a length).
-    r"(?:密码|密碼|口令)[ \t]*(?:是|为|為|:|：|=)[ \t]*(?P<zval>[!-~]{2,}+)"
+    # 密码是 hunter2, 密碼：x, 口令为 x (a value in ASCII or in quotes:
+    # "密码：不要写在这里" is prose, and "密码为12位" is a length).
+    r"(?:密码|密碼|口令)[ \t]*(?:是|为|為|:|：|=)[ \t]*(?P<zval>" + _QUOTED + r"|[!-~]{2,}+)"
     r"(?![ \t]*(?:位|个|個|字))",
     # пароль: hunter2, пароль — hunter2, пароль это hunter2, пароль: котик123.
     # A hyphen counts only as a dash between spaces ("пароль от Wi-Fi — …"
     # names no value), a Cyrillic value only with a digit in it ("пароль — в
-    # заметках" is prose), and a length is no value ("пароль — 12 символов").
-    r"(?<![А-Яа-яЁё])(?i:парол(?:ь|я|ем|е))" + _RU_FOR_WHAT + _RU_SEPARATOR + r"[\"'«]?"
-    r"(?P<rval>[!-~]{2,}+|(?=[\w!-~]*\d)[\w!-~]{2,}+)(?![\w!-~])"
+    # заметках" is prose) or in quotes ("пароль: «правильная лошадь»"), and a
+    # length is no value ("пароль — 12 символов").
+    r"(?<![А-Яа-яЁё])(?i:парол(?:ь|я|ем|е))"
+    + _RU_FOR_WHAT
+    + _RU_SEPARATOR
+    + r"(?P<rval>"
+    + _QUOTED
+    + r"|[\"'«„“]?(?:[!-~]{2,}+|(?=[\w!-~]*\d)[\w!-~]{2,}+))(?![\w!-~])"
     r"(?![ \t]+(?i:символ|знак|цифр|букв))",
     # KEY=value, password: value, "api_key": "value", apiKey = 'value'.
     _SECRET_NAME + r"\\?[\"']?[ \t]*[=:][ \t]*" + _value(""),
@@ -262,6 +309,7 @@ _PATTERN: Final = re.compile("|".join(_BRANCHES), re.DOTALL)
 # credentials by their shape.
 _SECRET_GROUPS: Final[dict[str, str]] = {
     "fqval": "value",
+    "fcqval": "value",
     "fval": "value",
     "cpw": "value",
     "tok": "token",
@@ -276,6 +324,7 @@ _SECRET_GROUPS: Final[dict[str, str]] = {
     "zval": "value",
     "rval": "value",
     "qval": "value",
+    "cqval": "value",
     "val": "value",
     "kval": "key",
     "rkval": "key",
@@ -288,6 +337,8 @@ _BARE_VALUE_GROUPS: Final = frozenset(
     {"fval", "cpw", "pval", "zval", "rval", "val", "kval", "rkval"}
 )
 _SENTENCE_END: Final = ".,:;"
+# The groups of `_value`: what comes before them is a name and a separator.
+_ASSIGNED_GROUPS: Final = frozenset({"fqval", "fcqval", "fval", "qval", "cqval", "val"})
 _CLOSERS: Final = {")": "(", "]": "[", "}": "{", ">": "<"}
 _OPENER: Final = re.compile(r"[(\[{<]")
 
@@ -326,6 +377,13 @@ _HEX_DIGEST: Final = re.compile(r"[0-9a-f]+")
 # An English word in -ed, -ing or -ly after "the password is" is the
 # sentence going on ("is printed on the router", "is rotating").
 _PROSE_WORD: Final = re.compile(r"[a-z]+(?:ed|ing|ly)")
+# "pwd" names a password in config ("db_pwd=…") but, alone, also the shell's
+# working directory (``PWD=/home/me`` and ``OLDPWD=~/src`` in ``env``, "pwd:
+# /srv/app"): a path after it is the directory.
+_WORKING_DIRECTORY: Final = re.compile(r"(?<![A-Za-z0-9_-])(?i:(?:old)?pwd)(?![A-Za-z0-9_-])")
+# A directory: no "=" or ":" in it, so a value passed over as a path never
+# holds another assignment that the scan would take up again (quadratic).
+_PATH: Final = re.compile(r"[/~][^=:]*")
 
 # A bare Bearer word is common in prose ("Bearer of bad news"); outside an
 # Authorization header only take what looks like a credential.
@@ -403,8 +461,11 @@ def _replace(match: re.Match[str]) -> tuple[str | None, int, int]:
         return None, start, end
     # The words a prose branch skipped ("the password for <url> is …") may
     # hold a secret of their own; they are shorter than the match, so this
-    # ends.
-    before = redact_secrets(match.string[match.start() : start])
+    # ends. An assignment skips only its name, separator and opening quote
+    # (which, alone, would read as a bare value).
+    before = match.string[match.start() : start]
+    if name not in _ASSIGNED_GROUPS:
+        before = redact_secrets(before)
     return f"{before}{_mask(secret)}", match.start(), end
 
 
@@ -439,12 +500,19 @@ def _is_secret(group: str, secret: str, match: re.Match[str]) -> bool:
         before = match.string[max(0, match.start() - _AWS_LOOKBACK) : match.start()]
         return _mixes_classes(secret) and _AWS_CONTEXT.search(before) is not None
     if kind in ("value", "key"):
+        quoted = _unquote(secret)
+        if quoted is not None:
+            secret = quoted
         word = secret.strip().lower()
         if not word or word in _NOT_SECRETS or _PLACEHOLDER.fullmatch(secret.strip()):
             return False
         if _PUBLIC_KEY.fullmatch(secret) or _is_code(secret):
             return False
-        if group == "pval" and _PROSE_WORD.fullmatch(secret):
+        if group == "pval" and quoted is None and _PROSE_WORD.fullmatch(secret):
+            return False
+        if _PATH.fullmatch(secret) and _WORKING_DIRECTORY.search(
+            match.string, match.start(), match.start(group)
+        ):
             return False
         if kind == "value":
             return True
@@ -453,6 +521,14 @@ def _is_secret(group: str, secret: str, match: re.Match[str]) -> bool:
             return False
         return _looks_like_key(secret)
     return True
+
+
+def _unquote(value: str) -> str | None:
+    """What a prose branch's quoted value holds, or None if it is bare."""
+    for opening, closing in _QUOTE_PAIRS:
+        if len(value) > 1 and value[0] == opening and value[-1] in closing:
+            return value[1:-1]
+    return None
 
 
 def _is_code(value: str) -> bool:
