@@ -13,26 +13,10 @@ from __future__ import annotations
 import pytest
 
 from conftest import Daemon
+from test_forget_stale import HEAD, K8S, KAFKA, TLS  # the same three decisions
 from test_mcp_bridge import bridge, call, ok, text_of
 
 pytestmark = pytest.mark.e2e
-
-K8S = "- Мы решили перейти на Kubernetes для всех сервисов"
-TLS = "- Мы решили включить TLS между всеми сервисами"
-KAFKA = "- Мы решили перейти на Kafka вместо RabbitMQ"
-HEAD = [
-    "# MEMORY.md - Long-term Memory",
-    "",
-    "## Люди",
-    "",
-    "- Пользователь любит зелёный чай",
-    "- Кошку зовут Манго",
-    "",
-    "## Проект",
-    "",
-    "- Репозиторий лежит в GitLab",
-    "",
-]  # lines 1-11: the decisions are lines 12-14
 
 
 def _decisions(daemon: Daemon) -> None:

@@ -194,3 +194,27 @@ async def test_a_forget_after_a_truncating_save_keeps_what_landed_in_the_empty_f
         await restore(engine, RestoreParams(path=None, dry_run=False))
     text = mp.absolute.read_text()
     assert [text.count(f"line {n}\n") for n in "abcd"] == [1, 1, 0, 1], text
+
+
+async def test_a_line_a_person_deleted_stays_deleted_when_the_next_one_is_forgotten(
+    engine: Engine,
+) -> None:
+    """Found by a test that ran in CI: a person deleted the first of two
+    appends to a new daily file, then an agent forgot the second before the
+    keeper's pass. The second, made to a version that held the first, was
+    the evidence of a deliberate deletion; once forgotten, the file (the
+    day's heading alone) read as a stale save of the empty file, and the
+    person's deletion was undone."""
+    first = await engine.append("- Релизы по вторникам", None)
+    mp = engine.policy.resolve(first.path)
+    await engine.append("- Ревью обязательно", None)
+    text = mp.absolute.read_text("utf-8")
+    mp.absolute.write_text(text.replace("- Релизы по вторникам\n", ""), "utf-8")
+    await _forget_line(engine, "- Ревью обязательно")
+
+    await check_file(engine, mp.key)
+    with trio.fail_after(10):
+        await restore(engine, RestoreParams(path=None, dry_run=False))
+    after = mp.absolute.read_text("utf-8")
+    assert "Релизы" not in after and "Ревью" not in after, after
+    assert engine.journal.entries(mp.key) == []

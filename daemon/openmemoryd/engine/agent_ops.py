@@ -48,7 +48,7 @@ from omem_protocol import (
     RejectedMessage,
 )
 from openmemoryd.engine.cited import Changed, Moved, decide, stale_message
-from openmemoryd.engine.journal_keeper import forget_absent
+from openmemoryd.engine.journal_keeper import check_file, forget_absent
 from openmemoryd.engine.similar import (
     BULLET,
     cosines_to,
@@ -530,8 +530,14 @@ async def _erase(engine: Engine, targets: list[_Target], *, reason: str) -> Forg
         by_file.setdefault(target.mp.key, []).append(target)
     removed: list[str] = []
     removed_text: list[str] = []
-    for group in by_file.values():
+    for key, group in by_file.items():
         group.sort(key=lambda t: t.span.start)
+        # The append journal judges the file before the daemon's own edit
+        # takes away what it judges by: an appended line a person deleted is
+        # known as deleted on purpose while a later append made to a version
+        # that held it is still there; forget that later one first, and the
+        # person's deletion looked like a stale save and was undone.
+        await check_file(engine, key)
         texts = await engine.write(_erase_in_file, engine, group)
         removed += [_cite(t) for t in group]
         removed_text += texts

@@ -60,9 +60,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from omem_protocol import CaptureResult, ForgetResult, LogResult, SearchResult
-from openmemoryd.engine.similar import memory_content
 from openmemoryd.memory.get import split_citation
-from openmemoryd.memory.sections import split_count
+from openmemoryd.memory.sections import memory_content, split_count
 from openmemoryd.search.hits import citation
 
 __all__ = [

@@ -26,7 +26,6 @@ when it fails, only the lexical measure is given and the reason is said.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
@@ -35,7 +34,7 @@ import trio
 
 from openmemoryd.embed import Embedder, EmbedsNow, Vectors
 from openmemoryd.errors import BadRequest, Forbidden, NotFound
-from openmemoryd.memory.sections import split_count
+from openmemoryd.memory.sections import BULLET, memory_content, split_count
 from openmemoryd.search import SearchQuery
 from openmemoryd.text.terms import token_set
 
@@ -68,7 +67,6 @@ MAX_COMPARED_LINES: Final = 32
 # took the embedder minutes, and every `log` after it waited for that.
 MAX_COMPARED_CHARS: Final = 2000
 
-BULLET: Final = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[(?P<cat>[a-z]+)\]\s+)?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,15 +89,6 @@ class Scored:
     lexical: float
     cosine: float | None
     semantic: float | None
-
-
-def memory_content(line: str) -> str:
-    """The memory a line states ("" for a heading, comment or blank line)."""
-    stripped = line.strip()
-    if not stripped or stripped.startswith(("#", "<!--")):
-        return ""
-    match = BULLET.match(stripped)
-    return stripped[match.end() :] if match else stripped
 
 
 def lexical_similarity(a: str, b: str) -> float:

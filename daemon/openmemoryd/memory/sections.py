@@ -31,14 +31,29 @@ from typing import Final
 from openmemoryd.text.counts import COUNT_SUFFIX
 
 __all__ = [
+    "BULLET",
     "Inserted",
     "insert_bullet",
+    "memory_content",
     "replace_line",
     "section_body",
     "sections_headed",
     "split_count",
     "with_count",
 ]
+
+# A list item's marker, and the ``[category]`` capture and log put after it.
+BULLET: Final = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[(?P<cat>[a-z]+)\]\s+)?")
+
+
+def memory_content(line: str) -> str:
+    """The memory a line states ("" for a heading, comment or blank line)."""
+    stripped = line.strip()
+    if not stripped or stripped.startswith(("#", "<!--")):
+        return ""
+    match = BULLET.match(stripped)
+    return stripped[match.end() :] if match else stripped
+
 
 _HEADING: Final = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
 _FENCE: Final = re.compile(r"^ {0,3}(`{3,}|~{3,})")
