@@ -68,7 +68,6 @@ MAX_COMPARED_LINES: Final = 32
 MAX_COMPARED_CHARS: Final = 2000
 
 
-
 @dataclass(frozen=True, slots=True)
 class MemoryLine:
     """One remembered line: where it is, as written, and its compared text."""
