@@ -37,7 +37,16 @@ RU_TEXT = (
     "- Пароль от роутера сменили в пятницу.\n"
 )
 KOI8_KEY = "memory/koi8.md"
-KOI8_TEXT = "# Heron\n\nThe kingfisher nests by the old mill.\n\n## Сервер\n\nКлюч от серверной.\n"
+KOI8_TEXT = (
+    "# Heron\n\nThe kingfisher nests by the old mill.\n\n## Сервер\n\n"
+    "Ключ от серверной. Коммутатор стоит в подвале.\n"
+)
+# Russian in cp1251 beside Chinese in GBK: no one encoding reads it
+MIXED_KEY = "memory/mixed.md"
+MIXED = (
+    b"# Heron\n\nThe kingfisher nests by the old mill.\n\n"
+    + "## Сервер\n\nКлюч от серверной.\n".encode("cp1251")
+)
 NOTES = {
     "memory/2026-11-20.md": "- Wei switched the team's CI from Jenkins to GitHub Actions\n",
     "memory/notes/car.md": "# Car\n- Replaced the brake pads on the Skoda, 180 EUR.\n",
@@ -55,6 +64,7 @@ def served(module_env: Env) -> Iterator[tuple[Daemon, dict[str, bytes]]]:
         GBK_KEY: GBK_TEXT.encode("gbk"),
         RU_KEY: RU_TEXT.encode("cp1251"),
         KOI8_KEY: KOI8_TEXT.encode("koi8-r"),
+        MIXED_KEY: MIXED + "老王说数据库备份脚本。\n".encode("gbk"),
     }
     for key, data in originals.items():
         (ws / key).write_bytes(data)
@@ -77,13 +87,17 @@ def test_legacy_notes_are_found_by_their_words(served: tuple[Daemon, dict[str, b
     (hit, *_) = _hits(_search(daemon, "老王"))
     assert (hit["path"], hit["start_line"]) == (GBK_KEY, 1)
     assert "老王说数据库备份脚本" in str(hit["snippet"])
-    (hit, *_) = _hits(_search(daemon, "серверной"))
-    assert hit["path"] == RU_KEY
-    assert "Ключ от серверной у Ивана" in str(hit["snippet"])
-    # the readable lines of a file no encoding reads are still found
-    (hit, *_) = _hits(_search(daemon, "kingfisher"))
+    # both Russian notes hold the word, one in cp1251, one in KOI8-R
+    found = {str(h["path"]): str(h["snippet"]) for h in _hits(_search(daemon, "серверной"))}
+    assert "Ключ от серверной у Ивана" in found[RU_KEY]
+    assert "Ключ от серверной. Коммутатор" in found[KOI8_KEY]
+    (hit, *_) = _hits(_search(daemon, "коммутатор"))
     assert hit["path"] == KOI8_KEY
-    assert "\ufffd" not in str(hit["snippet"])
+    assert "Ключ от серверной. Коммутатор стоит в подвале." in str(hit["snippet"])
+    # the readable lines of a file no encoding reads are still found
+    hits = _hits(_search(daemon, "kingfisher"))
+    assert MIXED_KEY in [h["path"] for h in hits]
+    assert not any("\ufffd" in str(h["snippet"]) for h in hits)
 
 
 def test_queries_with_nothing_to_search_by_return_nothing(
@@ -101,7 +115,7 @@ def test_queries_with_nothing_to_search_by_return_nothing(
     for query in ("OR", "whatever"):
         hits = _hits(_search(daemon, query))
         assert not any("\ufffd" in str(h["snippet"]) for h in hits), (query, hits)
-        assert not any(h["path"] in (GBK_KEY, KOI8_KEY) for h in hits), (query, hits)
+        assert not any(h["path"] in (GBK_KEY, MIXED_KEY) for h in hits), (query, hits)
 
 
 def test_status_and_doctor_name_each_file_s_encoding(
@@ -111,9 +125,10 @@ def test_status_and_doctor_name_each_file_s_encoding(
     issues = daemon.cli_json("status")["issues"]
     assert f"{GBK_KEY}: not UTF-8: read as gb18030" in issues
     assert f"{RU_KEY}: not UTF-8: read as cp1251" in issues
+    assert f"{KOI8_KEY}: not UTF-8: read as koi8-r" in issues
     assert (
-        f"{KOI8_KEY}: not UTF-8, nor clearly one other encoding: invalid bytes replaced with "
-        "U+FFFD; lines 5-7 not indexed (undecodable bytes)"
+        f"{MIXED_KEY}: not UTF-8, nor clearly one other encoding: invalid bytes replaced with "
+        "U+FFFD; lines 5-8 not indexed (undecodable bytes)"
     ) in issues
     result = subprocess.run(
         [sys.executable, "-m", "openmemoryd", "doctor", "--json"],
@@ -127,7 +142,8 @@ def test_status_and_doctor_name_each_file_s_encoding(
     fix = str(checks["files"]["fix"])
     assert f"iconv -f gb18030 -t utf-8 {GBK_KEY} > {GBK_KEY}.utf8" in fix
     assert f"iconv -f cp1251 -t utf-8 {RU_KEY} > {RU_KEY}.utf8" in fix
-    assert f"iconv -f ENCODING -t utf-8 {KOI8_KEY}" in fix  # no encoding clear
+    assert f"iconv -f koi8-r -t utf-8 {KOI8_KEY} > {KOI8_KEY}.utf8" in fix
+    assert f"iconv -f ENCODING -t utf-8 {MIXED_KEY}" in fix  # no encoding clear
     for key, data in originals.items():
         assert (daemon.env.workspace / key).read_bytes() == data
 
@@ -162,3 +178,35 @@ def test_append_refuses_to_mix_encodings_in_a_legacy_file(
     assert data.decode("gb18030").endswith("backup disk replaced (sdb)\n")
     (hit, *_) = _hits(_search(daemon, "老王"))
     assert hit["path"] == GBK_KEY
+
+
+def test_primer_shows_a_gbk_daily_file_as_its_chinese(
+    served: tuple[Daemon, dict[str, bytes]],
+) -> None:
+    daemon, _ = served
+    day = "2026-11-23"
+    text = f"# {day}\n\n- 老王说数据库备份脚本放在 /opt/backup，每天凌晨三点运行。\n"
+    path = daemon.env.workspace / "memory" / f"{day}.md"
+    path.write_bytes(text.encode("gbk"))
+    shown = daemon.cli("primer", "--date", day)
+    assert shown.returncode == 0, shown.stderr
+    assert "- 老王说数据库备份脚本放在 /opt/backup，每天凌晨三点运行。" in shown.stdout
+    assert "\ufffd" not in shown.stdout
+    assert path.read_bytes() == text.encode("gbk")
+
+
+def test_log_refuses_to_mix_encodings_in_a_legacy_file(
+    served: tuple[Daemon, dict[str, bytes]],
+) -> None:
+    """`log` rewrites the file it files a memory in: a Russian line put into
+    a USER.md saved as cp1251 went in as UTF-8, and the file was in two
+    encodings at once. It is refused as `append` refuses it."""
+    daemon, _ = served
+    user = daemon.env.workspace / "USER.md"
+    original = "# USER.md\n\n## Notes\n\n- Работаю в Казани.\n".encode("cp1251")
+    user.write_bytes(original)
+    daemon.cli("sync")
+    refused = daemon.cli("log", "--force", "Меня зовут Иван, я живу в Казани")
+    assert refused.returncode == 4, (refused.stdout, refused.stderr)
+    assert "USER.md is not UTF-8 (it is in cp1251)" in refused.stderr
+    assert user.read_bytes() == original

@@ -46,6 +46,13 @@ NOTES = {
         "记住：周五前提交报告",
         "中文",
     ],
+    "zh-hant": [
+        "今天我們去公園散步，天氣很好。",
+        "使用者喜歡在所有編輯器中使用深色模式。",
+        "記住：週五前提交報告",
+        "老王說資料庫備份腳本放在 /opt/backup，每天凌晨三點執行。",
+        "會議改到下週三下午兩點，地點在三樓會議室。",
+    ],
     "ja": ["今日はいい天気ですね。公園に行きましょう。", "ユーザーはダークモードを好みます。"],
     "ko": ["안녕하세요, 오늘 날씨가 좋네요.", "사용자는 어두운 테마를 선호합니다"],
     "fr": [
@@ -59,6 +66,7 @@ NOTES = {
 # The encodings each language's notes are really found in.
 WRITTEN_IN = {
     "ru": ("cp1251", "koi8-r", "cp866"),
+    "zh-hant": ("big5", "cp950"),
     "uk": ("cp1251",),
     "zh": ("gb18030", "gbk", "gb2312"),
     "ja": ("shift_jis", "cp932", "euc-jp"),
@@ -115,6 +123,23 @@ def test_no_encoding_is_ever_named_wrongly_and_most_are_named() -> None:
     # are named nearly always (the misses are a word or two)
     for common in (("ru", "cp1251"), ("zh", "gbk"), ("zh", "gb18030")):
         assert named[common] >= 0.9 * cases[common] > 100, common
+    # KOI8-R needs 20 letters or more, which most notes have
+    assert named["ru", "koi8-r"] >= 0.8 * cases["ru", "koi8-r"] > 80
+    assert named["zh-hant", "big5"] == cases["zh-hant", "big5"] == 5
+
+
+def test_koi8r_and_cp1251_are_told_apart_by_case_and_letter_frequencies() -> None:
+    prose = (
+        "Сегодня обсудили с Петровым перенос базы данных на новый сервер. "
+        "Решили делать в субботу ночью, бэкап снимет Иван."
+    )
+    assert guess_encoding(prose.encode("koi8-r")) == "koi8-r"
+    assert guess_encoding(prose.encode("cp1251")) == "cp1251"
+    # a long all-capitals line: the letters, not the case, decide
+    shout = "СРОЧНО ПОЗВОНИТЬ ИВАНУ ПРО СЕРВЕРНУЮ И ПАРОЛЬ ОТ РОУТЕРА"
+    for encoding in ("koi8-r", "cp1251"):
+        named = guess_encoding(shout.encode(encoding))
+        assert named in (None, encoding), (encoding, named)
 
 
 @pytest.mark.parametrize(
@@ -129,6 +154,13 @@ def test_no_encoding_is_ever_named_wrongly_and_most_are_named() -> None:
         ("It’s “quoted” — here…", "cp1252", "cp1252"),
         ("café", "latin1", "latin1"),
         ("Привет", "utf-16", "utf-16"),  # with its byte order mark
+        ("Привет, мир! Сегодня я купил молоко и хлеб.", "koi8-r", "koi8-r"),
+        ("Ключ от серверной у Ивана, стойка три.", "koi8-r", "koi8-r"),
+        ("今天我們去公園散步，天氣很好。", "big5", "big5"),
+        ("老王說資料庫備份腳本放在 /opt/backup，每天凌晨三點執行。", "big5", "big5"),
+        ("中文", "big5", "big5"),
+        # Traditional characters saved as GBK are GBK
+        ("使用者喜歡在所有編輯器中使用深色模式。", "gbk", "gb18030"),
     ],
 )
 def test_the_encoding_is_named_when_the_text_reads_like_it(
@@ -141,9 +173,14 @@ def test_the_encoding_is_named_when_the_text_reads_like_it(
     "data",
     [
         b"\xe9",  # one byte: "é" or "й" or the half of something
-        "中文".encode("gbk"),  # two characters: also lower-case koi8-r
+        "中文".encode("gbk"),  # two characters: also lower-case koi8-r, and Big5 "笢恅"
         "ПРИВЕТ МИР, КАК ДЕЛА".encode("cp1251"),  # all capitals: koi8-r lower case too
-        "Привет, мир! Сегодня я купил молоко.".encode("koi8-r"),  # koi8-r is never named
+        "Привет, мир! Сегодня.".encode("koi8-r"),  # too few letters to tell koi8-r by
+        "Ключ".encode("koi8-r"),  # also Chinese in GBK
+        # all capitals, either way round: the case tells nothing, and the
+        # letters fit Russian equally badly read as the other code page
+        "ВАЖНО: ПАРОЛЬ ОТ РОУТЕРА СМЕНИЛИ В ПЯТНИЦУ".encode("cp1251"),
+        "ПРИВЕТ МИР, КАК ДЕЛА У ВСЕХ СЕГОДНЯ НА РАБОТЕ".encode("koi8-r"),
         bytes(range(0x80, 0x100)),  # not text
         b"caf\xe9\x00\x01",  # control characters
     ],

@@ -98,13 +98,15 @@ def test_utf8_and_its_byte_order_mark_are_read_as_before() -> None:
     )
 
 
-def test_koi8r_and_ambiguous_bytes_are_read_lossily() -> None:
-    """KOI8-R is never named (the client's detector cannot tell it from
-    all-capitals cp1251), and bytes that no encoding reads as text of one
-    language keep the replacement characters."""
+def test_koi8r_is_read_as_koi8r_and_ambiguous_bytes_lossily() -> None:
+    """Russian prose in KOI8-R is told from cp1251 by case and letter
+    frequencies; bytes that no encoding reads as text of one language keep
+    the replacement characters."""
     koi8 = decode_note(RU_NOTE.encode("koi8-r"))
-    assert (koi8.encoding, koi8.lossy, koi8.note) == (None, True, LOSSY_NOTE)
-    assert "\ufffd" in koi8.text
+    assert (koi8.encoding, koi8.lossy, koi8.note) == ("koi8-r", False, "not UTF-8: read as koi8-r")
+    assert koi8.text == RU_NOTE
+    short = decode_note("# Ключ\n".encode("koi8-r"))  # also Chinese in GBK
+    assert (short.encoding, short.lossy) == (None, True)
     # Chinese beside Russian: plausible as neither
     mixed = decode_note(GBK_NOTE.encode("gbk") + RU_NOTE.encode("cp1251"))
     assert (mixed.encoding, mixed.lossy) == (None, True)
@@ -166,26 +168,20 @@ def test_a_cp1251_note_is_found_by_its_russian_words(conn: apsw.Connection, ws: 
 def test_unreadable_chunks_are_left_out_and_named_in_the_note(
     conn: apsw.Connection, ws: Path
 ) -> None:
-    """A KOI8-R section beside an English one: the English is indexed, the
-    lines that are mostly U+FFFD are not (blanked, so every other line keeps
-    its number), and the note says which lines."""
+    """A section in two legacy encodings (cp1251 and GBK) beside an English
+    one: no encoding reads the file, so the English is indexed, the lines
+    that are mostly U+FFFD are not (blanked, so every other line keeps its
+    number), and the note says which lines."""
     key = "memory/mixed.md"
     english = "# Heron\n\nThe kingfisher nests by the river.\n\n"
-    koi8 = "## Сервер\n\nКлюч от серверной у Ивана, стойка три, пароль сменили.\n"
-    (ws / key).write_bytes(english.encode() + koi8.encode("koi8-r"))
+    russian = "## Сервер\n\nКлюч от серверной у Ивана, стойка три, пароль сменили.\n"
+    (ws / key).write_bytes(english.encode() + russian.encode("cp1251") + GBK_NOTE.encode("gbk"))
     assert index(conn, ws, key) == "added"
     rows = chunks(conn, key)
     assert [(a, b) for a, b, _ in rows] == [(1, 3)]
     assert rows[0][2] == "# Heron\n\nThe kingfisher nests by the river."
     assert dict(file_notes(conn))[key] == (
-        f"{LOSSY_NOTE}; lines 5-7 not indexed (undecodable bytes)"
-    )
-    whole = "memory/koi8.md"
-    (ws / whole).write_bytes(RU_NOTE.encode("koi8-r"))
-    assert index(conn, ws, whole) == "added"
-    assert chunks(conn, whole) == []
-    assert dict(file_notes(conn))[whole] == (
-        f"{LOSSY_NOTE}; lines 3-4 not indexed (undecodable bytes)"
+        f"{LOSSY_NOTE}; lines 5-10 not indexed (undecodable bytes)"
     )
 
 
@@ -216,3 +212,21 @@ def test_a_legacy_file_is_never_resumed_from_a_byte_offset(conn: apsw.Connection
     assert index(conn, ws, key, memo) == "updated"
     assert "перезагрузили" in chunks(conn, key)[-1][2]
     assert dict(file_notes(conn))[key] == "not UTF-8: read as cp1251"
+
+
+def test_a_file_no_encoding_read_before_is_read_again_once_one_does(
+    conn: apsw.Connection, ws: Path
+) -> None:
+    """A KOI8-R note indexed lossily by a detector that never named KOI8-R
+    is read again, though its bytes did not change; a file still read
+    lossily is not."""
+    key, lossy = "memory/koi8.md", "memory/mixed.md"
+    (ws / key).write_bytes(RU_NOTE.encode("koi8-r"))
+    (ws / lossy).write_bytes(GBK_NOTE.encode("gbk") + RU_NOTE.encode("cp1251"))
+    assert index(conn, ws, key) == "added"
+    assert index(conn, ws, lossy) == "added"
+    conn.execute("UPDATE files SET note = ? WHERE path = ?", (LOSSY_NOTE, key))
+    assert index(conn, ws, key) == "updated"
+    assert dict(file_notes(conn))[key] == "not UTF-8: read as koi8-r"
+    assert index(conn, ws, key) == "unchanged"
+    assert index(conn, ws, lossy) == "unchanged"

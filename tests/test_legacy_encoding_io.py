@@ -14,6 +14,7 @@ from omem_client._mcp_tools import get_answer
 from omem_protocol import GetResult
 from openmemoryd.errors import Forbidden
 from openmemoryd.memory import append_block
+from openmemoryd.memory.edit import edit_file, insert_line
 from openmemoryd.memory.get import read_lines
 from openmemoryd.memory.known import KnownFiles
 from openmemoryd.workspace import PathPolicy, init_workspace
@@ -100,3 +101,32 @@ def test_ascii_is_appended_to_a_legacy_file_which_is_then_read_each_time(ws: Pat
     append_block(utf8, "- Пароль сменили.", MAX, known)
     append_block(utf8, "- 老王", MAX, known)
     assert (ws / "memory" / "utf8.md").read_text().endswith("- Пароль сменили.\n\n- 老王\n")
+
+
+def test_log_refuses_to_write_text_beyond_ascii_into_a_legacy_file(ws: Path) -> None:
+    """`log` rewrites MEMORY.md whole, keeping bytes that are not UTF-8 as
+    they were: a Russian bullet inserted into a cp1251 file went in as
+    UTF-8, and the file was in two encodings at once (unreadable as
+    either). So was a count ``(×2)`` on one of its lines."""
+    memory = ws / "MEMORY.md"
+    original = "# Память\n\n## Notes\n\n- Ключ от серверной у Ивана.\n".encode("cp1251")
+    memory.write_bytes(original)
+    mp = PathPolicy(ws).resolve("MEMORY.md")
+    with pytest.raises(Forbidden, match=r"MEMORY\.md is not UTF-8 \(it is in cp1251\)"):
+        insert_line(mp, ("Notes",), "- Пароль сменили.", max_file_bytes=MAX)
+    assert memory.read_bytes() == original
+
+    def counted(current: str) -> tuple[str, None]:
+        lines = current.split("\n")
+        return "\n".join(line + " (×2)" if line.startswith("- ") else line for line in lines), None
+
+    with pytest.raises(Forbidden, match="nothing was changed"):
+        edit_file(mp, counted, max_file_bytes=MAX)
+    assert memory.read_bytes() == original
+    # ASCII is the same bytes in cp1251: the file stays in one encoding
+    insert_line(mp, ("Notes",), "- router: 10.0.0.1", max_file_bytes=MAX)
+    assert memory.read_bytes().decode("cp1251").endswith("- router: 10.0.0.1\n")
+    # a section named in another script than the file's is no match: the new
+    # heading would go in as UTF-8
+    with pytest.raises(Forbidden):
+        insert_line(mp, ("Предпочтения",), "- router: 10.0.0.2", max_file_bytes=MAX)

@@ -133,3 +133,22 @@ def test_open_tasks_are_primed_with_their_ids_and_done_ones_are_not(policy: Path
 
     write(policy, "memory/TASKS.md", "# Tasks\n\n## Open\n\n## Done\n\n- [x] Old ✅ 2026-11-01\n")
     assert "memory/TASKS.md: no open tasks" in prime(policy).omitted
+
+
+def test_daily_files_in_legacy_encodings_show_their_words(policy: PathPolicy) -> None:
+    """A daily log saved as GBK and one in KOI8-R are shown as the indexer
+    reads them; lines no encoding reads are left out, not shown as U+FFFD."""
+    today = "# 2026-11-23\n\n- 老王说数据库备份脚本放在 /opt/backup，每天凌晨三点运行。\n"
+    (policy.workspace / "memory/2026-11-23.md").write_bytes(today.encode("gbk"))
+    yesterday = "# 2026-11-22\n\n- Ключ от серверной у Ивана, стойка три, пароль сменили.\n"
+    (policy.workspace / "memory/2026-11-22.md").write_bytes(yesterday.encode("koi8-r"))
+    text = prime(policy).text
+    assert "- 老王说数据库备份脚本放在 /opt/backup，每天凌晨三点运行。" in text
+    assert "- Ключ от серверной у Ивана, стойка три, пароль сменили." in text
+    mixed = "- Deploy moved to Friday\n" + "- Ключ от серверной\n".encode("cp1251").decode("latin1")
+    (policy.workspace / "memory/2026-11-23.md").write_bytes(
+        mixed.encode("latin1") + "- 老王说\n".encode("gbk")
+    )
+    text = prime(policy).text
+    assert "- Deploy moved to Friday" in text
+    assert "\ufffd" not in text

@@ -112,3 +112,17 @@ def test_a_section_named_in_chinese_or_russian_is_the_kinds_section(
     file, titles = SECTIONS[kind]
     (hit,) = read_section(policy, file, titles, 700, 1 << 20)
     assert (hit.snippet, hit.start_line, hit.heading) == (bullet, 4, heading.removeprefix("## "))
+
+
+def test_a_section_in_a_legacy_encoding_is_read_as_its_text(policy: PathPolicy) -> None:
+    """MEMORY.md saved as cp1251: the section answer shows the Russian the
+    search index holds, not U+FFFD, on the file's own line numbers."""
+    memory = template_text("MEMORY.md").replace(
+        "<!-- Add user preferences as you learn them -->",
+        "<!-- Add user preferences as you learn them -->\n- Тёмная тема во всех редакторах",
+    )
+    (policy.workspace / "MEMORY.md").write_bytes(memory.encode("cp1251"))
+    file, titles = SECTIONS["preference"]
+    (hit,) = read_section(policy, file, titles, 700, 1 << 20)
+    assert hit.snippet == "- Тёмная тема во всех редакторах"
+    assert memory.split("\n")[hit.start_line - 1] == hit.snippet

@@ -7,7 +7,10 @@ and Lessons Learned, USER.md, PROJECT.md, the open tasks of
 memory/TASKS.md) as it is on disk now: its lines in order, in snippets of
 at most ``snippet_chars`` cut at line ends, each citing its exact lines,
 template boilerplate left out, `mode` ``section``. An empty or missing
-section is no answer: the query then goes through the usual search.
+section is no answer: the query then goes through the usual search. A
+file saved in a legacy encoding (cp1251, GBK) is read as the indexer reads
+it (`workspace.decoding.readable_text`), so a section answer never shows
+mojibake where a search would have cited the words.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from openmemoryd.search import SearchQuery, citation
 from openmemoryd.search.asked import asked_section
 from openmemoryd.workspace import SECTIONS, PathPolicy, read_memory_file
 from openmemoryd.workspace.boilerplate import has_memory, mask_boilerplate
+from openmemoryd.workspace.decoding import readable_text
 
 __all__ = ["section_answer", "section_hits"]
 
@@ -88,7 +92,7 @@ def read_section(
         return []
     if b"\x00" in data:
         return []
-    lines = mask_boilerplate(data.decode("utf-8", errors="replace")).split("\n")
+    lines = mask_boilerplate(readable_text(data)).split("\n")
     found = section_body(lines, titles) if titles else ("", 1, len(lines))
     if found is None:
         return []

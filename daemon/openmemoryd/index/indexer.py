@@ -49,9 +49,11 @@ from openmemoryd.workspace import MemoryPath, RootMissing, is_pristine_template,
 from openmemoryd.workspace.boilerplate import has_memory, mask_boilerplate
 from openmemoryd.workspace.decoding import (
     LEGACY_LOSSY_NOTE,
+    LOSSY_NOTE,
     blank_unreadable,
     decode_note,
     describe_spans,
+    legacy_encoding,
 )
 
 logger = logging.getLogger("openmemoryd.index")
@@ -120,8 +122,17 @@ def index_file(
             return resumed
     digest = sha256_hex(data)
     # LEGACY_LOSSY_NOTE: read before legacy encodings were tried, and
-    # its mojibake indexed; read again.
-    stale = known is not None and known.note == LEGACY_LOSSY_NOTE
+    # its mojibake indexed; read again. So is a file no encoding read
+    # before that one now does (KOI8-R and Big5 were added later): only
+    # files read lossily pay for the detection.
+    stale = known is not None and (
+        known.note == LEGACY_LOSSY_NOTE
+        or (
+            (known.note or "").startswith(LOSSY_NOTE)
+            and known.hash == digest
+            and legacy_encoding(data) is not None
+        )
+    )
     if known is not None and known.hash == digest and not force and not stale:
         if (known.mtime_ns, known.size) != (st.st_mtime_ns, st.st_size):
             touch_file(conn, key, st.st_mtime_ns, st.st_size)

@@ -21,6 +21,7 @@ from openmemoryd.memory.append import Appended, digest, next_write, open_locked
 from openmemoryd.memory.durable import fsync_dir, read_all, replace_file
 from openmemoryd.memory.sections import insert_bullet
 from openmemoryd.workspace import MemoryPath
+from openmemoryd.workspace.decoding import is_utf8, legacy_encoding
 
 __all__ = ["edit_file", "insert_line"]
 
@@ -50,6 +51,8 @@ def edit_file(
         created = not existing
         current = existing.decode("utf-8", errors="surrogateescape") if existing else template
         text, result = edit(current)
+        if existing and not is_utf8(existing) and not _keeps_encoding(current, text):
+            raise Forbidden(_mixed_encodings(mp.key, existing))
         data = text.encode("utf-8", errors="surrogateescape")
         if len(data) > max_file_bytes:
             raise TooLarge(f"{mp.key} would exceed the {max_file_bytes}-byte file limit")
@@ -101,6 +104,33 @@ def insert_line(
         after_len=len(after),
         titles=titles,
         written=order,
+    )
+
+
+def _keeps_encoding(current: str, text: str) -> bool:
+    """Whether every line the edit wrote anew is ASCII, apart from the bytes
+    of the file it kept (surrogate escapes): only then is a file in GBK or
+    cp1251 still in one encoding afterwards. A count ``(×2)`` added to a
+    line is not: ``×`` would go in as UTF-8."""
+    kept = set(current.splitlines())
+    return all(
+        all(ord(c) < 0x80 or 0xDC80 <= ord(c) <= 0xDCFF for c in line)
+        for line in text.splitlines()
+        if line not in kept
+    )
+
+
+def _mixed_encodings(key: str, existing: bytes) -> str:
+    """Why a file that is not UTF-8 is not rewritten with text that is not
+    ASCII: written as UTF-8 it would be mojibake in the file's encoding, and
+    the file would be in two encodings at once (unreadable as either), as
+    `append` refuses it too."""
+    encoding = legacy_encoding(existing)
+    read_as = f"it is in {encoding}" if encoding else "its encoding is unclear"
+    return (
+        f"{key} is not UTF-8 ({read_as}): writing this text (UTF-8) into it would mix two "
+        "encodings in one file; nothing was changed. Convert the file to UTF-8 first (the "
+        "doctor's files check gives the command)"
     )
 
 

@@ -19,6 +19,10 @@ token budget:
 * a file with no room at all is named with the smallest budget that would
   show some of it, so a caller whose budget held nothing can ask again.
 
+Files are read as the indexer reads them (`workspace.decoding.readable_text`):
+a daily log saved as GBK or cp1251 shows its words, not mojibake, and lines
+no encoding reads are left out, as search leaves them out.
+
 Token counts use `estimate_tokens` per line (newline included), whose sum is
 never below the estimate of the joined text, so the primer never exceeds its
 budget.
@@ -42,6 +46,7 @@ from openmemoryd.workspace import (
     read_memory_file,
     template_text,
 )
+from openmemoryd.workspace.decoding import readable_text
 
 _COMMENT: Final = re.compile(r"<!--.*?-->", re.S)
 _EMPTY_FIELD: Final = re.compile(r"^\s*[-*+]\s+\*\*[^*]+:?\*\*:?\s*$")
@@ -158,8 +163,8 @@ def _read(
     if is_pristine_template(key, raw):
         return [], "still the template"
     if key == TASKS_KEY:
-        return _open_tasks(raw.decode("utf-8", errors="replace"))
-    lines = _meaningful(raw.decode("utf-8", errors="replace"), _boilerplate(key))
+        return _open_tasks(readable_text(raw))
+    lines = _meaningful(readable_text(raw), _boilerplate(key))
     return (lines, None) if lines else ([], "empty")
 
 

@@ -14,7 +14,7 @@ file then decodes strictly. Otherwise it is read as before, invalid bytes
 replaced, and `blank_unreadable` blanks the lines that are mostly
 replacement characters (no memory in them: the indexer leaves them out,
 and its note names them). The file itself is never changed. Line ends are
-the same bytes in every encoding tried here (no lead or trail byte of GBK,
+the same bytes in every encoding tried here (no lead or trail byte of GBK, Big5,
 Shift_JIS or EUC-KR is ``\\n``), so line numbers of the decoded text are
 the file's line numbers.
 """
@@ -35,8 +35,10 @@ __all__ = [
     "decode_note",
     "describe_spans",
     "encoding_of_note",
+    "is_utf8",
     "legacy_encoding",
     "read_as_note",
+    "readable_text",
     "unreadable",
 ]
 
@@ -94,6 +96,25 @@ def decode_note(data: bytes) -> NoteText:
     if encoding is not None:
         return NoteText(data.decode(encoding).removeprefix("\ufeff"), encoding)
     return NoteText(data.decode("utf-8", errors="replace").removeprefix("\ufeff"), lossy=True)
+
+
+def readable_text(data: bytes) -> str:
+    """*data* as every surface that shows a note to someone (`primer`, a
+    section answer) shows it: decoded as the indexer decodes it, and, when
+    no encoding reads it, with its `unreadable` lines blanked as the indexer
+    leaves them out. What is shown is then what search finds and cites, on
+    the same line numbers."""
+    decoded = decode_note(data)
+    return blank_unreadable(decoded.text)[0] if decoded.lossy else decoded.text
+
+
+def is_utf8(data: bytes) -> bool:
+    """Whether *data* is valid UTF-8 (a file the daemon may write UTF-8 into)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def legacy_encoding(data: bytes) -> str | None:
