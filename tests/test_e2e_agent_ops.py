@@ -98,8 +98,9 @@ def test_recall_quotes_the_memory_that_answers_first(daemon: Daemon) -> None:
     shown = daemon.cli("recall", "какой", "велосипед", "у", "пользователя")
     assert shown.returncode == 0, shown.stderr
     quoted = [line for line in shown.stdout.splitlines() if line[:1].isdigit()]
-    assert quoted[0].startswith("1. [memory] - У пользователя горный велосипед Merida")
-    assert quoted[1].startswith("2. [memory] - Пользователь переехал в Казань.")
+    # the list marker is layout, not the memory's text (`engine.recall_text`)
+    assert quoted[0].startswith("1. [memory] У пользователя горный велосипед Merida")
+    assert quoted[1].startswith("2. [memory] Пользователь переехал в Казань.")
     one = daemon.cli_json("recall", "-n", "1", "какой велосипед у пользователя")
     [memory] = one["memories"]
     assert "велосипед" in memory["text"]

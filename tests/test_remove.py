@@ -236,3 +236,34 @@ def test_blank_runs_away_from_the_removal_are_kept_as_written(policy: PathPolicy
     # meeting at a removal keep the longer one
     assert forget(policy, "a\n\n- x\n\n", "- x", "MEMORY.md") == "a\n"
     assert forget(policy, "a\n\n\n- x\n\nb\n", "- x", "MEMORY.md") == "a\n\n\nb\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "span", "after"),
+    [
+        # the first line of a file, a blank line after it
+        ("- drop me\n\n- keep\n", LineRange(1, 1), "- keep\n"),
+        # blank lines before and after it: none left at the start
+        ("\n\n- drop me\n\n\n- keep\n", LineRange(3, 3), "- keep\n"),
+        # the first lines, then a paragraph: nothing with text goes
+        ("a\nb\n\nc\nd\n", LineRange(1, 2), "c\nd\n"),
+        # a removal further down still keeps the person's leading blank line
+        ("\n- keep\n\n- drop me\n\n- also\n", LineRange(4, 4), "\n- keep\n\n- also\n"),
+        # in the middle: one blank line, not two
+        ("- a\n\n- drop me\n\n- b\n", LineRange(3, 3), "- a\n\n- b\n"),
+    ],
+)
+def test_a_removal_at_the_start_leaves_no_blank_line_there(
+    policy: PathPolicy, text: str, span: LineRange, after: str
+) -> None:
+    path = write(policy, "memory/cite.md", text)
+    lines = text.split("\n")
+    want = "\n".join(lines[span.start - 1 : span.end])
+    remove_lines(policy.resolve("memory/cite.md"), [span], [want])
+    assert path.read_text() == after
+
+
+def test_removing_every_line_with_text_leaves_an_empty_file(policy: PathPolicy) -> None:
+    path = write(policy, "memory/cite.md", "\n- only\n\n")
+    remove_lines(policy.resolve("memory/cite.md"), [LineRange(2, 2)], ["- only"])
+    assert path.read_text() == ""

@@ -496,6 +496,13 @@ def import_(
             help="Also add lines that look like an older version of a line you have now.",
         ),
     ] = False,
+    include_forgotten: Annotated[
+        bool,
+        typer.Option(
+            "--include-forgotten",
+            help="Also bring back lines forgotten (forget, tasks remove) since the export.",
+        ),
+    ] = False,
     config: ConfigOpt = None,
     workspace: WorkspaceOpt = None,
     state_dir: StateDirOpt = None,
@@ -505,19 +512,24 @@ def import_(
 
     New files are created; a file that differs gains the lines it lacks,
     except those that look like an older version of a line it has now
-    (listed; `--all-lines` adds them) and tasks it has in another state.
+    (listed; `--all-lines` adds them), tasks it has in another state, and
+    lines forgotten since (counted; `--include-forgotten` brings them back).
     A running daemon indexes the result before this returns.
     """
     resolved = _load(config, workspace, state_dir, socket)
     try:
         init_workspace(resolved.workspace)
         outcomes = import_memory(
-            resolved, source.expanduser().absolute(), dry_run=dry_run, all_lines=all_lines
+            resolved,
+            source.expanduser().absolute(),
+            dry_run=dry_run,
+            all_lines=all_lines,
+            include_forgotten=include_forgotten,
         )
     except OmemdError as exc:
         typer.echo(f"openmemoryd: {exc}", err=True)
         raise typer.Exit(1) from None
-    for line in outcome_lines(outcomes, dry_run=dry_run):
+    for line in outcome_lines(outcomes, dry_run=dry_run, include_forgotten=include_forgotten):
         typer.echo(line)
     if not dry_run:
         typer.echo(sync_running_daemon(resolved))

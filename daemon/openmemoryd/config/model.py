@@ -520,6 +520,11 @@ class Config:
         """The per-session memory-flush record (see `memory.flush_state`)."""
         return self.state_dir / "flush" / f"{self.name}.json"
 
+    @property
+    def forgotten_path(self) -> Path:
+        """What was forgotten, for imports to hold back (see `memory.forgotten`)."""
+        return self.state_dir / "forgotten" / f"{self.name}.json"
+
     def workspace_configs(self) -> tuple[Config, ...]:
         """This config and one per ``[workspaces.<name>]``: everything shared
         but the Markdown, the index and the transcripts."""

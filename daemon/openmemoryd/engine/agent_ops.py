@@ -16,21 +16,19 @@ updated before the call returns.
   then every trace from the index: chunks, FTS entries, vectors and cached
   embeddings; with ``secure_delete`` on, the FTS index optimised and the WAL
   checkpointed, the text is no longer anywhere in the database files. The
-  ``## Captured`` heading capture wrote goes with the last memory under it:
+  ``## Captured`` heading capture wrote (and the ``## Notes`` a plain note
+  after it got, `memory.own_headings`) goes with the last memory under it:
   left empty, it would be a heading of nothing that the day's file never had.
 """
 
 from __future__ import annotations
 
 import html
-import re
 import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date
 from fractions import Fraction
-from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 import apsw
@@ -49,8 +47,8 @@ from omem_protocol import (
 )
 from openmemoryd.engine.cited import Changed, Moved, decide, stale_message
 from openmemoryd.engine.journal_keeper import check_file, forget_absent
+from openmemoryd.engine.recall_text import memory_text
 from openmemoryd.engine.similar import (
-    BULLET,
     cosines_to,
     embed_compared,
     hit_lines,
@@ -59,10 +57,11 @@ from openmemoryd.engine.similar import (
 )
 from openmemoryd.errors import BadRequest, Conflict, NotFound
 from openmemoryd.index.indexer import index_file
-from openmemoryd.memory.append import target_path
 from openmemoryd.memory.capture_rules import screen
+from openmemoryd.memory.forgotten import note_forgotten
 from openmemoryd.memory.get import split_citation
 from openmemoryd.memory.log_gate import text_weight
+from openmemoryd.memory.own_headings import CAPTURED_HEADING, NOTES_HEADING
 from openmemoryd.memory.remove import LineRange, remove_lines
 from openmemoryd.memory.units import memories_in
 from openmemoryd.search import SearchQuery
@@ -71,7 +70,7 @@ from openmemoryd.search.hits import citation
 from openmemoryd.search.snippet import line_matches, terms_in
 from openmemoryd.text.facts import compare
 from openmemoryd.text.terms import token_set
-from openmemoryd.workspace import MemoryPath, scan_memory_files
+from openmemoryd.workspace import MemoryPath, daily_date, scan_memory_files
 
 if TYPE_CHECKING:
     from openmemoryd.engine.engine import Engine
@@ -89,10 +88,6 @@ DUPLICATE_NEIGHBOURS: Final = 5
 FORGET_CLEAR: Final = 0.9  # a single line at least this close is removed by a query
 FORGET_LISTED: Final = 0.5  # lines at least this close are listed as candidates
 FORGET_RIVAL: Final = 0.7  # ... and a second one this close makes the match unclear
-
-_HEADING: Final = re.compile(r"^#{1,6}\s")
-_SECTION: Final = re.compile(r"^#{2,6}\s")  # below a file's title
-CAPTURED_HEADING: Final = "## Captured"
 
 
 # ---------------------------------------------------------------- recall
@@ -125,7 +120,7 @@ async def recall(
         for start, end, snippet in _recalled_parts(hit.snippet, hit.start_line, terms):
             # the lines as shown by the hit: the memory's text below drops its tag
             engine.cited.note(hit.path, start, end, snippet, may_be_piece=start == end)
-            category, text = _memory_text(snippet, hit.source)
+            category, text = memory_text(snippet, hit.source)
             memories.append(
                 RecalledMemory(
                     text=text,
@@ -189,22 +184,6 @@ def _relevance(words: frozenset[str], spread: Counter[str]) -> tuple[Fraction, i
     return sum((Fraction(1, spread[word]) for word in words), Fraction(0)), len(words)
 
 
-def _memory_text(snippet: str, source: str) -> tuple[str, str]:
-    """(category, one-line text): a captured bullet keeps its category;
-    anything else is labelled by where it came from.
-
-    Headings are dropped when the chunk has other text: a daily file's
-    ``# YYYY-MM-DD`` is already in the citation and only costs the model tokens.
-    """
-    lines = [line.strip() for line in snippet.splitlines() if line.strip()]
-    body = [line for line in lines if not _HEADING.match(line)]
-    lines = body or lines
-    first = BULLET.match(lines[0]) if len(lines) == 1 else None
-    if first is not None and first.group("cat"):
-        return first.group("cat"), lines[0][first.end() :]
-    return ("session" if source == "sessions" else "memory"), " ".join(lines)
-
-
 def render_block(memories: Sequence[RecalledMemory]) -> str:
     """The ``<relevant-memories>`` block ("" for no memories).
 
@@ -262,10 +241,9 @@ async def capture(
     path: str | None = None
     if chosen:
         block = "\n".join(f"- [{category}] {text}" for _, category, _, text in chosen)
-        heading = await _capture_heading(engine)
-        appended = await engine.append(f"{heading}\n\n{block}" if heading else block, None)
+        appended = await engine.append(block, None, section=CAPTURED_HEADING)
         path = appended.path
-        first = appended.start_line + (2 if heading else 0)
+        first = appended.start_line  # the first bullet's: a heading added is not counted
         for offset, (index, category, trigger, text) in enumerate(chosen):
             line = first + offset
             captured.append(
@@ -284,27 +262,6 @@ async def capture(
         path=path,
         took_ms=round((time.perf_counter() - started) * 1000, 3),
     )
-
-
-async def _capture_heading(engine: Engine) -> str:
-    """The heading captured memories need before them in today's file: none
-    while the file has no section yet (only its date title) or its last one
-    holds captures already, else `CAPTURED_HEADING`. Appended after a
-    meeting's "## Встреча с Иваном", a user's allergy and dentist were read
-    (and cited by search) as part of that meeting."""
-    mp = target_path(engine.policy, None, date.today())
-    text = await trio.to_thread.run_sync(_text_or_empty, mp.absolute)
-    last = next((line for line in reversed(text.split("\n")) if _SECTION.match(line)), None)
-    if last is None or last.strip() == CAPTURED_HEADING:
-        return ""
-    return CAPTURED_HEADING
-
-
-def _text_or_empty(path: Path) -> str:
-    try:
-        return path.read_text("utf-8", errors="replace")
-    except FileNotFoundError:
-        return ""
 
 
 async def _already_remembered(engine: Engine, text: str, batch: list[str]) -> str | None:
@@ -551,11 +508,13 @@ def _erase_in_file(conn: apsw.Connection, engine: Engine, group: list[_Target]) 
     """In the writer lane: lines out of the file, then out of the index."""
     mp = group[0].mp
     before = {row[0] for row in conn.execute("SELECT hash FROM chunks WHERE path = ?", (mp.key,))}
-    # a `## Captured` heading left with no memory under it goes too (`remove_lines`)
-    texts = remove_lines(
-        mp, [t.span for t in group], [t.text for t in group], own_headings=(CAPTURED_HEADING,)
-    )
+    # a heading the daemon wrote left with nothing under it goes too
+    # (`remove_lines`); ``## Notes`` only in a day's file, the one place it
+    # writes it, so a person's "## Notes" elsewhere stays
+    own = (CAPTURED_HEADING, NOTES_HEADING) if daily_date(mp.key) else (CAPTURED_HEADING,)
+    texts = remove_lines(mp, [t.span for t in group], [t.text for t in group], own_headings=own)
     forget_absent(engine, mp, texts)  # forgotten on purpose: never restored
+    note_forgotten(engine.config.forgotten_path, mp.key, texts)  # nor imported back
     index_file(conn, mp.key, mp, engine.config.index, force=True)
     with conn:
         for (digest,) in list(

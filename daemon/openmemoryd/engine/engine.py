@@ -68,12 +68,13 @@ from openmemoryd.engine.vectors import VectorIndexer
 from openmemoryd.errors import Unavailable
 from openmemoryd.index import Grown
 from openmemoryd.index.indexer import index_file
-from openmemoryd.memory import append_block, read_lines, target_path
+from openmemoryd.memory import read_lines, target_path
 from openmemoryd.memory.append import Appended
 from openmemoryd.memory.append_journal import AppendJournal
 from openmemoryd.memory.flush_state import FlushTracker
 from openmemoryd.memory.known import KnownFiles
 from openmemoryd.memory.log_gate import mask_secrets
+from openmemoryd.memory.own_headings import append_under
 from openmemoryd.search import (
     SearchQuery,
     citation,
@@ -349,7 +350,9 @@ class Engine:
             )
         )
 
-    async def append(self, text: str, path: str | None) -> AppendResult:
+    async def append(
+        self, text: str, path: str | None, *, section: str | None = None
+    ) -> AppendResult:
         """Append and index in one writer-lane call: searchable when this returns.
 
         Secrets are masked first, as `log` masks them (`log_gate.mask_secrets`),
@@ -363,6 +366,12 @@ class Engine:
         nothing. The stricter `contains_secret` judges no append: it also
         flags prose ("password: see the vault") it cannot mask, and would
         refuse a whole note for it.
+
+        The block goes under the heading `memory.own_headings` picks
+        (*section* for capture's ``## Captured``; ``## Notes`` for a plain
+        note after that section). The lines and citation returned are the
+        text's own: a heading added before it is written and journalled
+        with it, but is not what the caller appended.
         """
         mp = target_path(self.policy, path, date.today())
         # Masking reads every character (about 1 s a megabyte): a long note
@@ -373,24 +382,26 @@ class Engine:
             safe = mask_secrets(text)
         if safe.redactions:
             logger.info("append to %s: masked %d secret(s)", mp.key, len(safe.redactions))
-        appended, indexed = await self.edit_markdown(
-            append_block,
+        (appended, lead), indexed = await self.edit_markdown(
+            append_under,
             mp,
             safe.text,
             self.config.index.max_file_bytes,
             self.known,
+            section,
             paths=[mp],
             reason="append",
         )
         await self.journal_append(appended)
-        self.cited.note(mp.key, appended.start_line, appended.end_line, appended.block)
+        start = appended.start_line + lead
+        self.cited.note(mp.key, start, appended.end_line, appended.block.split("\n", lead)[-1])
         return AppendResult(
             path=mp.key,
-            start_line=appended.start_line,
+            start_line=start,
             end_line=appended.end_line,
             created=appended.created,
             indexed=indexed,
-            citation=citation(mp.key, appended.start_line, appended.end_line),
+            citation=citation(mp.key, start, appended.end_line),
             redactions=safe.redactions,
         )
 

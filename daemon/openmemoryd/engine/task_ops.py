@@ -48,6 +48,7 @@ from omem_protocol import (
 from openmemoryd.errors import BadRequest, NotFound
 from openmemoryd.memory.append import Appended, append_block, open_locked, target_path
 from openmemoryd.memory.durable import lock_shared, read_all
+from openmemoryd.memory.forgotten import note_forgotten
 from openmemoryd.memory.journal import SessionNotes, render_journal
 from openmemoryd.memory.log_gate import mask_secrets
 from openmemoryd.memory.task_journal import (
@@ -309,6 +310,8 @@ def _change_tasks(
             replace_tasks(fd, mp, after)
             where = [(params.action, line, final.get(t.id, t).line) for t, line in changed]
             records = journal_changes(mp, raw, after, where)
+            if params.action == "remove":  # removed on purpose: not imported back either
+                note_forgotten(engine.config.forgotten_path, mp.key, [ln for _, ln in changed])
     finally:
         os.close(fd)
     return (

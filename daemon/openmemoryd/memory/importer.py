@@ -25,8 +25,14 @@ that.
   not have, i.e. one written or edited since) is held back and reported,
   not appended: appending it would put the outdated fact back next to its
   correction. ``all_lines`` appends it anyway.
-* Only a line the workspace has lost outright (forgotten, or never had) is
-  appended; that is how an export restores what was forgotten.
+* A line forgotten on purpose since (``forget``, ``tasks remove``: the
+  daemon keeps a digest of each, `memory.forgotten`) is held back from the
+  file it was forgotten from and reported, even from a file the workspace
+  no longer has: someone who forgot a line, often for privacy, expects it to
+  stay forgotten. ``include_forgotten`` brings such lines back (and the
+  caller then drops their tombstones, `memory.forgotten.clear`).
+* Only a line the workspace has lost otherwise (deleted by hand, or never
+  had) is appended; that is how an export restores what was lost.
 
 Where files go: ``MEMORY.md``, ``USER.md``, ``PROJECT.md`` and
 ``memory/**`` keep their place; any other Markdown of a folder (or an
@@ -48,7 +54,7 @@ import re
 import stat
 import tarfile
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from datetime import date
 from difflib import SequenceMatcher
@@ -68,6 +74,7 @@ from openmemoryd.memory.archive import (
     Manifest,
 )
 from openmemoryd.memory.durable import fsync_dir, write_all
+from openmemoryd.memory.forgotten import line_digest
 from openmemoryd.memory.tasks_file import TASKS_KEY, Task, TasksFile, normalize_key
 from openmemoryd.text.scripts import CJK_CLASS
 from openmemoryd.workspace import (
@@ -137,6 +144,9 @@ class Outcome:
     # Imported lines not appended because they are not UTF-8 text (the
     # append path writes text); the source still has them.
     not_text: tuple[str, ...] = ()
+    # Imported lines forgotten from this file since: held back, or, with
+    # `include_forgotten`, written (then among `lines_added`).
+    forgotten: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +155,9 @@ class Merge:
 
     added: tuple[str, ...]
     held_back: tuple[HeldBack, ...]
+    # forgotten since (see the module docstring): held back, or among
+    # `added` with *include_forgotten*
+    forgotten: tuple[str, ...] = ()
 
 
 def read_source(source: Path, *, max_file_bytes: int) -> list[Incoming]:
@@ -170,17 +183,30 @@ def apply_import(
     today: date,
     max_file_bytes: int,
     all_lines: bool = False,
+    forgotten: Mapping[str, Set[str]] | None = None,
+    include_forgotten: bool = False,
 ) -> list[Outcome]:
     """Bring *incoming* into the workspace (or only say what would happen).
 
     With *all_lines*, lines that look like an older version of one the
-    workspace has are appended too (see `plan_merge`).
+    workspace has are appended too (see `plan_merge`). *forgotten* holds,
+    per workspace file, the `line_digest` of each line forgotten from it:
+    those are held back unless *include_forgotten*.
     """
     outcomes: list[Outcome] = []
     for item in incoming:
         mp = policy.resolve(item.target)
-        outcomes.append(_bring_in(policy, mp, item, dry_run, today, max_file_bytes, all_lines))
+        gone = (forgotten or {}).get(mp.key, frozenset())
+        rules = _Rules(all_lines, gone, include_forgotten)
+        outcomes.append(_bring_in(policy, mp, item, dry_run, today, max_file_bytes, rules))
     return outcomes
+
+
+@dataclass(frozen=True, slots=True)
+class _Rules:
+    all_lines: bool
+    forgotten: Set[str]  # digests of the lines forgotten from the target file
+    include_forgotten: bool
 
 
 def _bring_in(
@@ -190,23 +216,31 @@ def _bring_in(
     dry_run: bool,
     today: date,
     max_file_bytes: int,
-    all_lines: bool,
+    rules: _Rules,
 ) -> Outcome:
     try:
         existing, _ = read_memory_file(mp, max_file_bytes)
     except NotFound:
+        data, gone = _without_forgotten(item.data, rules)
         if dry_run:
-            return Outcome(item.origin, mp.key, "create", item.data.count(b"\n"))
+            return Outcome(item.origin, mp.key, "create", data.count(b"\n"), forgotten=gone)
         try:
-            _create(mp, item.data)
-            return Outcome(item.origin, mp.key, "create", item.data.count(b"\n"))
+            _create(mp, data)
+            return Outcome(item.origin, mp.key, "create", data.count(b"\n"), forgotten=gone)
         except FileExistsError:  # created meanwhile: merge into it instead
             existing, _ = read_memory_file(mp, max_file_bytes)
     if existing == item.data:
         return Outcome(item.origin, mp.key, "unchanged", 0)
     imported = _text(item.data)
     tasks = _workspace_tasks(policy, mp, imported, max_file_bytes)
-    merge = plan_merge(_text(existing), imported, all_lines=all_lines, tasks_elsewhere=tasks)
+    merge = plan_merge(
+        _text(existing),
+        imported,
+        all_lines=rules.all_lines,
+        tasks_elsewhere=tasks,
+        forgotten=rules.forgotten,
+        include_forgotten=rules.include_forgotten,
+    )
     # A byte that is not UTF-8 survives the comparison (surrogateescape) but
     # not the append, which writes text: such a line is reported, not written.
     missing = [line for line in merge.added if _encodable(line)]
@@ -217,15 +251,43 @@ def _bring_in(
             missing
         )
         append_block(mp, block, max_file_bytes)
-    return Outcome(item.origin, mp.key, action, len(missing), merge.held_back, not_text)
+    return Outcome(
+        item.origin, mp.key, action, len(missing), merge.held_back, not_text, merge.forgotten
+    )
+
+
+def _without_forgotten(data: bytes, rules: _Rules) -> tuple[bytes, tuple[str, ...]]:
+    """*data* (a file the workspace lacks) without its forgotten lines, and
+    those lines; *data* whole, with them, under *include_forgotten*. Every
+    other byte is kept as it is."""
+    if not rules.forgotten:
+        return data, ()
+    kept: list[bytes] = []
+    gone: list[str] = []
+    for raw in data.split(b"\n"):
+        line = _text(raw).rstrip()
+        if line.strip() and line_digest(line) in rules.forgotten:
+            gone.append(line)
+            if not rules.include_forgotten:
+                continue
+        kept.append(raw)
+    return b"\n".join(kept), tuple(gone)
 
 
 def plan_merge(
-    existing: str, imported: str, *, all_lines: bool = False, tasks_elsewhere: Sequence[Task] = ()
+    existing: str,
+    imported: str,
+    *,
+    all_lines: bool = False,
+    tasks_elsewhere: Sequence[Task] = (),
+    forgotten: Set[str] = frozenset(),
+    include_forgotten: bool = False,
 ) -> Merge:
     """The lines of *imported* that merging it into *existing* appends, in
     its order, and those it holds back as older versions of lines *existing*
-    has now (appended too with *all_lines*). See the module docstring.
+    has now (appended too with *all_lines*) or as forgotten since (their
+    `line_digest` is in *forgotten*; appended too, whatever *all_lines*, with
+    *include_forgotten*: asked for by name). See the module docstring.
 
     *tasks_elsewhere* (the workspace's ``memory/TASKS.md``) count as tasks
     *existing* has: another tool's MEMORY.md may list tasks inline, and one
@@ -248,10 +310,18 @@ def plan_merge(
             same_text.append(line.task)  # the import's own repeats are added once
         have.add(line.key)
         candidates.append(line)
-    held: dict[int, HeldBack] = {} if all_lines else _older_versions(candidates, mine, theirs)
+    gone = {line.number for line in candidates if forgotten and line_digest(line.text) in forgotten}
+    others = [line for line in candidates if line.number not in gone]
+    held: dict[int, HeldBack] = {} if all_lines else _older_versions(others, mine, theirs)
+    added = [
+        line.text
+        for line in candidates
+        if line.number not in held and (include_forgotten or line.number not in gone)
+    ]
     return Merge(
-        added=tuple(line.text for line in candidates if line.number not in held),
-        held_back=tuple(held[line.number] for line in candidates if line.number in held),
+        added=tuple(added),
+        held_back=tuple(held[line.number] for line in others if line.number in held),
+        forgotten=tuple(line.text for line in candidates if line.number in gone),
     )
 
 

@@ -16,7 +16,8 @@ it must be the safest write we have:
 * nothing but the removed lines changes, with two exceptions, both at the
   places lines were removed: the blank lines on either side of a removal
   close up into one run (a removed bullet leaves no hole in its list, and a
-  removal at the end of the file leaves no blank lines there), and a heading
+  removal at the start or the end of the file leaves no blank lines
+  there), and a heading
   the daemon writes itself (`own_headings`: capture's ``## Captured``) goes
   with its blank lines once the removal leaves nothing else in its section,
   so forgetting the last captured memory leaves no empty heading behind.
@@ -120,17 +121,26 @@ def _closed_up(lines: list[str], drop: set[int]) -> list[str]:
     Where a removal brings a blank run before it next to one after it, the
     two become one as long as the longer was (a single blank line between
     list items stays single); a removal that leaves only blank lines after
-    it takes those at the end of the file too. Blank runs anywhere else
-    stay as the person wrote them.
+    it takes those at the end of the file too, and one that leaves only
+    blank lines before it those at the start (forgetting a file's first
+    line left it starting with a blank line). Blank runs anywhere else
+    stay as the person wrote them; a line with text is never dropped here.
     """
     out: list[str] = []
     allowance = 0  # blank lines after the last removal that merge into those before it
+    leading = False  # a removal left nothing but blank lines before it
     for i, line in enumerate(lines):
         if i in drop:
+            leading = not any(kept.strip() for kept in out)
+            if leading:
+                out.clear()
             allowance = _trailing_blanks(out)
             continue
         if line.strip():
             allowance = 0
+            leading = False
+        elif leading:
+            continue
         elif allowance > 0:
             allowance -= 1
             continue
