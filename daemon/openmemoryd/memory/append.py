@@ -37,7 +37,7 @@ from openmemoryd.workspace import (
     daily_key,
     open_beneath,
 )
-from openmemoryd.workspace.decoding import legacy_encoding
+from openmemoryd.workspace.decoding import is_utf8, legacy_encoding
 
 LOCK_TIMEOUT_S: Final = 10.0
 # Numbers the blocks this process writes, in the order they reach the file.
@@ -156,7 +156,7 @@ def append_block(
             existing = read_all(fd)
             if b"\x00" in existing:  # as `get` and the indexer judge it: text would be lost in it
                 raise Forbidden(f"not a text file: {mp.key}")
-            legacy = not _is_utf8(existing)
+            legacy = not is_utf8(existing)
             if legacy and not block.isascii():
                 raise Forbidden(_mixed_encodings(mp.key, existing))
             so_far = FileSoFar.of(existing)
@@ -193,14 +193,6 @@ def append_block(
         after_len=after.size,
         written=written,
     )
-
-
-def _is_utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def _mixed_encodings(key: str, existing: bytes) -> str:
