@@ -210,3 +210,26 @@ def test_log_refuses_to_mix_encodings_in_a_legacy_file(
     assert refused.returncode == 4, (refused.stdout, refused.stderr)
     assert "USER.md is not UTF-8 (it is in cp1251)" in refused.stderr
     assert user.read_bytes() == original
+
+
+def test_forget_removes_a_line_of_a_legacy_file_and_keeps_its_encoding(
+    served: tuple[Daemon, dict[str, bytes]],
+) -> None:
+    """forget compared the cited line, as search showed it, with the file
+    read as UTF-8: a Russian line of a cp1251 note never matched, and the
+    refusal said the file had changed. The file is now edited as its text
+    and written back in cp1251, every other byte as it was."""
+    daemon, originals = served
+    line = "- Пароль от роутера сменили в пятницу."
+    by_text = daemon.cli("forget", "--text", line)
+    assert by_text.returncode == 0, (by_text.stdout, by_text.stderr)
+    assert f"Forgot {RU_KEY}#L4" in by_text.stdout
+    data = (daemon.env.workspace / RU_KEY).read_bytes()
+    assert data == originals[RU_KEY].replace((line + "\n").encode("cp1251"), b"")
+    assert data.decode("cp1251") == RU_TEXT.replace(line + "\n", "")
+    # by citation, as search gives it
+    (hit, *_) = _hits(_search(daemon, "серверной стойка"))
+    assert hit["path"] == RU_KEY
+    cited = daemon.cli("forget", f"{RU_KEY}#L3")
+    assert cited.returncode == 0, (cited.stdout, cited.stderr)
+    assert (daemon.env.workspace / RU_KEY).read_bytes().decode("cp1251") == "# 2026-10-15\n"

@@ -12,11 +12,12 @@ import pytest
 
 from omem_client._mcp_tools import get_answer
 from omem_protocol import GetResult
-from openmemoryd.errors import Forbidden
+from openmemoryd.errors import Conflict, Forbidden
 from openmemoryd.memory import append_block
 from openmemoryd.memory.edit import edit_file, insert_line
 from openmemoryd.memory.get import read_lines
 from openmemoryd.memory.known import KnownFiles
+from openmemoryd.memory.remove import LineRange, remove_lines
 from openmemoryd.workspace import PathPolicy, init_workspace
 
 GBK_TEXT = "# 备份笔记\n\n老王说数据库备份脚本放在 /opt/backup。\n"
@@ -130,3 +131,18 @@ def test_log_refuses_to_write_text_beyond_ascii_into_a_legacy_file(ws: Path) -> 
     # heading would go in as UTF-8
     with pytest.raises(Forbidden):
         insert_line(mp, ("Предпочтения",), "- router: 10.0.0.2", max_file_bytes=MAX)
+
+
+def test_remove_lines_edits_a_legacy_file_as_its_text(ws: Path) -> None:
+    note = ws / "memory" / "gbk.md"
+    original = GBK_TEXT.encode("gb18030")
+    note.write_bytes(original)
+    mp = PathPolicy(ws).resolve("memory/gbk.md")
+    removed = remove_lines(mp, [LineRange(3, 3)], ["老王说数据库备份脚本放在 /opt/backup。"])
+    assert removed == ["老王说数据库备份脚本放在 /opt/backup。"]
+    assert note.read_bytes() == "# 备份笔记\n".encode("gb18030")
+    # what the file does not say is refused, the file untouched
+    note.write_bytes(original)
+    with pytest.raises(Conflict):
+        remove_lines(mp, [LineRange(3, 3)], ["老王说别的"])
+    assert note.read_bytes() == original

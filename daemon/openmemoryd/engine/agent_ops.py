@@ -71,6 +71,7 @@ from openmemoryd.search.snippet import line_matches, terms_in
 from openmemoryd.text.facts import compare
 from openmemoryd.text.terms import token_set
 from openmemoryd.workspace import MemoryPath, daily_date, scan_memory_files
+from openmemoryd.workspace.decoding import editable_text
 
 if TYPE_CHECKING:
     from openmemoryd.engine.engine import Engine
@@ -394,7 +395,7 @@ def _find_text(engine: Engine, wanted: list[str]) -> list[_Target]:
             data = disk.path.absolute.read_bytes()
         except OSError:
             continue
-        lines = data.decode("utf-8", errors="replace").split("\n")
+        lines = editable_text(data)[0].split("\n")  # as `remove_lines` will read it
         norm = [_normalised(memory_content(line)) for line in lines]
         n = len(wanted_norm)
         for i in range(len(lines) - n + 1):

@@ -36,6 +36,7 @@ from openmemoryd.memory.append import LOCK_TIMEOUT_S
 from openmemoryd.memory.durable import lock_exclusive, read_all, replace_file
 from openmemoryd.memory.sections import sections_headed
 from openmemoryd.workspace import MemoryPath, open_beneath
+from openmemoryd.workspace.decoding import editable_text, encode_edited
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +67,8 @@ def remove_lines(
     fd = open_beneath(mp, os.O_RDONLY)
     try:
         lock_exclusive(fd, mp.key, LOCK_TIMEOUT_S)
-        original = read_all(fd).decode("utf-8", errors="surrogateescape")
+        # a note in cp1251 or GBK is edited as its text and written back so
+        original, encoding = editable_text(read_all(fd))
         lines = original.splitlines(keepends=True)
         removed: list[str] = []
         drop: set[int] = set()
@@ -82,7 +84,7 @@ def remove_lines(
             removed.append(got)
             drop.update(range(span.start - 1, span.end))
         drop |= _emptied_headings(lines, drop, own_headings)
-        _replace(mp, "".join(_closed_up(lines, drop)).encode("utf-8", errors="surrogateescape"))
+        _replace(mp, encode_edited("".join(_closed_up(lines, drop)), encoding))
     finally:
         os.close(fd)
     return removed

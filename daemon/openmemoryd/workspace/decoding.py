@@ -34,6 +34,8 @@ __all__ = [
     "blank_unreadable",
     "decode_note",
     "describe_spans",
+    "editable_text",
+    "encode_edited",
     "encoding_of_note",
     "is_utf8",
     "legacy_encoding",
@@ -115,6 +117,34 @@ def is_utf8(data: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+def editable_text(data: bytes) -> tuple[str, str | None]:
+    """*data* as text to edit line by line, and the encoding to write the
+    edited text back in (None: UTF-8, bytes that are not kept as surrogate
+    escapes).
+
+    A file in one clear legacy encoding (`legacy_encoding`) is edited as its
+    text, so `forget` finds a Russian line of a cp1251 note by what search
+    showed, and written back in that encoding, so removing whole lines
+    leaves every other byte as it was. Where the encoding does not read the
+    file back byte for byte, the bytes pass through as escapes instead.
+    """
+    if is_utf8(data):
+        return data.decode("utf-8"), None
+    encoding = legacy_encoding(data)
+    if encoding is not None:
+        text = data.decode(encoding)
+        if text.encode(encoding) == data:
+            return text, encoding
+    return data.decode("utf-8", errors="surrogateescape"), None
+
+
+def encode_edited(text: str, encoding: str | None) -> bytes:
+    """*text* edited from `editable_text`, as the bytes to write back."""
+    if encoding is not None:
+        return text.encode(encoding)
+    return text.encode("utf-8", errors="surrogateescape")
 
 
 def legacy_encoding(data: bytes) -> str | None:
