@@ -7,6 +7,7 @@ for what a healthy daemon never does: stay silent, or hang up mid-call.
 
 from __future__ import annotations
 
+import json
 import math
 import socket
 import threading
@@ -19,7 +20,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from conftest import Daemon, Env
+from conftest import Daemon, Env, run_cli
 from omem_client import (
     AppendResult,
     AsyncClient,
@@ -28,6 +29,7 @@ from omem_client import (
     ConnectError,
     DaemonNotRunning,
     GetResult,
+    NoAnswer,
     OmemError,
     Progress,
     SearchResult,
@@ -382,9 +384,28 @@ def test_a_silent_daemon_times_out_like_the_blocking_client(env: Env, run: Run) 
                 with pytest.raises(ConnectError) as raised:
                     await client.status()
                 assert str(raised.value) == str(blocking.value)
-                assert str(raised.value) == "openmemoryd did not answer within 0.3 s"
+                assert str(raised.value) == (
+                    "openmemoryd did not answer within 0.3 s; it may still have done what "
+                    "was asked: look (search, get) before sending a write again"
+                )
+                assert isinstance(raised.value, NoAnswer)
 
         run(scenario)
+        assert isinstance(blocking.value, NoAnswer)
+
+
+def test_the_cli_says_a_sent_request_went_unanswered_not_that_the_daemon_is_down(
+    env: Env,
+) -> None:
+    """A client-side timeout said "unreachable" with exit 3 and the advice to
+    start the daemon, though it ran and had done the write: retried, an
+    append was written twice (found by dogfooding)."""
+    with fake_daemon(env.socket, lambda conn, request: None):
+        done = run_cli(env, "--timeout", "0.3", "--json", "append", "x")
+    assert done.returncode == 4, (done.stdout, done.stderr)
+    error = json.loads(done.stdout or done.stderr)["error"]
+    assert error["code"] == "timeout"
+    assert "start the daemon" not in json.dumps(error)
 
 
 def test_progress_keeps_a_long_call_within_its_timeout(env: Env, run: Run) -> None:

@@ -405,3 +405,21 @@ async def test_log_files_reinforces_and_asks_before_replacing(daemon: Daemon) ->
         assert "kind" in await failed(session, "memory_log", content="x", kind="note")
     lines = memory.read_text("utf-8").splitlines()
     assert lines[first["line"] - 1] == "- I prefer light mode in every editor"
+
+
+async def test_a_call_the_daemon_left_unanswered_says_it_may_have_been_done(env: Env) -> None:
+    """A write the daemon took but did not answer within the timeout may be
+    done: the tool says so once, in the tools' words, not as "not running"."""
+    from test_async_client import fake_daemon
+
+    with fake_daemon(env.socket, lambda conn, request: None):
+        async with bridge(env, "--timeout", "0.5") as session:
+            written = await call(session, "memory_append", text="- a note")
+            assert written.is_error
+            said = text_of(written)
+            assert said.startswith("openmemoryd did not answer within 0.5 s.")
+            assert "check with memory_search before repeating it" in said
+            assert "not running" not in said
+            read = await call(session, "memory_search", query="note")
+            assert read.is_error
+            assert text_of(read).endswith("ask again in a moment.")

@@ -16,6 +16,7 @@ from omem_client._errors import (
     BadRequestError,
     ConnectError,
     DaemonError,
+    NoAnswer,
     ProtocolViolation,
     daemon_error,
 )
@@ -185,9 +186,12 @@ def closed_by_daemon() -> ConnectError:
     return ConnectError("openmemoryd closed the connection")
 
 
-def no_answer(timeout: float | None) -> ConnectError:
+def no_answer(timeout: float | None) -> NoAnswer:
     within = f"within {timeout:g} s" if timeout is not None else "in time"
-    return ConnectError(f"openmemoryd did not answer {within}")
+    return NoAnswer(
+        f"openmemoryd did not answer {within}; it may still have done what was asked: "
+        "look (search, get) before sending a write again"
+    )
 
 
 def violation(message: str) -> ProtocolViolation:

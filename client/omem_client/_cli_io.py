@@ -28,7 +28,7 @@ import msgspec
 
 from omem_client._calls import undecoded_byte
 from omem_client._client import Client
-from omem_client._errors import ConnectError, DaemonError, OmemError, ProtocolViolation
+from omem_client._errors import ConnectError, DaemonError, NoAnswer, OmemError, ProtocolViolation
 from omem_protocol import Msg
 
 if TYPE_CHECKING:
@@ -61,6 +61,8 @@ def run_call(options: Options, action: Callable[[Client], T]) -> T:
             return action(client)
     except DaemonError as exc:
         fail(f"error ({exc.code}): {exc}", EXIT_DAEMON_ERROR, error=exc.code, plain=str(exc))
+    except NoAnswer as exc:  # the daemon runs: starting it is no advice
+        fail(str(exc), EXIT_DAEMON_ERROR, error="timeout")
     except ConnectError as exc:
         fail(str(exc), EXIT_UNREACHABLE, error="unreachable", hint=START_HINT)
     except ProtocolViolation as exc:

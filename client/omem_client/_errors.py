@@ -39,6 +39,17 @@ class DaemonNotRunning(ConnectError):
     """Nothing listens on the socket; the message says how to start the daemon."""
 
 
+class NoAnswer(ConnectError):
+    """The request was sent and no answer came within the timeout.
+
+    The daemon was there when the request went out, and may have done what
+    it asked: a write retried at once is done twice (an append written
+    again, a `log` counted twice). Look (search, get) before sending a
+    write again. A `ConnectError`, as it was before it had a class of its
+    own.
+    """
+
+
 class ProtocolViolation(OmemError):
     """The daemon sent something this client cannot understand."""
 

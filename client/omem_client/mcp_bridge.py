@@ -47,7 +47,13 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from omem_client._async import AsyncClient
-from omem_client._errors import ConnectError, DaemonError, DaemonNotRunning, OmemError
+from omem_client._errors import (
+    ConnectError,
+    DaemonError,
+    DaemonNotRunning,
+    NoAnswer,
+    OmemError,
+)
 from omem_client._mcp_answers import REFUSALS
 from omem_client._mcp_profiles import DEFAULT_PROFILE, PROFILES, Profile
 from omem_client._mcp_tools import Tool
@@ -131,6 +137,15 @@ class Bridge:
                 text, result = await tool.call(client, args)
         except DaemonNotRunning:
             return not_running(client.socket_path), None
+        except NoAnswer as exc:
+            # the daemon runs and may have done it: said once, in the tools' words
+            unanswered = str(exc).split(";")[0]
+            if tool.read_only:
+                return f"{unanswered}; ask again in a moment.", None
+            return (
+                f"{unanswered}. The change may or may not have been made: check with "
+                "memory_search before repeating it."
+            ), None
         except ConnectError as exc:
             if tool.read_only:
                 return str(exc), None
