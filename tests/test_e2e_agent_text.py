@@ -109,3 +109,24 @@ def test_forgetting_a_files_first_line_leaves_no_blank_line(daemon: Daemon) -> N
     with daemon.client() as client:
         hit = client.search("заметка о кошке").results[0]
         assert hit.citation == "memory/cite.md#L1"
+
+
+def test_a_plain_note_after_a_session_end_is_not_one_of_its_next_steps(daemon: Daemon) -> None:
+    """The session end's block ends with "### Next steps": a note appended
+    after it was cited as "Session end 12:11 (agent coder) > Next steps"
+    (found by dogfooding)."""
+    with daemon.client() as client:
+        client.session_end(
+            request="fix the retry policy", next_steps=["Retry only on 5xx"], agent="coder"
+        )
+        note = client.append("The staging database moved to db2.internal")
+        text = today_file(daemon).read_text("utf-8")
+        assert text.endswith(
+            "### Next steps\n- Retry only on 5xx\n"
+            "\n## Notes\n\nThe staging database moved to db2.internal\n"
+        )
+        assert text.splitlines()[note.start_line - 1].startswith("The staging database")
+        [hit] = client.search("staging database moved db2", limit=1).results
+        # the section the note's line is in, as search tells the headings of a chunk
+        under = [path for line, path in hit.inner_headings if line <= note.start_line]
+        assert under[-1].endswith(" > Notes"), hit.inner_headings

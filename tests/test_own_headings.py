@@ -14,6 +14,7 @@ from openmemoryd.memory.own_headings import (
     append_under,
     heading_for,
     last_section,
+    last_sections,
 )
 from openmemoryd.workspace import MemoryPath, PathPolicy, init_workspace
 
@@ -54,6 +55,32 @@ def day(policy: PathPolicy, text: str | None = None) -> MemoryPath:
 )
 def test_heading_for(last: str | None, block: str, section: str | None, want: str) -> None:
     assert heading_for(last, block, section) == want
+
+
+@pytest.mark.parametrize(
+    ("last", "part_of", "want"),
+    [
+        # after a session end's block its last part would take the note
+        ("### Next steps", "## Session end 12:11 (agent coder)", NOTES_HEADING),
+        ("## Session end 12:11", "## Session end 12:11", NOTES_HEADING),
+        # a person's subsection, or a heading merely saying "Session end"
+        ("### Детали", "## Встреча", ""),
+        ("### Next steps", "## Session end of the sprint", ""),
+    ],
+)
+def test_a_note_after_a_session_end_block_gets_its_own_place(
+    last: str, part_of: str, want: str
+) -> None:
+    assert heading_for(last, "a note", None, part_of) == want
+    assert heading_for(last, "## Own\n\ntext", None, part_of) == ""
+
+
+def test_last_sections_names_the_section_a_subsection_is_part_of(policy: PathPolicy) -> None:
+    assert last_sections(day(policy)) == (None, None)
+    mp = day(policy, "# 2026-11-28\n\n## Session end 12:11\n\n### Next steps\n\n- a\n")
+    assert last_sections(mp) == ("### Next steps", "## Session end 12:11")
+    mp = day(policy, "# 2026-11-28\n\n### Loose\n\n- a\n")
+    assert last_sections(mp) == ("### Loose", None)
 
 
 def test_last_section_reads_back_across_chunks(policy: PathPolicy) -> None:

@@ -39,19 +39,30 @@ __all__ = [
     "append_under",
     "heading_for",
     "last_section",
+    "last_sections",
 ]
 
 CAPTURED_HEADING: Final = "## Captured"
 NOTES_HEADING: Final = "## Notes"
 
 _SECTION: Final = re.compile(rb"^#{2,6}[ \t]")  # below a file's ``# YYYY-MM-DD`` title
+_LEVEL_TWO: Final = re.compile(rb"^##[ \t]")
+# The heading `session_end` gives its block (`memory.journal.render_journal`).
+_SESSION_END: Final = re.compile(r"^## Session end \d\d:\d\d\b")
 _ANY_HEADING: Final = re.compile(r"^ {0,3}#{1,6}[ \t]")
 _CHUNK: Final = 64 * 1024
 
 
 def last_section(mp: MemoryPath) -> str | None:
     """The file's last section heading (``## …``), stripped; None when it
-    has none or does not exist.
+    has none or does not exist."""
+    return last_sections(mp)[0]
+
+
+def last_sections(mp: MemoryPath) -> tuple[str | None, str | None]:
+    """The file's last section heading (``##`` to ``######``) and the last
+    ``##`` heading, the section it is part of, stripped; None where there
+    is none.
 
     Read backwards from the end a chunk at a time: the heading a block is
     appended under is near the end, and a day's file can be long.
@@ -59,7 +70,8 @@ def last_section(mp: MemoryPath) -> str | None:
     try:
         fd = open_beneath(mp, os.O_RDONLY)
     except NotFound:
-        return None
+        return None, None
+    last: str | None = None
     try:
         end = os.fstat(fd).st_size
         carry = b""  # the start of a line cut by the chunk before
@@ -69,25 +81,33 @@ def last_section(mp: MemoryPath) -> str | None:
             carry = lines.pop(0) if start > 0 else b""
             for line in reversed(lines):
                 if _SECTION.match(line):
-                    return line.decode("utf-8", errors="replace").strip()
+                    heading = line.decode("utf-8", errors="replace").strip()
+                    last = heading if last is None else last
+                    if _LEVEL_TWO.match(line):
+                        return last, heading
             end = start
     finally:
         os.close(fd)
-    return None
+    return last, None
 
 
-def heading_for(last: str | None, block: str, section: str | None) -> str:
+def heading_for(
+    last: str | None, block: str, section: str | None, part_of: str | None = None
+) -> str:
     """The heading to write before *block* ("" for none) in a file whose
-    last section heading is *last*.
+    last section heading is *last*, in the ``##`` section *part_of*.
 
     *section* is the heading the block belongs under (capture's
     `CAPTURED_HEADING`); None for a plain note, which gets `NOTES_HEADING`
-    only after the daemon's ``## Captured`` and only when it does not start
-    with a heading of its own.
+    only after a section the daemon wrote itself (``## Captured``, or a
+    ``## Session end HH:MM`` block, whose last part, "### Next steps",
+    would otherwise take the note) and only when it does not start with a
+    heading of its own.
     """
     if section is not None:
         return "" if last is None or last == section else section
-    if last == CAPTURED_HEADING and not _ANY_HEADING.match(block):
+    own = last == CAPTURED_HEADING or _SESSION_END.match(part_of or "") is not None
+    if own and not _ANY_HEADING.match(block):
         return NOTES_HEADING
     return ""
 
@@ -107,7 +127,8 @@ def append_under(
     look at the file's end and the write.
     """
     block = normalize_block(text)
-    heading = heading_for(last_section(mp), block, section)
+    last, part_of = last_sections(mp)
+    heading = heading_for(last, block, section, part_of)
     if not heading:
         return append_block(mp, block, max_file_bytes, known), 0
     return append_block(mp, f"{heading}\n\n{block}", max_file_bytes, known), 2
