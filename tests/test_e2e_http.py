@@ -265,3 +265,31 @@ def test_the_seed_curl_examples_work_as_written(http_daemon: tuple[Daemon, str])
         assert "新的记忆内容" in got.json()["text"]
         assert web.post("/memory/search", json={"query": "用户偏好"}).json()["results"]
         assert web.get("/memory/status").json()["files_indexed"] >= 1
+
+
+def test_slow_uploads_do_not_keep_other_callers_out(env: Env) -> None:
+    """64 clients sending their bodies a byte at a time held every
+    `max_inflight` slot, and every other caller got 429 for the server's
+    read timeout (found by dogfooding). A body is now read before its
+    request takes a slot."""
+    env.write_config(KEYWORD_ONLY + "[http]\nmax_inflight = 2\n")
+    port = free_port()
+    handle = Daemon(env).start("--http", f"127.0.0.1:{port}")
+    stalled: list[socket.socket] = []
+    try:
+        url = wait_http(handle)
+        for _ in range(4):
+            slow = socket.create_connection(("127.0.0.1", port))
+            slow.sendall(
+                b"POST /search HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+            )
+            stalled.append(slow)
+        time.sleep(0.5)  # the server has taken them all
+        with httpx.Client(base_url=url, timeout=5) as web:
+            reply = web.post("/search", json={"query": "anything"})
+        assert reply.status_code == 200, reply.text
+    finally:
+        for slow in stalled:
+            slow.close()
+        handle.stop()

@@ -13,12 +13,15 @@ from typing import Any
 
 import httpx
 import jsonschema
+import msgspec
 import pytest
+import trio
 
 from omem_protocol import METHODS, ReplyBody, RequestBody
 from openmemoryd.api import Api, DaemonInfo
 from openmemoryd.engine import Engine, ProgressFn
 from openmemoryd.gateway import GatewayApp, GatewayPlan, ListenAddress
+from openmemoryd.gateway import asgi as asgi_module
 from openmemoryd.gateway.routes import ROUTES
 
 TOKEN = "s3cret-token-value"
@@ -487,3 +490,40 @@ async def test_a_stopping_daemon_answers_even_health_with_the_documented_503(
             assert (await client.get(path)).status_code == 503, path
             assert "503" in doc["paths"][path]["get"]["responses"], path
     assert _documented(doc, "/health", "GET", 503)["description"] == "The daemon is stopping"
+
+
+async def test_a_body_that_does_not_arrive_is_408_and_holds_no_slot(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """64 clients sending a body a byte at a time held every slot of
+    `max_inflight` for the server's read timeout, and every other caller got
+    429 (found by dogfooding). The body is read before a slot is taken, and
+    a body that does not arrive within `BODY_WAIT_S` is answered 408."""
+    monkeypatch.setattr(asgi_module, "BODY_WAIT_S", 0.2)
+    app = make_app(api, max_inflight=1)
+    sent: list[dict[str, Any]] = []
+    started = trio.Event()
+
+    async def receive() -> dict[str, Any]:
+        started.set()
+        await trio.sleep_forever()
+        raise AssertionError  # pragma: no cover
+
+    async def send(message: Any) -> None:
+        sent.append(dict(message))
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/search",
+        "query_string": b"",
+        "headers": [(b"host", b"127.0.0.1:8787"), (b"content-length", b"100")],
+    }
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(app, scope, receive, send)
+        await started.wait()
+        assert app.inflight == 0  # the stalled upload holds no slot
+        async with http(app) as client:
+            assert (await client.post("/search", json={"query": "x"})).status_code == 200
+    assert sent[0]["status"] == 408
+    assert msgspec.json.decode(sent[1]["body"])["error"]["code"] == "request_timeout"

@@ -76,7 +76,10 @@ STATUS_FOR_CODE: Final = {
 HTTP_ONLY_CODES: Final = {
     "unauthorized": 401,
     "method_not_allowed": 405,
+    "request_timeout": 408,
 }
+# How long a request's body may take to arrive before it is answered 408.
+BODY_WAIT_S: Final = 10.0
 _JSON_HEADERS: Final = [
     (b"content-type", b"application/json"),
     (b"cache-control", b"no-store"),
@@ -258,6 +261,18 @@ class GatewayApp:
             health = HealthResult(status="ok", version=__version__, protocol=PROTOCOL_VERSION)
             return 200, [], _ENCODER.encode(health)
         query = _query(scope)
+        # The body is read before a slot is taken, and within BODY_WAIT_S:
+        # 64 clients sending their bodies a byte at a time held every slot
+        # for the server's read timeout, and every other caller got 429.
+        with trio.move_on_after(BODY_WAIT_S) as waiting:
+            params, workspace = await self._params(route, query, headers, receive)
+        if waiting.cancelled_caught:
+            raise HttpFailure(
+                408,
+                "request_timeout",
+                f"the request's body did not arrive within {BODY_WAIT_S:g} s; send it whole",
+                [_CLOSE],
+            )
         if self.inflight >= self.plan.max_inflight:
             raise HttpFailure(
                 429,
@@ -267,7 +282,6 @@ class GatewayApp:
             )
         self.inflight += 1
         try:
-            params, workspace = await self._params(route, query, headers, receive)
             return 200, [], await self._call(params, workspace)
         finally:
             self.inflight -= 1

@@ -31,6 +31,7 @@ _STATUS_TEXT: Final = {
     403: "Host or Origin is not loopback, or the path is outside the memory files",
     404: "Unknown file or workspace",
     405: "Another HTTP method than this operation's (the Allow header names this one)",
+    408: "The request's body did not arrive in time (10 s); nothing was done",
     409: "A memory file changed or was locked during the call; nothing was written",
     413: "Request or reply over the size limit",
     429: "Too many requests in flight",
@@ -132,14 +133,16 @@ def _error_statuses(route: Route, token_required: bool) -> set[int]:
 
     Every request: 403 (Host/Origin guard), 405 (another method on its
     path) and 503 (the daemon is stopping). A route that calls the engine
-    adds what its parameters, size, load and a bug can bring; one that
-    writes, 409; one behind the token, 401. `timeout` (504) is left out:
+    adds what its parameters, size, load and a bug can bring (a body that
+    does not arrive in time, 408, where it takes one); one that writes, 409; one behind the token, 401. `timeout` (504) is left out:
     no method of the daemon gives up waiting yet, and a status that never
     comes would only be noise in a generated client.
     """
     codes = {403, 405, 503}
     if route.params is not None:
         codes |= {400, 404, 413, 429, 500}
+        if route.from_body:
+            codes.add(408)
     if route.writes:
         codes.add(409)
     if token_required and not route.public:
