@@ -134,9 +134,10 @@ def _error_statuses(route: Route, token_required: bool) -> set[int]:
     Every request: 403 (Host/Origin guard), 405 (another method on its
     path) and 503 (the daemon is stopping). A route that calls the engine
     adds what its parameters, size, load and a bug can bring (a body that
-    does not arrive in time, 408, where it takes one); one that writes, 409; one behind the token, 401. `timeout` (504) is left out:
-    no method of the daemon gives up waiting yet, and a status that never
-    comes would only be noise in a generated client.
+    does not arrive in time, 408, where it takes one); one that writes,
+    409; one behind the token, 401. `timeout` (504) is left out: no method
+    of the daemon gives up waiting yet, and a status that never comes would
+    only be noise in a generated client.
     """
     codes = {403, 405, 503}
     if route.params is not None:
