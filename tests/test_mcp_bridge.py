@@ -423,3 +423,45 @@ async def test_a_call_the_daemon_left_unanswered_says_it_may_have_been_done(env:
             read = await call(session, "memory_search", query="note")
             assert read.is_error
             assert text_of(read).endswith("ask again in a moment.")
+
+
+def test_requests_piped_before_stdin_closes_are_all_answered(daemon: Daemon) -> None:
+    """A script that writes its requests and closes stdin (printf … |
+    omem-client mcp) got "Connection closed" for each, and the append it
+    asked for was never written: at the end of stdin the server cancelled
+    every handler still running (found by dogfooding)."""
+    import json
+    import subprocess
+
+    def request(number: int, method: str, params: dict[str, Any]) -> str:
+        return json.dumps({"jsonrpc": "2.0", "id": number, "method": method, "params": params})
+
+    lines = [
+        request(
+            1,
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "script", "version": "1"},
+            },
+        ),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        request(2, "tools/call", {"name": "memory_append", "arguments": {"text": "- piped note"}}),
+        request(3, "tools/call", {"name": "memory_status", "arguments": {}}),
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "omem_client", "mcp"],
+        input="\n".join(lines) + "\n",
+        env=daemon.env.vars,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    replies = {r["id"]: r for r in map(json.loads, done.stdout.splitlines())}
+    assert sorted(replies) == [1, 2, 3], done.stdout
+    assert all("error" not in r for r in replies.values()), done.stdout
+    assert not replies[2]["result"].get("isError"), replies[2]
+    today = daemon.env.workspace / "memory" / f"{date.today().isoformat()}.md"
+    assert "- piped note" in today.read_text("utf-8")

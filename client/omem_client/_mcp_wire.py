@@ -42,7 +42,14 @@ import pydantic
 from mcp import types
 from mcp.shared.message import SessionMessage
 
-__all__ = ["LONE_SURROGATE", "AnsweringReader", "lone_surrogate_at", "triage"]
+__all__ = [
+    "LONE_SURROGATE",
+    "AnsweringReader",
+    "Answers",
+    "Unanswered",
+    "lone_surrogate_at",
+    "triage",
+]
 
 LONE_SURROGATE: Final = (
     "text contains an invalid character (a lone surrogate: an emoji cut in half?)"
@@ -58,15 +65,79 @@ class _Source(Protocol):
 
 class _Sink(Protocol):
     async def send(self, item: SessionMessage, /) -> None: ...
+    async def aclose(self) -> None: ...
+
+
+class Unanswered:
+    """The ids of the requests read and not yet answered.
+
+    At the end of stdin the SDK's server stops and cancels every handler
+    still running: a host (or a script) that writes its requests and closes
+    stdin got "Connection closed" for each, and a piped ``memory_append``
+    was never written. So the reader holds the end of the stream back until
+    every request read has had its answer (`AnsweringReader.receive`), each
+    answer seen on its way out (`Answers`).
+    """
+
+    def __init__(self) -> None:
+        self._ids: set[Any] = set()
+        self._drained = anyio.Event()
+        self._drained.set()
+
+    def read(self, message: types.JSONRPCMessage) -> None:
+        if isinstance(message, types.JSONRPCRequest):
+            self._ids.add(message.id)
+            if self._drained.is_set():
+                self._drained = anyio.Event()
+
+    def answered(self, message: types.JSONRPCMessage) -> None:
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            self._ids.discard(message.id)
+            if not self._ids:
+                self._drained.set()
+
+    async def wait(self) -> None:
+        await self._drained.wait()
+
+
+class Answers:
+    """The transport's write stream, telling `Unanswered` of each answer."""
+
+    def __init__(self, sink: _Sink, unanswered: Unanswered) -> None:
+        self._sink = sink
+        self._unanswered = unanswered
+
+    async def send(self, item: SessionMessage, /) -> None:
+        await self._sink.send(item)
+        self._unanswered.answered(item.message)
+
+    async def aclose(self) -> None:
+        await self._sink.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> bool | None:
+        await self.aclose()
+        return None
 
 
 class AnsweringReader:
     """The transport's read stream, with the lines it could not parse answered
-    (see the module docstring) instead of dropped."""
+    (see the module docstring) instead of dropped, and its end held back
+    until every request read is answered (*unanswered*, `Unanswered`)."""
 
-    def __init__(self, source: _Source, replies: _Sink) -> None:
+    def __init__(
+        self, source: _Source, replies: _Sink, unanswered: Unanswered | None = None
+    ) -> None:
         self._source = source
         self._replies = replies
+        self._unanswered = unanswered
 
     @property
     def last_context(self) -> contextvars.Context | None:
@@ -76,13 +147,22 @@ class AnsweringReader:
 
     async def receive(self) -> Item:
         while True:
-            item = await self._source.receive()
+            try:
+                item = await self._source.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError):
+                if self._unanswered is not None:
+                    await self._unanswered.wait()
+                raise
             if not isinstance(item, Exception):
+                if self._unanswered is not None:
+                    self._unanswered.read(item.message)
                 return item
             message, reply = triage(item)
             if reply is not None:
                 await self._replies.send(SessionMessage(reply))
             if message is not None:
+                if self._unanswered is not None:
+                    self._unanswered.read(message)
                 return SessionMessage(message)
             if reply is None:
                 return item  # not ours to answer: the SDK logs and drops it, as before

@@ -57,7 +57,13 @@ from omem_client._errors import (
 from omem_client._mcp_answers import REFUSALS
 from omem_client._mcp_profiles import DEFAULT_PROFILE, PROFILES, Profile
 from omem_client._mcp_tools import Tool
-from omem_client._mcp_wire import LONE_SURROGATE, AnsweringReader, lone_surrogate_at
+from omem_client._mcp_wire import (
+    LONE_SURROGATE,
+    AnsweringReader,
+    Answers,
+    Unanswered,
+    lone_surrogate_at,
+)
 from omem_protocol import Msg, __version__, empty_field
 from omem_protocol.advice import reword_advice
 
@@ -228,9 +234,11 @@ async def serve_stdio(bridge: Bridge) -> None:
     server = build_server(bridge)
     try:
         async with stdio_server() as (read_stream, write_stream):
+            unanswered = Unanswered()  # answered before the end of stdin ends the server
+            answers = Answers(write_stream, unanswered)
             await server.run(
-                AnsweringReader(read_stream, write_stream),
-                write_stream,
+                AnsweringReader(read_stream, answers, unanswered),
+                answers,
                 server.create_initialization_options(),
             )
     finally:
