@@ -141,6 +141,33 @@ def test_round_trip_into_an_empty_workspace(source: PathPolicy, tmp_path: Path) 
     assert files_of(target) == copied
 
 
+def test_a_restore_into_a_new_workspace_gives_back_its_files_byte_for_byte(
+    source: PathPolicy, tmp_path: Path
+) -> None:
+    """`openmemoryd init` (and `import` itself) lays out the bootstrap files
+    first; merged into, the template kept its empty sections and the
+    export's MEMORY.md came after them without its title or headings
+    (found by dogfooding). A file still holding its template counts as
+    absent."""
+    out = tmp_path / "memory.tar.gz"
+    export_archive(source, out, max_file_bytes=LIMIT)
+    target = workspace(tmp_path / "new")  # init_workspace: the templates
+    assert (target.workspace / "MEMORY.md").read_bytes() != files_of(source)["MEMORY.md"]
+    dry = import_into(target, out, dry_run=True)
+    assert {o.target: o.action for o in dry}["MEMORY.md"] == "create"
+    outcomes = import_into(target, out)
+    assert {o.target: o.action for o in outcomes}["MEMORY.md"] == "create"
+    copied = files_of(target)
+    assert {k: copied[k] for k in files_of(source)} == files_of(source)
+    # a template someone wrote in is merged into, as before
+    other = workspace(tmp_path / "used")
+    memory = other.workspace / "MEMORY.md"
+    memory.write_text(memory.read_text() + "- my own line\n")
+    merged = {o.target: o.action for o in import_into(other, out)}
+    assert merged["MEMORY.md"] == "merge"
+    assert "- my own line" in memory.read_text()
+
+
 def test_a_differing_file_gains_only_the_missing_lines(source: PathPolicy, tmp_path: Path) -> None:
     out = tmp_path / "memory.tar.gz"
     export_archive(source, out, max_file_bytes=LIMIT)
@@ -241,11 +268,12 @@ def test_another_tools_folder_keeps_its_layout_or_goes_under_imported(tmp_path: 
     target = workspace(tmp_path / "dst")
     outcomes = import_into(target, folder)
     assert sorted((o.target, o.action) for o in outcomes) == [
-        ("MEMORY.md", "merge"),
+        # the workspace's MEMORY.md was its untouched template: the tool's is taken whole
+        ("MEMORY.md", "create"),
         ("memory/2026-03-10.md", "create"),
         ("memory/imported/openclaw-ws/docs/notes.md", "create"),
     ]
-    assert "- likes tea" in (target.workspace / "MEMORY.md").read_text()
+    assert (target.workspace / "MEMORY.md").read_text() == "# Long-term\n\n- likes tea\n"
 
 
 # ------------------------------------------------------- merging an older copy

@@ -3,7 +3,9 @@
 The rule is the one every write here follows: nothing already in the
 workspace is ever overwritten or lost.
 
-* A file the workspace lacks is created.
+* A file the workspace lacks is created, and so is one that still holds
+  its bootstrap template (a restore into a new workspace, which init laid
+  out, gives back every file byte for byte).
 * A file with the same bytes is left alone.
 * A file that differs gets, appended under a provenance comment, the lines
   of the imported copy it does not already contain (daily logs and curated
@@ -64,7 +66,7 @@ from typing import Final, Literal
 import msgspec
 
 from openmemoryd.errors import BadRequest, NotFound, OmemdError
-from openmemoryd.memory.append import append_block
+from openmemoryd.memory.append import append_block, open_locked
 from openmemoryd.memory.archive import (
     EXTRA_PREFIX,
     FORMAT,
@@ -73,7 +75,7 @@ from openmemoryd.memory.archive import (
     WORKSPACE_PREFIX,
     Manifest,
 )
-from openmemoryd.memory.durable import fsync_dir, write_all
+from openmemoryd.memory.durable import fsync_dir, read_all, replace_file, write_all
 from openmemoryd.memory.forgotten import line_digest
 from openmemoryd.memory.tasks_file import TASKS_KEY, Task, TasksFile, normalize_key
 from openmemoryd.text.scripts import CJK_CLASS
@@ -83,6 +85,7 @@ from openmemoryd.workspace import (
     MemoryPath,
     PathPolicy,
     ignored_name,
+    is_pristine_template,
     open_beneath,
     read_memory_file,
 )
@@ -231,6 +234,15 @@ def _bring_in(
             existing, _ = read_memory_file(mp, max_file_bytes)
     if existing == item.data:
         return Outcome(item.origin, mp.key, "unchanged", 0)
+    if is_pristine_template(mp.key, existing):
+        # a bootstrap file nobody wrote in (init, or the start of a restore
+        # into a new workspace) is no memory to merge into: merged, an
+        # export's MEMORY.md ended up under the template's empty sections,
+        # its own title and headings lost
+        data, gone = _without_forgotten(item.data, rules)
+        if dry_run or _replace_template(mp, existing, data):
+            return Outcome(item.origin, mp.key, "create", data.count(b"\n"), forgotten=gone)
+        existing, _ = read_memory_file(mp, max_file_bytes)  # written meanwhile: merge
     imported = _text(item.data)
     tasks = _workspace_tasks(policy, mp, imported, max_file_bytes)
     merge = plan_merge(
@@ -458,6 +470,19 @@ def _encodable(line: str) -> bool:
         line.encode("utf-8")
     except UnicodeEncodeError:
         return False
+    return True
+
+
+def _replace_template(mp: MemoryPath, template: bytes, data: bytes) -> bool:
+    """Give *mp* the content *data* if it still holds *template* (under its
+    lock, atomically); False if someone wrote in it meanwhile."""
+    fd = open_locked(mp)
+    try:
+        if read_all(fd) != template:
+            return False
+        replace_file(mp.absolute, data, mode=os.fstat(fd).st_mode & 0o777, tag="import")
+    finally:
+        os.close(fd)
     return True
 
 
