@@ -45,14 +45,21 @@ def test_progress_bar_shows_done_total_elapsed_and_eta(
     from omem_client import _render
     from omem_protocol import Progress
 
-    clock = iter([100.0, 110.0])
+    clock = iter([100.0, 110.0, 120.0, 130.0, 140.0])
     monkeypatch.setattr(_render.time, "monotonic", lambda: next(clock))
     bar = _render.ProgressBar(enabled=True)  # started at t=100
-    bar.update(Progress(id=1, done=25, total=100, phase="index"))  # t=110: 10 s for 25%
+    bar.update(Progress(id=1, done=25, total=100, phase="index"))  # t=110: no rate yet
+    bar.update(Progress(id=1, done=50, total=100, phase="index"))  # t=120: 25 in 10 s
+    shown = capsys.readouterr().err
+    assert "[#######-----------------------] 25/100 index · elapsed 0:10 · eta ?" in shown
+    assert "50/100 index · elapsed 0:20 · eta 0:20" in shown
+    # a phase reached with work done before the command started: its rate
+    # is what this command sees, not what was done before it
+    bar.update(Progress(id=1, done=2431, total=16781, phase="embed"))  # t=130
+    bar.update(Progress(id=1, done=2441, total=16781, phase="embed"))  # t=140: 1 a second
     bar.finish()
     shown = capsys.readouterr().err
-    assert "[#######-----------------------] 25/100 index" in shown
-    assert "elapsed 0:10 · eta 0:30" in shown
+    assert "2441/16781 embed · elapsed 0:40 · eta 239:00" in shown
     assert shown.endswith("\r\033[K")
 
 

@@ -323,21 +323,37 @@ class ProgressBar:
         self._enabled = enabled
         self._started = time.monotonic()
         self._drawn = False
+        # (phase, when, done) at the first report of the current phase
+        self._since: tuple[str, float, int] | None = None
 
     def update(self, progress: Progress) -> None:
         if not self._enabled or not progress.total:
             return
-        elapsed = time.monotonic() - self._started
+        now = time.monotonic()
+        elapsed = now - self._started
         fraction = min(1.0, progress.done / progress.total)
         filled = int(self.WIDTH * fraction)
-        eta = elapsed / fraction - elapsed if fraction > 0 else 0.0
         bar = "#" * filled + "-" * (self.WIDTH - filled)
         sys.stderr.write(
             f"\r[{bar}] {progress.done}/{progress.total} {progress.phase} · "
-            f"elapsed {_clock(elapsed)} · eta {_clock(eta)}\033[K"
+            f"elapsed {_clock(elapsed)} · eta {self._eta(progress, now)}\033[K"
         )
         sys.stderr.flush()
         self._drawn = True
+
+    def _eta(self, progress: Progress, now: float) -> str:
+        """The time left at the rate of this phase since this command saw it
+        begin: the vectors built before `sync --wait` started, and the time
+        the indexing took, counted as built at this rate made the ETA grow
+        as it ran ("eta 0:11", then 1:04, 1:53, for some 25 minutes)."""
+        if self._since is None or self._since[0] != progress.phase:
+            self._since = (progress.phase, now, progress.done)
+            return "?"
+        _, when, done = self._since
+        if progress.done <= done or now <= when:
+            return "?"
+        rate = (progress.done - done) / (now - when)
+        return _clock(max(0, progress.total - progress.done) / rate)
 
     def finish(self) -> None:
         if self._drawn:
