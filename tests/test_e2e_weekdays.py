@@ -459,3 +459,21 @@ def test_dates_written_as_people_write_them_name_their_day(dated: Daemon) -> Non
         expected = [h["path"] for h in reply["results"]]  # type: ignore[attr-defined]
         assert len(expected) == 1, reply
         _assert_timeline(dated, (nominative,), expected)
+
+
+def test_a_month_named_by_its_year_relative_to_today_finds_its_note(dated: Daemon) -> None:
+    """前年3月 and "в марте позапрошлого года" were read as the whole year
+    before last, or as any March of any year and that year both: the note
+    of that March is now what they read, and it comes first."""
+    year = TODAY.year - 2
+    for query in (
+        "前年3月 Rua Augusta",
+        "Rua Augusta в марте позапрошлого года",
+        "Rua Augusta in March the year before last",
+    ):
+        result = json.loads(dated.cli("search", "--explain", "--json", query).stdout)
+        assert result["explain"]["dates"] == [
+            {"type": "query_days", "start": f"{year}-03-01", "end": f"{year}-03-31"}
+        ], (query, result)
+        paths = [h["path"] for h in result["results"]]
+        assert paths[:1] == [f"memory/{year}-03-20.md"], (query, result)

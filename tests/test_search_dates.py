@@ -593,3 +593,35 @@ def test_numbers_in_chinese_numerals_that_are_no_whole_date_stay_words() -> None
 
 def test_a_weekday_as_the_subject_is_not_an_environment() -> None:
     assert ranges("прошлая среда разработки") == []
+
+
+@pytest.mark.parametrize(
+    ("query", "start", "end"),
+    [
+        # TODAY is 25 November 2026
+        ("what happened last March", "2026-03-01", "2026-03-31"),
+        ("last December", "2025-12-01", "2025-12-31"),  # the last before this month
+        ("last November", "2025-11-01", "2025-11-30"),
+        ("this March", "2026-03-01", "2026-03-31"),
+        ("what did we decide in March last year", "2025-03-01", "2025-03-31"),
+        ("in March of this year", "2026-03-01", "2026-03-31"),
+        ("in March the year before last", "2024-03-01", "2024-03-31"),
+        ("去年3月的决定", "2025-03-01", "2025-03-31"),
+        ("去年三月", "2025-03-01", "2025-03-31"),
+        ("前年十二月", "2024-12-01", "2024-12-31"),
+        ("今年的五月份", "2026-05-01", "2026-05-31"),
+        ("что было в марте прошлого года", "2025-03-01", "2025-03-31"),
+        ("в декабре позапрошлого года", "2024-12-01", "2024-12-31"),
+    ],
+)
+def test_a_month_named_by_its_year_relative_to_today(query: str, start: str, end: str) -> None:
+    """ "last March" was searched as words, "in March last year" read as any
+    March or any day of last year, 去年3月 as all of last year (found by
+    dogfooding)."""
+    assert ranges(query) == [(start, end, False)]
+
+
+def test_words_beside_a_month_name_that_are_no_date_stay_words() -> None:
+    assert ranges("the last march of the band") == []
+    assert ranges("this may break the build") == []
+    assert ranges("last week") == [("2026-11-16", "2026-11-22", False)]

@@ -53,6 +53,7 @@ from openmemoryd.search.day_ranges import (
     year_range,
 )
 from openmemoryd.search.holidays import holiday_mentions
+from openmemoryd.search.month_years import in_years
 from openmemoryd.search.relative_dates import (
     EN_COUNT,
     RU_COUNT,
@@ -420,7 +421,9 @@ def parse_query_dates(query: str, today: date, *, south: bool = False) -> QueryD
     reads seasons as the southern hemisphere's. A query with no date
     mention comes back with no ranges and its text unchanged.
     """
-    written = _arabic_dates(query)
+    # months named by their year relative to today, dates in Chinese numerals:
+    # written as the patterns below read them
+    written = _arabic_dates(in_years(query, today))
     if written != query:
         read = parse_query_dates(written, today, south=south)
         if not read.ranges:
