@@ -275,7 +275,10 @@ async def test_the_watch_limit_makes_the_watcher_fall_back_to_polling(
 
 @pytest.mark.slow
 async def test_a_watcher_that_stops_delivering_is_restarted(
-    start_watcher: StartWatcher, notes: Path, monkeypatch: pytest.MonkeyPatch
+    start_watcher: StartWatcher,
+    notes: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.setattr(watcher_module, "PROBE_TIMEOUT_S", 2.0)
     deaf = trio.Event()
@@ -298,8 +301,10 @@ async def test_a_watcher_that_stops_delivering_is_restarted(
     assert watcher.statistics().healthy
     deaf.set()
     await wait_until(lambda: watcher.statistics().restarts >= 1)
-    assert "stopped delivering events" in (watcher.statistics().error or "")
-    assert not watcher.statistics().healthy
+    # why, as logged: under load the new watch can be healthy again (its
+    # error cleared) before a poll of the statistics sees the old one
+    said = [r.getMessage() for r in caplog.records]
+    assert any("stopped delivering events" in message for message in said), said
     await wait_until(lambda: watcher.statistics().healthy)
     stats = watcher.statistics()
     assert (stats.mode, stats.restarts, stats.error, generations) == ("native", 1, None, 2)
