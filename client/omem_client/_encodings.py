@@ -334,16 +334,7 @@ def _common_hanzi(c: str) -> bool:
 
 
 def _reads_chinese(text: str) -> bool:
-    others = _non_ascii(text)
-    han = [c for c in others if _is_han(c)]
-    if len(han) < 2 or any(map(_is_kana, others)):
-        return False
-    fitting = len(han) + sum(map(_is_cjk_punct, others))
-    return (
-        _share(fitting, len(others)) >= _MIN_SHARE
-        and _share(sum(map(_common_hanzi, han)), len(han)) >= 0.8
-        and len(_SPACED_HAN.findall(text)) <= len(han) // 20
-    )
+    return _reads_han(text, _common_hanzi)
 
 
 def _common_traditional(c: str) -> bool:
@@ -356,6 +347,13 @@ def _common_traditional(c: str) -> bool:
 
 
 def _reads_traditional_chinese(text: str) -> bool:
+    return _reads_han(text, _common_traditional)
+
+
+def _reads_han(text: str, common: Callable[[str], bool]) -> bool:
+    """Whether *text* reads as Chinese whose characters are mostly *common*
+    ones (GB2312's or Big5's first level): Han and CJK punctuation only, no
+    kana, and not spaced out character by character as a misread is."""
     others = _non_ascii(text)
     han = [c for c in others if _is_han(c)]
     if len(han) < 2 or any(map(_is_kana, others)):
@@ -363,7 +361,7 @@ def _reads_traditional_chinese(text: str) -> bool:
     fitting = len(han) + sum(map(_is_cjk_punct, others))
     return (
         _share(fitting, len(others)) >= _MIN_SHARE
-        and _share(sum(map(_common_traditional, han)), len(han)) >= 0.8
+        and _share(sum(map(common, han)), len(han)) >= 0.8
         and len(_SPACED_HAN.findall(text)) <= len(han) // 20
     )
 

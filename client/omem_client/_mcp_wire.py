@@ -68,6 +68,25 @@ class _Sink(Protocol):
     async def aclose(self) -> None: ...
 
 
+class _Closing:
+    """A stream that is its own context manager: leaving it closes it."""
+
+    async def aclose(self) -> None:
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> bool | None:
+        await self.aclose()
+        return None
+
+
 class Unanswered:
     """The ids of the requests read and not yet answered.
 
@@ -100,7 +119,7 @@ class Unanswered:
         await self._drained.wait()
 
 
-class Answers:
+class Answers(_Closing):
     """The transport's write stream, telling `Unanswered` of each answer."""
 
     def __init__(self, sink: _Sink, unanswered: Unanswered) -> None:
@@ -114,20 +133,8 @@ class Answers:
     async def aclose(self) -> None:
         await self._sink.aclose()
 
-    async def __aenter__(self) -> Self:
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> bool | None:
-        await self.aclose()
-        return None
-
-
-class AnsweringReader:
+class AnsweringReader(_Closing):
     """The transport's read stream, with the lines it could not parse answered
     (see the module docstring) instead of dropped, and its end held back
     until every request read is answered (*unanswered*, `Unanswered`)."""
@@ -178,18 +185,6 @@ class AnsweringReader:
             return await self.receive()
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> bool | None:
-        await self.aclose()
-        return None
 
 
 def triage(exc: Exception) -> tuple[types.JSONRPCMessage | None, types.JSONRPCError | None]:
