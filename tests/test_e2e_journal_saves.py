@@ -30,7 +30,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import KEYWORD_ONLY, Daemon, Env
+from conftest import Daemon, Env
+from test_e2e_journal import start as journal_daemon
+from test_e2e_journal import wait_for as wait_until_true
 
 pytestmark = pytest.mark.e2e
 
@@ -40,18 +42,11 @@ WITHIN_S = 20.0
 
 def start(env: Env, settle_s: float = 300.0) -> Daemon:
     # Nothing here may settle while it runs (a settled line is the person's).
-    env.write_config(KEYWORD_ONLY + f"[sync]\njournal_settle_s = {settle_s}\n")
-    return Daemon(env).start()
+    return journal_daemon(env, settle_s)
 
 
 def wait_for(predicate: object, timeout: float = WITHIN_S) -> bool:
-    assert callable(predicate)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return bool(predicate())
+    return wait_until_true(predicate, timeout)
 
 
 def issues(daemon: Daemon) -> list[str]:
